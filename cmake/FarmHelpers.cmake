@@ -1,0 +1,37 @@
+# Small helpers so every target is declared the same way.
+#
+# farm_cc_library(NAME SRCS ... DEPS ...): a static library rooted at the repository top,
+#   so code includes "farm/fabric/fabric.h". DEPS are PUBLIC: a layer states what it
+#   builds on, and a layering violation fails to link.
+# farm_cc_test(NAME SRCS ... DEPS ... [LABELS ...] [TIMEOUT s] [NO_MAIN]): a GoogleTest
+#   binary registered with ctest, one ctest entry per binary.
+
+function(farm_cc_library NAME)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(${NAME} STATIC ${ARG_SRCS})
+  target_include_directories(${NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${NAME} PUBLIC ${ARG_DEPS})
+endfunction()
+
+function(farm_cc_binary NAME)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${NAME} ${ARG_SRCS})
+  target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${NAME} PRIVATE ${ARG_DEPS})
+endfunction()
+
+function(farm_cc_test NAME)
+  cmake_parse_arguments(ARG "NO_MAIN" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${NAME} ${ARG_SRCS})
+  target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR})
+  if(ARG_NO_MAIN)
+    target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock)
+  else()
+    target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main GTest::gmock)
+  endif()
+  add_test(NAME ${NAME} COMMAND ${NAME})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+endfunction()

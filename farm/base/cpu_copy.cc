@@ -1,0 +1,89 @@
+#include "farm/base/cpu_copy.h"
+
+#include <cstring>
+
+namespace farm {
+namespace {
+
+bool Aligned8(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 7) == 0; }
+
+// Shared memory is accessed only through atomic_ref. const_cast: atomic_ref<const T> is
+// not available before C++26; the loads below never write.
+uint8_t LoadByte(const void* p, std::memory_order order) {
+  return std::atomic_ref<uint8_t>(*const_cast<uint8_t*>(static_cast<const uint8_t*>(p)))
+      .load(order);
+}
+uint64_t LoadWord(const void* p, std::memory_order order) {
+  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(static_cast<const uint64_t*>(p)))
+      .load(order);
+}
+
+// The first min(8, length) bytes at `shared`, as one atomic load when aligned.
+uint64_t LoadHead(const void* shared, size_t length, std::memory_order order) {
+  if (length >= 8 && Aligned8(shared)) return LoadWord(shared, order);
+  uint64_t v = 0;
+  const size_t n = length < 8 ? length : 8;
+  for (size_t i = 0; i < n; ++i) {
+    v |= static_cast<uint64_t>(LoadByte(static_cast<const uint8_t*>(shared) + i, order)) << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+void OrderedStoreCopy(void* shared, const void* local, size_t length) {
+  auto* dst = static_cast<uint8_t*>(shared);
+  const auto* src = static_cast<const uint8_t*>(local);
+  while (length > 0 && !Aligned8(dst)) {
+    std::atomic_ref<uint8_t>(*dst).store(*src, std::memory_order_release);
+    ++dst, ++src, --length;
+  }
+  for (; length >= 8; dst += 8, src += 8, length -= 8) {
+    uint64_t w;
+    std::memcpy(&w, src, 8);
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(w, std::memory_order_release);
+  }
+  for (; length > 0; ++dst, ++src, --length) {
+    std::atomic_ref<uint8_t>(*dst).store(*src, std::memory_order_release);
+  }
+}
+
+void OrderedZero(void* shared, size_t length) {
+  auto* dst = static_cast<uint8_t*>(shared);
+  while (length > 0 && !Aligned8(dst)) {
+    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_release);
+    ++dst, --length;
+  }
+  for (; length >= 8; dst += 8, length -= 8) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(0, std::memory_order_release);
+  }
+  for (; length > 0; ++dst, --length) {
+    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_release);
+  }
+}
+
+bool ReadWithTornCheck(void* local, const void* shared, size_t length) {
+  if (length == 0) return false;
+  // Seqlock reader: head (acquire), body (relaxed), acquire fence, head again. If a
+  // writer that changes the head before writing the body (and fences) raced with the
+  // body copy, the second head load sees the change.
+  const uint64_t head = LoadHead(shared, length, std::memory_order_acquire);
+  const size_t head_len = length < 8 ? length : 8;
+  auto* dst = static_cast<uint8_t*>(local);
+  const auto* src = static_cast<const uint8_t*>(shared);
+  std::memcpy(dst, &head, head_len);
+  size_t i = head_len;
+  while (i < length && !Aligned8(src + i)) {
+    dst[i] = LoadByte(src + i, std::memory_order_relaxed);
+    ++i;
+  }
+  for (; i + 8 <= length; i += 8) {
+    const uint64_t w = LoadWord(src + i, std::memory_order_relaxed);
+    std::memcpy(dst + i, &w, 8);
+  }
+  for (; i < length; ++i) dst[i] = LoadByte(src + i, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return LoadHead(shared, length, std::memory_order_relaxed) != head;
+}
+
+}  // namespace farm

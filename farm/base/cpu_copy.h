@@ -1,0 +1,65 @@
+// CPU implementations of one-sided memory operations with the semantics an RDMA NIC
+// gives, for the fabric backends that execute ops with a CPU (shm, tcp).
+//
+// Invariants these functions provide (DESIGN.md, "Semantics every backend must honour"):
+//   1. OrderedStoreCopy makes the bytes it writes visible in increasing address order: an
+//      observer that sees a byte of the copy (with an acquire load) also sees every byte
+//      at a lower address of the same copy. The ring buffers rely on this to detect a
+//      whole message by its trailer. memcpy gives no such promise (it may copy backwards
+//      or use non-temporal stores), so the copy is done with release stores, in order.
+//   2. ReadWithTornCheck copies a range that other threads or processes may be writing
+//      and reports whether the range's first 8 bytes changed while it copied. A CPU copy
+//      is not atomic per cache line as a NIC's is; the object layer treats a change of
+//      the header word as a torn read and retries. The first 8 bytes of the output are
+//      the value loaded before the copy, so the reported header is the one checked.
+//   3. The 8-byte atomics are atomic with respect to every CPU access on any process
+//      mapping the memory (stronger than IBV_ATOMIC_HCA).
+//
+// All shared-memory accesses are atomic loads and stores (std::atomic_ref), so the
+// functions are free of data races in the C++ model and ThreadSanitizer understands
+// them. Memory passed as `shared` may be concurrently accessed; `local` must not be.
+#ifndef FARM_BASE_CPU_COPY_H_
+#define FARM_BASE_CPU_COPY_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace farm {
+
+// Copies `length` bytes from private `local` to `shared`, in increasing address order,
+// each store a release store (invariant 1).
+void OrderedStoreCopy(void* shared, const void* local, size_t length);
+
+// Copies `length` bytes from `shared` to private `local`. Returns true when the first
+// min(8, length) bytes of `shared` changed during the copy (invariant 2).
+bool ReadWithTornCheck(void* local, const void* shared, size_t length);
+
+// Zeroes `length` bytes of `shared` in increasing address order with release stores.
+void OrderedZero(void* shared, size_t length);
+
+// 8-byte atomics on shared memory; `word` must be 8-byte aligned. Both return the value
+// the word held before the operation.
+inline uint64_t AtomicCompareSwap(void* word, uint64_t expected, uint64_t desired) {
+  std::atomic_ref<uint64_t> ref(*static_cast<uint64_t*>(word));
+  ref.compare_exchange_strong(expected, desired, std::memory_order_acq_rel,
+                              std::memory_order_acquire);
+  return expected;
+}
+inline uint64_t AtomicFetchAdd(void* word, uint64_t add) {
+  return std::atomic_ref<uint64_t>(*static_cast<uint64_t*>(word))
+      .fetch_add(add, std::memory_order_acq_rel);
+}
+
+// Atomic loads and stores of an aligned 8-byte word in shared memory.
+inline uint64_t LoadWordAcquire(const void* word) {
+  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(static_cast<const uint64_t*>(word)))
+      .load(std::memory_order_acquire);
+}
+inline void StoreWordRelease(void* word, uint64_t value) {
+  std::atomic_ref<uint64_t>(*static_cast<uint64_t*>(word)).store(value, std::memory_order_release);
+}
+
+}  // namespace farm
+
+#endif  // FARM_BASE_CPU_COPY_H_

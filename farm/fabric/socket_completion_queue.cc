@@ -1,0 +1,63 @@
+#include "farm/fabric/socket_completion_queue.h"
+
+#include <sys/epoll.h>
+
+#include <cerrno>
+
+namespace farm {
+
+// Room for the disconnect notices of endpoints beyond the queue depth.
+constexpr size_t kDisconnectReserve = 1024;
+
+absl::StatusOr<std::unique_ptr<SocketCompletionQueue>> SocketCompletionQueue::Create(
+    uint32_t depth) {
+  if (depth == 0) return absl::InvalidArgumentError("completion queue depth must be > 0");
+  UniqueFd epfd(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epfd.valid()) return absl::ErrnoToStatus(errno, "epoll_create1");
+  return std::unique_ptr<SocketCompletionQueue>(new SocketCompletionQueue(depth, std::move(epfd)));
+}
+
+SocketCompletionQueue::SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd)
+    : depth_(depth), ring_(depth + kDisconnectReserve), epoll_fd_(std::move(epoll_fd)) {}
+
+absl::Status SocketCompletionQueue::Watch(int fd, SocketEndpointBase* endpoint) {
+  if (watched_ >= static_cast<int>(kDisconnectReserve)) {
+    return absl::ResourceExhaustedError("too many endpoints on one completion queue");
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.ptr = endpoint;
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+    return absl::ErrnoToStatus(errno, "epoll_ctl(ADD)");
+  }
+  ++watched_;
+  return absl::OkStatus();
+}
+
+void SocketCompletionQueue::Unwatch(int fd) {
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr) == 0) --watched_;
+}
+
+void SocketCompletionQueue::CheckSockets() {
+  constexpr int kMaxEvents = 64;
+  epoll_event events[kMaxEvents];
+  const int n = ::epoll_wait(epoll_fd_.get(), events, kMaxEvents, 0);
+  for (int i = 0; i < n; ++i) {
+    static_cast<SocketEndpointBase*>(events[i].data.ptr)->OnSocketReady(events[i].events);
+  }
+}
+
+int SocketCompletionQueue::Poll(absl::Span<Completion> out) {
+  if (awaiting_ > 0) {
+    CheckSockets();
+  } else if (watched_ > 0 && (++polls_ & 31) == 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_liveness_check_) {
+      next_liveness_check_ = now + kLivenessInterval;
+      CheckSockets();
+    }
+  }
+  return ring_.PopInto(out);
+}
+
+}  // namespace farm

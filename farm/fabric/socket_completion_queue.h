@@ -1,0 +1,83 @@
+// SocketCompletionQueue: the completion queue of the CPU backends (shm, tcp).
+//
+// Holds completions in a CompletionRing and watches the sockets of its endpoints with
+// an epoll set, which is also its wait_fd: a parked event loop wakes when a response
+// arrives or a peer hangs up. Poll asks epoll (without blocking) when some endpoint
+// awaits responses, and otherwise at most every `liveness_interval`, so an idle
+// endpoint's dead peer is noticed within that interval without a system call per poll.
+//
+// Owning thread only, like every completion queue. Endpoints register on creation and
+// unregister in their destructor; the queue must outlive them.
+#ifndef FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
+#define FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
+
+#include <chrono>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "farm/base/unique_fd.h"
+#include "farm/fabric/completion_ring.h"
+#include "farm/fabric/fabric.h"
+
+namespace farm {
+
+// An endpoint whose socket the queue watches.
+class SocketEndpointBase {
+ public:
+  virtual ~SocketEndpointBase() = default;
+  // The socket is readable, hung up or failed (epoll event bits).
+  virtual void OnSocketReady(uint32_t events) = 0;
+};
+
+class SocketCompletionQueue final : public CompletionQueue {
+ public:
+  static absl::StatusOr<std::unique_ptr<SocketCompletionQueue>> Create(uint32_t depth);
+
+  int Poll(absl::Span<Completion> out) override;
+  int wait_fd() const override { return epoll_fd_.get(); }
+
+  absl::Status Watch(int fd, SocketEndpointBase* endpoint);
+  void Unwatch(int fd);
+
+  // Claims room for the completion of one op about to be posted (every posted op holds
+  // a claim until it finishes, since even an unsignaled op may fail). False when the
+  // queue is full: the post must fail with ResourceExhausted.
+  bool Claim() {
+    if (ring_.size() + claimed_ >= depth_) return false;
+    ++claimed_;
+    return true;
+  }
+  // Finishes a claimed op: delivers `c`, or nothing for a successful unsignaled op.
+  void Complete(const Completion* c) {
+    --claimed_;
+    if (c != nullptr) ring_.Push(*c);
+  }
+  // An endpoint's kDisconnect notice; room for it is reserved beyond the depth.
+  void PushDisconnect(const Completion& c) {
+    if (ring_.free() > 0) ring_.Push(c);
+  }
+
+  // Endpoints with requests in flight; while non-zero, every Poll checks the sockets.
+  void AddAwaiting(int delta) { awaiting_ += delta; }
+
+ private:
+  explicit SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd);
+  void CheckSockets();
+
+  // One slot beyond the depth for each watched endpoint's kDisconnect, so a failing
+  // endpoint can always report.
+  const uint32_t depth_;
+  CompletionRing ring_;
+  uint32_t claimed_ = 0;
+  UniqueFd epoll_fd_;
+  int watched_ = 0;
+  int awaiting_ = 0;
+  uint32_t polls_ = 0;
+  std::chrono::steady_clock::time_point next_liveness_check_{};
+  static constexpr std::chrono::milliseconds kLivenessInterval{1};
+};
+
+}  // namespace farm
+
+#endif  // FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
