@@ -127,48 +127,58 @@ void FabricServer::UpdateInterest(Conn& conn) {
 
 void FabricServer::HandleEvents(Conn& conn, uint32_t events) {
   const int fd = conn.fd.get();
+  absl::Status read_status;
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
     absl::StatusOr<size_t> read = ReadAvailable(fd, conn.in);
-    if (!conn.established && !conn.in.empty()) {
-      switch (conn.handshake->Advance(conn.in, conn.out)) {
-        case ServerHandshake::Step::kNeedMore:
-          break;
-        case ServerHandshake::Step::kFailed:
-          (void)WriteAvailable(fd, conn.out);  // e.g. the version in our challenge
-          Close(fd, conn.handshake->error());
+    if (!read.ok()) read_status = read.status();
+  }
+  if (!conn.established && !conn.in.empty()) {
+    switch (conn.handshake->Advance(conn.in, conn.out)) {
+      case ServerHandshake::Step::kNeedMore:
+        break;
+      case ServerHandshake::Step::kFailed:
+        (void)WriteAvailable(fd, conn.out);  // e.g. the version in our challenge
+        Close(fd, conn.handshake->error());
+        return;
+      case ServerHandshake::Step::kAuthenticated: {
+        absl::StatusOr<AcceptResult> decision = handler_(conn.handshake->hello());
+        ServerHandshake::EncodeAccept(decision.status(), decision.ok() ? decision->reply : "",
+                                      conn.out);
+        if (!decision.ok()) {
+          (void)WriteAvailable(fd, conn.out);
+          Close(fd, decision.status());
           return;
-        case ServerHandshake::Step::kAuthenticated: {
-          absl::StatusOr<AcceptResult> decision = handler_(conn.handshake->hello());
-          ServerHandshake::EncodeAccept(decision.status(),
-                                        decision.ok() ? decision->reply : "", conn.out);
-          if (!decision.ok()) {
-            (void)WriteAvailable(fd, conn.out);
-            Close(fd, decision.status());
-            return;
-          }
-          conn.on_close = std::move(decision->on_close);
-          conn.established = true;
-          conn.handshake.reset();
-          connections_.fetch_add(1, std::memory_order_relaxed);
-          break;
         }
+        conn.on_close = std::move(decision->on_close);
+        conn.established = true;
+        conn.handshake.reset();
+        connections_.fetch_add(1, std::memory_order_relaxed);
+        break;
       }
     }
-    if (conn.established && !conn.in.empty()) {
+  }
+  // Buffered input is processed on any event, and again after output drains: a
+  // backend stops at the output cap, and nothing else would resume it.
+  for (;;) {
+    const size_t pending_in = conn.in.size();
+    if (conn.established && pending_in > 0) {
       if (absl::Status s = ProcessInput(conn); !s.ok()) {
         (void)WriteAvailable(fd, conn.out);
         Close(fd, s);
         return;
       }
     }
-    if (!read.ok()) {
-      (void)WriteAvailable(fd, conn.out);
-      Close(fd, read.status());
+    if (absl::Status s = WriteAvailable(fd, conn.out); !s.ok()) {
+      Close(fd, s);
       return;
     }
+    if (!conn.established || conn.in.empty() || conn.in.size() == pending_in ||
+        conn.out.size() >= kMaxPendingOutput) {
+      break;
+    }
   }
-  if (absl::Status s = WriteAvailable(fd, conn.out); !s.ok()) {
-    Close(fd, s);
+  if (!read_status.ok()) {
+    Close(fd, read_status);
     return;
   }
   UpdateInterest(conn);

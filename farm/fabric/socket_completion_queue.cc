@@ -20,17 +20,33 @@ absl::StatusOr<std::unique_ptr<SocketCompletionQueue>> SocketCompletionQueue::Cr
 SocketCompletionQueue::SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd)
     : depth_(depth), ring_(depth + kDisconnectReserve), epoll_fd_(std::move(epoll_fd)) {}
 
-absl::Status SocketCompletionQueue::Watch(int fd, SocketEndpointBase* endpoint) {
+namespace {
+epoll_event EventFor(SocketEndpointBase* endpoint, bool want_write) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | (want_write ? EPOLLOUT : 0u);
+  ev.data.ptr = endpoint;
+  return ev;
+}
+}  // namespace
+
+absl::Status SocketCompletionQueue::Watch(int fd, SocketEndpointBase* endpoint, bool want_write) {
   if (watched_ >= static_cast<int>(kDisconnectReserve)) {
     return absl::ResourceExhaustedError("too many endpoints on one completion queue");
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP;
-  ev.data.ptr = endpoint;
+  epoll_event ev = EventFor(endpoint, want_write);
   if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
     return absl::ErrnoToStatus(errno, "epoll_ctl(ADD)");
   }
   ++watched_;
+  return absl::OkStatus();
+}
+
+absl::Status SocketCompletionQueue::Rewatch(int fd, SocketEndpointBase* endpoint,
+                                            bool want_write) {
+  epoll_event ev = EventFor(endpoint, want_write);
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &ev) != 0) {
+    return absl::ErrnoToStatus(errno, "epoll_ctl(MOD)");
+  }
   return absl::OkStatus();
 }
 

@@ -37,7 +37,10 @@ class SocketCompletionQueue final : public CompletionQueue {
   int Poll(absl::Span<Completion> out) override;
   int wait_fd() const override { return epoll_fd_.get(); }
 
-  absl::Status Watch(int fd, SocketEndpointBase* endpoint);
+  // Watches an endpoint's socket for input and hang-up, and for room to write when
+  // `want_write` (an endpoint with unsent output). Rewatch changes that interest.
+  absl::Status Watch(int fd, SocketEndpointBase* endpoint, bool want_write);
+  absl::Status Rewatch(int fd, SocketEndpointBase* endpoint, bool want_write);
   void Unwatch(int fd);
 
   // Claims room for the completion of one op about to be posted (every posted op holds

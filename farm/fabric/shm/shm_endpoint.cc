@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<ShmEndpoint>> ShmEndpoint::Create(const ShmEndpoi
   if (!doorbells.ok()) return doorbells.status();
   ep->peer_ = find_peer(tables->value, std::move(*region_table), region_capacity,
                         std::move(*doorbells), doorbell_capacity);
-  if (absl::Status s = cq->Watch(ep->control_.get(), ep.get()); !s.ok()) return s;
+  if (absl::Status s = cq->Watch(ep->control_.get(), ep.get(), /*want_write=*/false); !s.ok()) return s;
   return ep;
 }
 

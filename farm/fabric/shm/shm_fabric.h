@@ -6,8 +6,8 @@
 // every op is checked against the owner's current registration (rkey and bounds).
 // Doorbells are rung by the initiator directly (shared armed word + passed eventfd).
 //
-// The owner's thread (a FabricServer) only authenticates connections and hands out
-// descriptors; its connection's hang-up tells initiators the owner is gone.
+// The owner's server thread only authenticates connections and hands out descriptors;
+// a control connection's hang-up tells the initiator that the owner is gone.
 #ifndef FARM_FABRIC_SHM_SHM_FABRIC_H_
 #define FARM_FABRIC_SHM_SHM_FABRIC_H_
 
@@ -17,49 +17,36 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "farm/fabric/doorbell.h"
-#include "farm/fabric/fabric.h"
-#include "farm/fabric/handshake.h"
-#include "farm/fabric/region_table.h"
 #include "farm/fabric/shm/shm_peer.h"
+#include "farm/fabric/socket_fabric.h"
 
 namespace farm {
 
-class ShmServer;
-
-class ShmFabric final : public Fabric {
+class ShmFabric final : public SocketFabric {
  public:
   static absl::StatusOr<std::unique_ptr<ShmFabric>> Create(const FabricOptions& options);
   ~ShmFabric() override;
 
   absl::string_view backend() const override { return "shm"; }
-  std::string locator() const override { return "shm:" + options_.listen_address; }
-  absl::StatusOr<RegisteredRegion> RegisterRegion(const Region& region) override;
-  absl::Status DeregisterRegion(RegionId region) override;
-  absl::StatusOr<std::unique_ptr<CompletionQueue>> CreateCompletionQueue() override;
-  absl::StatusOr<std::unique_ptr<Doorbell>> CreateDoorbell() override;
-  absl::Status Listen(AcceptHandler handler) override;
+  std::string locator() const override { return "shm:" + options().listen_address; }
   absl::StatusOr<Connection> Connect(absl::string_view locator, absl::string_view hello,
                                      CompletionQueue* cq, uint64_t context) override;
 
- private:
-  friend class ShmServer;
-  ShmFabric(const FabricOptions& options, ClusterKey key);
-
-  // The registered region's memfd and length when `rkey` is its current key; -1
-  // otherwise.
+  // Used by the server thread: the registered region's memfd and length when `rkey` is
+  // its current key; -1 otherwise. The instance id peers use to tell this process from
+  // a restarted one at the same path.
   int RegionFd(RegionId region, uint64_t rkey, uint64_t* length) const;
+  uint64_t instance() const { return instance_; }
+
+ private:
+  ShmFabric(const FabricOptions& options, ClusterKey key);
+  void OnRegistered(const Region& region) override;
+  void OnDeregistered(RegionId region) override;
   std::shared_ptr<ShmPeer> FindOrAddPeer(uint64_t instance, Region region_table,
                                          uint32_t region_capacity, Region doorbells,
                                          uint32_t doorbell_capacity);
 
-  const FabricOptions options_;
-  const ClusterKey key_;
-  const uint64_t instance_;  // random; tells peers apart from a restarted one at one path
-  std::unique_ptr<RegionTable> regions_;
-  std::unique_ptr<DoorbellTable> doorbells_;
-  std::unique_ptr<ShmServer> server_;
-
+  const uint64_t instance_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<RegionId, int> region_fds_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::weak_ptr<ShmPeer>> peers_ ABSL_GUARDED_BY(mu_);
