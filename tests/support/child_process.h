@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,8 +40,12 @@ class ChildProcess {
  public:
   static absl::StatusOr<ChildProcess> Spawn(const std::string& role,
                                             const std::vector<std::string>& args);
-  ChildProcess(ChildProcess&&) = default;
-  ChildProcess& operator=(ChildProcess&&) = default;
+  ChildProcess(ChildProcess&& other) noexcept
+      : pid_(std::exchange(other.pid_, -1)),
+        to_child_(std::move(other.to_child_)),
+        from_child_(std::move(other.from_child_)),
+        buffer_(std::move(other.buffer_)) {}
+  ChildProcess& operator=(ChildProcess&&) = delete;
   // Kills (SIGKILL) and reaps the child if it is still running.
   ~ChildProcess();
 
