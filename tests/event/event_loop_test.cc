@@ -1,0 +1,207 @@
+#include "farm/event/event_loop.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace farm {
+namespace {
+
+class EventLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto table = DoorbellTable::Create(8);
+    ASSERT_TRUE(table.ok());
+    doorbells_ = std::move(*table);
+  }
+  std::unique_ptr<EventLoop> MakeLoop(EventLoopOptions options = {}) {
+    auto bell = doorbells_->Allocate();
+    EXPECT_TRUE(bell.ok());
+    auto loop = EventLoop::Create(std::move(*bell), options);
+    EXPECT_TRUE(loop.ok());
+    return std::move(*loop);
+  }
+  std::unique_ptr<DoorbellTable> doorbells_;
+};
+
+// CPU time this process has used, user + system.
+absl::Duration ProcessCpuTime() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return absl::DurationFromTimeval(ru.ru_utime) + absl::DurationFromTimeval(ru.ru_stime);
+}
+
+TEST_F(EventLoopTest, PostedWorkRunsOnTheLoopThreadInPostOrder) {
+  LoopThread thread(MakeLoop());
+  EventLoop& loop = thread.loop();
+  constexpr int kProducers = 3, kItems = 2000;
+  std::vector<std::vector<int>> seen(kProducers);  // touched only on the loop thread
+  std::atomic<int> off_thread{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < kItems; ++i) {
+        loop.Post([&, p, i] {
+          if (!loop.InLoopThread()) off_thread++;
+          seen[p].push_back(i);
+        });
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  RunInLoop(loop, [] {});  // everything posted before this has run
+  EXPECT_EQ(off_thread.load(), 0);
+  for (int p = 0; p < kProducers; ++p) {
+    ASSERT_EQ(seen[p].size(), static_cast<size_t>(kItems));
+    for (int i = 0; i < kItems; ++i) ASSERT_EQ(seen[p][i], i);
+  }
+}
+
+TEST_F(EventLoopTest, IdleLoopParksInsteadOfSpinning) {
+  EventLoopOptions options;
+  options.spin = absl::Microseconds(50);
+  LoopThread thread(MakeLoop(options));
+  absl::SleepFor(absl::Milliseconds(50));
+  const absl::Duration before = ProcessCpuTime();
+  absl::SleepFor(absl::Milliseconds(400));
+  const absl::Duration used = ProcessCpuTime() - before;
+  EXPECT_LT(used, absl::Milliseconds(40)) << "an idle loop burned " << used << " of CPU in 400ms";
+  // And it still wakes for work.
+  absl::Notification ran;
+  thread.loop().Post([&] { ran.Notify(); });
+  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(5)));
+}
+
+TEST_F(EventLoopTest, ParkedLoopWakesForPostTimerAndDescriptor) {
+  LoopThread thread(MakeLoop());
+  EventLoop& loop = thread.loop();
+  absl::SleepFor(absl::Milliseconds(20));  // let it park
+
+  absl::Notification timer_fired;
+  RunInLoop(loop, [&] { loop.RunAfter(absl::Milliseconds(30), [&] { timer_fired.Notify(); }); });
+  EXPECT_TRUE(timer_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  absl::Notification readable;
+  RunInLoop(loop, [&] {
+    ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
+                      char c;
+                      while (::read(pipe_fds[0], &c, 1) == 1) {
+                      }
+                      readable.Notify();
+                    }).ok());
+  });
+  absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
+  EXPECT_TRUE(readable.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  RunInLoop(loop, [&] { loop.UnwatchFd(pipe_fds[0]); });
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  uint64_t parks = 0;
+  RunInLoop(loop, [&] { parks = loop.stats().parks; });
+  EXPECT_GT(parks, 0u);
+}
+
+// A poller that always has work keeps the loop busy; descriptors are still checked.
+class BusyPoller : public Poller {
+ public:
+  int Poll() override {
+    ++polls;
+    return 1;
+  }
+  uint64_t polls = 0;
+};
+
+TEST_F(EventLoopTest, BusyLoopStillChecksDescriptors) {
+  LoopThread thread(MakeLoop());
+  EventLoop& loop = thread.loop();
+  BusyPoller busy;
+  RunInLoop(loop, [&] { loop.AddPoller(&busy); });
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  absl::Notification readable;
+  RunInLoop(loop, [&] {
+    ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
+                      char c;
+                      while (::read(pipe_fds[0], &c, 1) == 1) {
+                      }
+                      if (!readable.HasBeenNotified()) readable.Notify();
+                    }).ok());
+  });
+  ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
+  EXPECT_TRUE(readable.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  RunInLoop(loop, [&] {
+    loop.RemovePoller(&busy);
+    loop.UnwatchFd(pipe_fds[0]);
+    EXPECT_GT(busy.polls, 0u);
+  });
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST_F(EventLoopTest, TimersFireInDeadlineOrderAndCancelledOnesNever) {
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  std::vector<int> fired;
+  loop->RunAfter(absl::Milliseconds(30), [&] { fired.push_back(3); });
+  loop->RunAfter(absl::Milliseconds(10), [&] { fired.push_back(1); });
+  const EventLoop::TimerId cancelled = loop->RunAfter(absl::Milliseconds(20), [&] { fired.push_back(2); });
+  EXPECT_TRUE(loop->CancelTimer(cancelled));
+  EXPECT_FALSE(loop->CancelTimer(cancelled));
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (fired.size() < 2 && absl::Now() < deadline) loop->RunOnce();
+  absl::SleepFor(absl::Milliseconds(30));
+  loop->RunOnce();
+  EXPECT_EQ(fired, (std::vector<int>{1, 3}));
+}
+
+class SelfRemovingPoller : public Poller {
+ public:
+  explicit SelfRemovingPoller(EventLoop* loop) : loop_(loop) {}
+  int Poll() override {
+    if (++polls == 3) loop_->RemovePoller(this);
+    return 0;
+  }
+  EventLoop* loop_;
+  int polls = 0;
+};
+
+TEST_F(EventLoopTest, PollersMayRemoveThemselvesWhilePolled) {
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  SelfRemovingPoller a(loop.get()), b(loop.get());
+  loop->AddPoller(&a);
+  loop->AddPoller(&b);
+  for (int i = 0; i < 10; ++i) loop->RunOnce();
+  EXPECT_EQ(a.polls, 3);
+  EXPECT_EQ(b.polls, 3);
+}
+
+TEST_F(EventLoopTest, DeferredWorkRunsBeforeTheNextPoll) {
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  std::vector<int> order;
+  loop->Post([&] {
+    order.push_back(1);
+    loop->Defer([&] { order.push_back(3); });
+    order.push_back(2);
+  });
+  loop->RunOnce();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST_F(EventLoopTest, StopEndsAParkedRun) {
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  std::thread runner([&] { loop->Run(); });
+  absl::SleepFor(absl::Milliseconds(30));
+  loop->Stop();
+  runner.join();  // hangs if Stop did not wake the parked loop
+}
+
+}  // namespace
+}  // namespace farm
