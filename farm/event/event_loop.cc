@@ -55,6 +55,7 @@ void EventLoop::Stop() {
 
 void EventLoop::Run() {
   thread_.store(std::this_thread::get_id());
+  running_.store(true, std::memory_order_release);
   now_ = Clock::now();
   last_event_ = now_;
   while (!stop_.load(std::memory_order_acquire)) {
@@ -65,6 +66,7 @@ void EventLoop::Run() {
       last_event_ = Clock::now();
     }
   }
+  running_.store(false, std::memory_order_release);
 }
 
 bool EventLoop::RunOnce() {
@@ -85,14 +87,14 @@ int EventLoop::RunWork() {
   if (has_posted_.load(std::memory_order_acquire)) {
     {
       absl::MutexLock lock(&posted_mu_);
-      running_.swap(posted_);
+      posted_batch_.swap(posted_);
       has_posted_.store(false, std::memory_order_relaxed);
     }
-    for (Work& work : running_) {
+    for (Work& work : posted_batch_) {
       work();
       ++ran;
     }
-    running_.clear();
+    posted_batch_.clear();
   }
   while (!deferred_.empty()) {
     Work work = std::move(deferred_.front());

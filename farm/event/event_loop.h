@@ -77,6 +77,8 @@ class EventLoop {
   // Makes Run return after the current iteration.
   void Stop();
   uint32_t doorbell_id() const { return doorbell_->id(); }
+  // True while some thread is inside Run.
+  bool running() const { return running_.load(std::memory_order_acquire); }
   bool InLoopThread() const { return std::this_thread::get_id() == thread_.load(); }
 
   // --- Loop thread ---
@@ -114,11 +116,12 @@ class EventLoop {
   const Clock::duration fd_check_interval_;
   std::atomic<std::thread::id> thread_{};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> running_{false};
 
   absl::Mutex posted_mu_;
   std::vector<Work> posted_ ABSL_GUARDED_BY(posted_mu_);
   std::atomic<bool> has_posted_{false};
-  std::vector<Work> running_;  // posted items being run (loop thread)
+  std::vector<Work> posted_batch_;  // posted items being run (loop thread)
 
   std::deque<Work> deferred_;
   std::vector<Poller*> pollers_;

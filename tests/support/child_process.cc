@@ -146,5 +146,3 @@ int RunTestMain(int argc, char** argv) {
 }
 
 }  // namespace farm::testing
-
-int main(int argc, char** argv) { return farm::testing::RunTestMain(argc, argv); }

@@ -1,0 +1,53 @@
+// Messages as handlers and callers see them (paper Figure 6: msgRegisterHandler,
+// msgSend), plus request/response RPC on top.
+#ifndef FARM_MSG_MESSAGE_H_
+#define FARM_MSG_MESSAGE_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "farm/base/address.h"
+#include "farm/msg/ring_format.h"
+
+namespace farm {
+
+using MsgId = uint16_t;
+inline constexpr uint16_t kAnyThread = ring::kAnyThread;
+
+// Identifies a request to answer. Valid until answered; answer on the thread that
+// received the request (MsgThread::Reply).
+struct ReplyTo {
+  NodeId node = kInvalidNode;
+  uint16_t thread = 0;
+  uint64_t rpc_id = 0;  // 0: the message was one-way
+};
+
+// A received message. `payload` lives in the ring and is valid only during the handler
+// call: copy what must outlive it.
+struct Message {
+  NodeId from = kInvalidNode;
+  uint16_t from_thread = 0;
+  MsgId id = 0;
+  absl::Span<const char> payload;
+  ReplyTo reply_to;
+  bool expects_reply() const { return reply_to.rpc_id != 0; }
+};
+
+class MsgThread;
+
+// Runs on the thread that received the message. Registered per node before start.
+using MessageHandler = std::function<void(MsgThread& thread, const Message& message)>;
+
+// Completes an RPC, on the thread that made the call. `status` is OK with the response
+// payload (valid during the call), or: Unavailable (the peer is unreachable or failed),
+// DeadlineExceeded (no response in time), Unimplemented (no handler on the peer), or
+// the error the peer's handler replied with.
+using ResponseHandler = absl::AnyInvocable<void(const absl::Status& status,
+                                                absl::Span<const char> payload)>;
+
+}  // namespace farm
+
+#endif  // FARM_MSG_MESSAGE_H_

@@ -1,0 +1,149 @@
+// MsgThread: the messaging state of one worker thread, polled by its event loop.
+//
+// It owns the thread's completion queue, one outgoing link per peer node (an endpoint
+// and the RingSender of this thread's ring on that node), the incoming rings assigned
+// to this thread, and the thread's pending RPCs. Rings are per (sending thread,
+// receiving node), as in the paper; the receiving node assigns the ring from remote
+// thread t to its thread t mod (its thread count). With equal thread counts, requests
+// from thread t are handled by thread t and responses come back to thread t.
+//
+// Continuations run on the thread that made the call (paper section 3.2). A message or
+// response that arrives on another thread than the one it is addressed to is copied
+// and handed over through the event loop.
+//
+// Owning thread only; the Messenger sets links and rings up by posting to the loop.
+#ifndef FARM_MSG_MSG_THREAD_H_
+#define FARM_MSG_MSG_THREAD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "farm/event/event_loop.h"
+#include "farm/fabric/fabric.h"
+#include "farm/msg/message.h"
+#include "farm/msg/ring_receiver.h"
+#include "farm/msg/ring_sender.h"
+
+namespace farm {
+
+class Messenger;
+
+struct MsgThreadStats {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  uint64_t forwarded = 0;  // arrived on this thread for another one
+  uint64_t unhandled = 0;  // one-way messages with no handler
+  uint64_t calls_failed = 0;
+};
+
+class MsgThread final : public Poller {
+ public:
+  MsgThread(Messenger* messenger, uint16_t index, EventLoop* loop,
+            std::unique_ptr<CompletionQueue> cq);
+  ~MsgThread() override;
+
+  // Sends a one-way message (msgSend). `dst_thread` picks the receiving thread, or
+  // kAnyThread for the one polling the ring. Errors: Unavailable (no working link to
+  // `node`), InvalidArgument (payload over max_payload_bytes), ResourceExhausted (the
+  // ring and its backlog are full).
+  absl::Status Send(NodeId node, MsgId id, absl::Span<const char> payload,
+                    uint16_t dst_thread = kAnyThread);
+
+  // Sends a request; `done` runs on this thread with the response or an error, exactly
+  // once, unless Call itself returns an error (then never). `timeout` defaults to the
+  // messenger's; absl::InfiniteDuration() waits as long as the peer lives.
+  absl::Status Call(NodeId node, MsgId id, absl::Span<const char> payload, ResponseHandler done,
+                    absl::Duration timeout = absl::ZeroDuration(),
+                    uint16_t dst_thread = kAnyThread);
+
+  // Answers a request received on this thread (now or later).
+  absl::Status Reply(const ReplyTo& to, absl::Span<const char> payload);
+  absl::Status ReplyError(const ReplyTo& to, const absl::Status& error);
+
+  int Poll() override;
+
+  uint16_t index() const { return index_; }
+  EventLoop& loop() const { return *loop_; }
+  CompletionQueue* cq() const { return cq_.get(); }
+  bool IsLinked(NodeId node) const;
+  size_t pending_calls() const { return pending_.size(); }
+  const MsgThreadStats& stats() const { return stats_; }
+  // The largest payload a message may carry.
+  size_t max_payload_bytes() const;
+
+  // --- Set-up, called on this thread by the Messenger ---
+  struct LinkSpec {
+    NodeId node;
+    uint64_t session;
+    std::unique_ptr<Endpoint> endpoint;
+    RingSenderConfig sender;  // endpoint and wr_id are filled in here
+    uint64_t staging_offset;
+    uint64_t head_word_offset;
+  };
+  void AddLink(LinkSpec spec);
+  struct InboundSpec {
+    NodeId node;
+    uint16_t thread;
+    uint64_t session;
+    RingReceiverConfig receiver;  // wr_id is filled in here
+    uint64_t ring_offset;
+    uint64_t head_source_offset;
+  };
+  void AddInbound(const InboundSpec& spec);
+  void RemoveInbound(NodeId node, uint16_t thread, uint64_t session);
+
+  // Delivers a message handed over from another thread (or this node to itself).
+  struct Envelope {
+    ring::Header header;
+    NodeId from;
+    std::string payload;
+  };
+  void DeliverHandedOver(const Envelope& envelope);
+
+ private:
+  struct Link {
+    uint64_t session = 0;
+    std::unique_ptr<Endpoint> endpoint;
+    std::unique_ptr<RingSender> sender;
+    uint64_t staging_offset = 0;
+    uint64_t head_word_offset = 0;
+  };
+  struct Inbound;
+  struct PendingCall {
+    ResponseHandler done;
+    NodeId node;
+    EventLoop::Clock::time_point deadline;
+  };
+
+  absl::Status SendRecord(NodeId node, const ring::Header& header, absl::Span<const char> payload);
+  void HandOver(uint16_t thread, const ring::Header& header, NodeId from,
+                absl::Span<const char> payload);
+  void OnRecord(NodeId from, const ring::Header& header, absl::Span<const char> payload);
+  void Dispatch(const Message& message, uint16_t dst_thread);
+  void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::Span<const char> payload);
+  void HandleCompletions();
+  void FailPeer(NodeId node, const absl::Status& why);
+  void ExpireCalls();
+  void ReleaseLink(Link& link);
+
+  Messenger* const messenger_;
+  const uint16_t index_;
+  EventLoop* const loop_;
+  std::unique_ptr<CompletionQueue> cq_;
+  absl::flat_hash_map<NodeId, Link> links_;
+  std::vector<std::unique_ptr<Inbound>> inbound_;
+  absl::flat_hash_map<uint64_t, PendingCall> pending_;
+  uint64_t next_rpc_id_ = 1;
+  EventLoop::Clock::time_point next_expiry_check_{};
+  MsgThreadStats stats_;
+};
+
+}  // namespace farm
+
+#endif  // FARM_MSG_MSG_THREAD_H_
