@@ -194,9 +194,13 @@ void EventLoop::Park() {
                     has_posted_.load(std::memory_order_acquire) || !deferred_.empty() ||
                     PollAll() > 0;
   if (!busy) {
+    Clock::time_point wake = timers_.empty() ? Clock::time_point::max() : timers_.begin()->first.first;
+    for (const Poller* p : pollers_) {
+      if (p != nullptr) wake = std::min(wake, p->NextDeadline());
+    }
     int timeout_ms = -1;
-    if (!timers_.empty()) {
-      const auto wait = timers_.begin()->first.first - Clock::now();
+    if (wake != Clock::time_point::max()) {
+      const auto wait = wake - Clock::now();
       timeout_ms = static_cast<int>(std::max<int64_t>(
           0, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
     }

@@ -42,9 +42,13 @@ namespace farm {
 // Something the loop polls on every iteration.
 class Poller {
  public:
+  using TimePoint = std::chrono::steady_clock::time_point;
   virtual ~Poller() = default;
   // Makes progress without blocking; returns how many events it handled (0 when idle).
   virtual int Poll() = 0;
+  // The latest time by which the poller must be polled again even if nothing wakes the
+  // loop (e.g. an RPC deadline). Consulted before parking. Earlier is harmless.
+  virtual TimePoint NextDeadline() const { return TimePoint::max(); }
 };
 
 struct EventLoopOptions {

@@ -8,7 +8,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
-#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
 #include "farm/base/address.h"
 #include "farm/msg/ring_format.h"
 
@@ -31,7 +31,7 @@ struct Message {
   NodeId from = kInvalidNode;
   uint16_t from_thread = 0;
   MsgId id = 0;
-  absl::Span<const char> payload;
+  absl::string_view payload;
   ReplyTo reply_to;
   bool expects_reply() const { return reply_to.rpc_id != 0; }
 };
@@ -46,7 +46,7 @@ using MessageHandler = std::function<void(MsgThread& thread, const Message& mess
 // DeadlineExceeded (no response in time), Unimplemented (no handler on the peer), or
 // the error the peer's handler replied with.
 using ResponseHandler = absl::AnyInvocable<void(const absl::Status& status,
-                                                absl::Span<const char> payload)>;
+                                                absl::string_view payload)>;
 
 }  // namespace farm
 

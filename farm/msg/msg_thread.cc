@@ -30,7 +30,7 @@ struct MsgThread::Inbound final : public RecordSink {
         ring_offset(spec.ring_offset),
         head_source_offset(spec.head_source_offset),
         receiver(spec.receiver) {}
-  void OnRecord(const ring::Header& header, absl::Span<const char> payload) override {
+  void OnRecord(const ring::Header& header, absl::string_view payload) override {
     thread->OnRecord(node, header, payload);
   }
   MsgThread* thread;
@@ -101,7 +101,7 @@ void MsgThread::RemoveInbound(NodeId node, uint16_t thread, uint64_t session) {
 }
 
 absl::Status MsgThread::SendRecord(NodeId node, const ring::Header& header,
-                                   absl::Span<const char> payload) {
+                                   absl::string_view payload) {
   if (payload.size() > max_payload_bytes()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "message of %u bytes exceeds the limit of %u (a quarter of the %u-byte ring)",
@@ -126,7 +126,7 @@ absl::Status MsgThread::SendRecord(NodeId node, const ring::Header& header,
   return status;
 }
 
-absl::Status MsgThread::Send(NodeId node, MsgId id, absl::Span<const char> payload,
+absl::Status MsgThread::Send(NodeId node, MsgId id, absl::string_view payload,
                              uint16_t dst_thread) {
   ring::Header h;
   h.handler = id;
@@ -135,7 +135,7 @@ absl::Status MsgThread::Send(NodeId node, MsgId id, absl::Span<const char> paylo
   return SendRecord(node, h, payload);
 }
 
-absl::Status MsgThread::Call(NodeId node, MsgId id, absl::Span<const char> payload,
+absl::Status MsgThread::Call(NodeId node, MsgId id, absl::string_view payload,
                              ResponseHandler done, absl::Duration timeout, uint16_t dst_thread) {
   if (timeout == absl::ZeroDuration()) timeout = messenger_->options().default_rpc_timeout;
   const uint64_t rpc_id = next_rpc_id_++;
@@ -152,11 +152,12 @@ absl::Status MsgThread::Call(NodeId node, MsgId id, absl::Span<const char> paylo
                     std::chrono::duration_cast<EventLoop::Clock::duration>(
                         absl::ToChronoNanoseconds(timeout));
   }
+  earliest_deadline_ = std::min(earliest_deadline_, call.deadline);
   pending_.emplace(rpc_id, std::move(call));
   return absl::OkStatus();
 }
 
-absl::Status MsgThread::Reply(const ReplyTo& to, absl::Span<const char> payload) {
+absl::Status MsgThread::Reply(const ReplyTo& to, absl::string_view payload) {
   if (to.rpc_id == 0) return absl::FailedPreconditionError("the message was one-way");
   ring::Header h;
   h.src_thread = index_;
@@ -176,13 +177,13 @@ absl::Status MsgThread::ReplyError(const ReplyTo& to, const absl::Status& error)
   h.rpc_id = to.rpc_id;
   const absl::string_view text = error.message();
   return SendRecord(to.node, h,
-                    absl::MakeConstSpan(text.data(), std::min(text.size(), max_payload_bytes())));
+                    text.substr(0, max_payload_bytes()));
 }
 
 void MsgThread::HandOver(uint16_t thread, const ring::Header& header, NodeId from,
-                         absl::Span<const char> payload) {
+                         absl::string_view payload) {
   MsgThread& target = messenger_->thread(thread);
-  Envelope envelope{header, from, std::string(payload.data(), payload.size())};
+  Envelope envelope{header, from, std::string(payload)};
   target.loop().Post([&target, e = std::move(envelope)] { target.DeliverHandedOver(e); });
 }
 
@@ -190,7 +191,7 @@ void MsgThread::DeliverHandedOver(const Envelope& e) {
   OnRecord(e.from, e.header, e.payload);
 }
 
-void MsgThread::OnRecord(NodeId from, const ring::Header& header, absl::Span<const char> payload) {
+void MsgThread::OnRecord(NodeId from, const ring::Header& header, absl::string_view payload) {
   ++stats_.received;
   if (header.flags & ring::kFlagResponse) {
     if (header.dst_thread != index_) {
@@ -204,7 +205,7 @@ void MsgThread::OnRecord(NodeId from, const ring::Header& header, absl::Span<con
                             ? static_cast<absl::StatusCode>(header.status)
                             : absl::StatusCode::kUnknown;
       CompleteCall(header.rpc_id,
-                   absl::Status(code, absl::string_view(payload.data(), payload.size())), {});
+                   absl::Status(code, payload), {});
     } else {
       CompleteCall(header.rpc_id, absl::OkStatus(), payload);
     }
@@ -251,7 +252,7 @@ void MsgThread::Dispatch(const Message& m, uint16_t dst_thread) {
 }
 
 void MsgThread::CompleteCall(uint64_t rpc_id, const absl::Status& status,
-                             absl::Span<const char> payload) {
+                             absl::string_view payload) {
   auto it = pending_.find(rpc_id);
   if (it == pending_.end()) return;  // timed out or failed already
   ResponseHandler done = std::move(it->second.done);
@@ -295,12 +296,22 @@ void MsgThread::HandleCompletions() {
 
 void MsgThread::ExpireCalls() {
   const auto now = loop_->now();
-  if (now < next_expiry_check_ || pending_.empty()) return;
+  if (pending_.empty()) {
+    earliest_deadline_ = EventLoop::Clock::time_point::max();
+    return;
+  }
+  if (now < next_expiry_check_ && now < earliest_deadline_) return;
   next_expiry_check_ = now + kExpiryInterval;
   std::vector<uint64_t> expired;
+  auto earliest = EventLoop::Clock::time_point::max();
   for (const auto& [rpc_id, call] : pending_) {
-    if (call.deadline <= now) expired.push_back(rpc_id);
+    if (call.deadline <= now) {
+      expired.push_back(rpc_id);
+    } else {
+      earliest = std::min(earliest, call.deadline);
+    }
   }
+  earliest_deadline_ = earliest;
   std::sort(expired.begin(), expired.end());
   for (uint64_t rpc_id : expired) {
     CompleteCall(rpc_id, absl::DeadlineExceededError("no response before the RPC deadline"), {});

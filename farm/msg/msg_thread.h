@@ -23,7 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
 #include "farm/event/event_loop.h"
 #include "farm/fabric/fabric.h"
 #include "farm/msg/message.h"
@@ -52,21 +52,22 @@ class MsgThread final : public Poller {
   // kAnyThread for the one polling the ring. Errors: Unavailable (no working link to
   // `node`), InvalidArgument (payload over max_payload_bytes), ResourceExhausted (the
   // ring and its backlog are full).
-  absl::Status Send(NodeId node, MsgId id, absl::Span<const char> payload,
+  absl::Status Send(NodeId node, MsgId id, absl::string_view payload,
                     uint16_t dst_thread = kAnyThread);
 
   // Sends a request; `done` runs on this thread with the response or an error, exactly
   // once, unless Call itself returns an error (then never). `timeout` defaults to the
   // messenger's; absl::InfiniteDuration() waits as long as the peer lives.
-  absl::Status Call(NodeId node, MsgId id, absl::Span<const char> payload, ResponseHandler done,
+  absl::Status Call(NodeId node, MsgId id, absl::string_view payload, ResponseHandler done,
                     absl::Duration timeout = absl::ZeroDuration(),
                     uint16_t dst_thread = kAnyThread);
 
   // Answers a request received on this thread (now or later).
-  absl::Status Reply(const ReplyTo& to, absl::Span<const char> payload);
+  absl::Status Reply(const ReplyTo& to, absl::string_view payload);
   absl::Status ReplyError(const ReplyTo& to, const absl::Status& error);
 
   int Poll() override;
+  TimePoint NextDeadline() const override { return earliest_deadline_; }
 
   uint16_t index() const { return index_; }
   EventLoop& loop() const { return *loop_; }
@@ -121,12 +122,12 @@ class MsgThread final : public Poller {
     EventLoop::Clock::time_point deadline;
   };
 
-  absl::Status SendRecord(NodeId node, const ring::Header& header, absl::Span<const char> payload);
+  absl::Status SendRecord(NodeId node, const ring::Header& header, absl::string_view payload);
   void HandOver(uint16_t thread, const ring::Header& header, NodeId from,
-                absl::Span<const char> payload);
-  void OnRecord(NodeId from, const ring::Header& header, absl::Span<const char> payload);
+                absl::string_view payload);
+  void OnRecord(NodeId from, const ring::Header& header, absl::string_view payload);
   void Dispatch(const Message& message, uint16_t dst_thread);
-  void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::Span<const char> payload);
+  void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::string_view payload);
   void HandleCompletions();
   void FailPeer(NodeId node, const absl::Status& why);
   void ExpireCalls();
@@ -141,6 +142,8 @@ class MsgThread final : public Poller {
   absl::flat_hash_map<uint64_t, PendingCall> pending_;
   uint64_t next_rpc_id_ = 1;
   EventLoop::Clock::time_point next_expiry_check_{};
+  // No pending call expires before this (it may be earlier than the true earliest).
+  EventLoop::Clock::time_point earliest_deadline_ = EventLoop::Clock::time_point::max();
   MsgThreadStats stats_;
 };
 

@@ -32,7 +32,7 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
       ring::DecodeRest(LoadWordAcquire(at + 8), LoadWordAcquire(at + 16), *header);
       // Invariant 2: the trailer was loaded with acquire, so the payload is complete.
       sink.OnRecord(*header,
-                    absl::MakeConstSpan(at + ring::kHeaderBytes, header->payload_bytes()));
+                    absl::string_view(at + ring::kHeaderBytes, header->payload_bytes()));
       OrderedZero(at, header->size);
       ++sequence_;
       ++delivered_;

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
 #include "farm/fabric/fabric.h"
 #include "farm/msg/ring_format.h"
 
@@ -38,7 +38,7 @@ struct RingReceiverConfig {
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  virtual void OnRecord(const ring::Header& header, absl::Span<const char> payload) = 0;
+  virtual void OnRecord(const ring::Header& header, absl::string_view payload) = 0;
 };
 
 class RingReceiver {

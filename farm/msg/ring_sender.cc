@@ -8,7 +8,7 @@
 
 namespace farm {
 
-absl::Status RingSender::Send(ring::Header header, absl::Span<const char> payload) {
+absl::Status RingSender::Send(ring::Header header, absl::string_view payload) {
   const size_t record = ring::RecordBytes(payload.size());
   if (record > ring::MaxRecordBytes(config_.ring_bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -29,7 +29,7 @@ absl::Status RingSender::Send(ring::Header header, absl::Span<const char> payloa
         "consuming", backlog_bytes_));
   }
   ++stats_.waits;
-  backlog_.push_back(Queued{header, std::string(payload.data(), payload.size())});
+  backlog_.push_back(Queued{header, std::string(payload)});
   backlog_bytes_ += payload.size();
   return absl::OkStatus();
 }
@@ -63,7 +63,7 @@ absl::Status RingSender::PostWrite(uint64_t pos, uint32_t bytes) {
 }
 
 absl::StatusOr<RingSender::Outcome> RingSender::TryWrite(const ring::Header& header,
-                                                         absl::Span<const char> payload) {
+                                                         absl::string_view payload) {
   const uint64_t ring_bytes = config_.ring_bytes;
   const uint64_t head = LoadWordAcquire(config_.head_copy);
   const uint64_t free = ring_bytes - (tail_ - head);

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/types/span.h"
+#include "absl/strings/string_view.h"
 #include "farm/fabric/fabric.h"
 #include "farm/msg/ring_format.h"
 
@@ -49,7 +49,7 @@ class RingSender {
   // it behind earlier ones. Errors: InvalidArgument when the record exceeds a quarter of
   // the ring; ResourceExhausted when the backlog is full (nothing was queued);
   // Unavailable when the endpoint has failed.
-  absl::Status Send(ring::Header header, absl::Span<const char> payload);
+  absl::Status Send(ring::Header header, absl::string_view payload);
 
   // Sends queued records that now fit. Returns how many went out; an error when the
   // endpoint failed.
@@ -68,7 +68,7 @@ class RingSender {
     std::string payload;
   };
 
-  absl::StatusOr<Outcome> TryWrite(const ring::Header& header, absl::Span<const char> payload);
+  absl::StatusOr<Outcome> TryWrite(const ring::Header& header, absl::string_view payload);
   absl::Status PostWrite(uint64_t pos, uint32_t bytes);
 
   const RingSenderConfig config_;

@@ -26,8 +26,8 @@ struct Delivered {
 
 class Collector : public RecordSink {
  public:
-  void OnRecord(const ring::Header& h, absl::Span<const char> payload) override {
-    records.push_back({h, std::string(payload.data(), payload.size())});
+  void OnRecord(const ring::Header& h, absl::string_view payload) override {
+    records.push_back({h, std::string(payload)});
   }
   std::vector<Delivered> records;
 };
