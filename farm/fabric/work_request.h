@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "farm/base/address.h"
 
 namespace farm {
@@ -27,6 +29,11 @@ struct RegionCapability {
   friend bool operator==(const RegionCapability&, const RegionCapability&) = default;
   std::string ToString() const;
 };
+
+// A capability as text ("region:length:rkey:remote_base" in hex), for passing on a
+// command line or in a log; DecodeCapability is InvalidArgument for anything else.
+std::string EncodeCapability(const RegionCapability& cap);
+absl::StatusOr<RegionCapability> DecodeCapability(absl::string_view text);
 
 // A region as registered locally: the lkey names it in work requests' local buffers.
 struct LocalRegion {

@@ -23,8 +23,6 @@
 namespace farm {
 namespace {
 
-using testing::CapabilityFromText;
-using testing::CapabilityToText;
 using testing::ChildProcess;
 using testing::Scaled;
 using testing::TestFabricOptions;
@@ -141,7 +139,7 @@ FARM_CHILD_ROLE(order_owner) {
       }
     }
   });
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), CapabilityToText(o.cap).c_str());
+  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
   WaitForStop();
   stop = true;
   reader.join();
@@ -173,7 +171,7 @@ FARM_CHILD_ROLE(torn_owner) {
       for (int k = 0; k < 200; ++k) CpuRelax();
     }
   });
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), CapabilityToText(o.cap).c_str());
+  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
   WaitForStop();
   stop = true;
   writer.join();
@@ -184,7 +182,7 @@ FARM_CHILD_ROLE(torn_owner) {
 // Owner that only serves; the test kills it.
 FARM_CHILD_ROLE(plain_owner) {
   Owner o = StartOwner(args.at(0));
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), CapabilityToText(o.cap).c_str());
+  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
   WaitForStop();
   return 0;
 }
@@ -192,7 +190,7 @@ FARM_CHILD_ROLE(plain_owner) {
 // Increments two words of a peer's region: one with FETCH_ADD, one with CAS loops.
 FARM_CHILD_ROLE(atomic_client) {
   const std::string backend = args.at(0);
-  absl::StatusOr<RegionCapability> cap = CapabilityFromText(args.at(2));
+  absl::StatusOr<RegionCapability> cap = DecodeCapability(args.at(2));
   uint64_t iterations = 0;
   if (!cap.ok() || !absl::SimpleAtoi(args.at(3), &iterations)) return 2;
   absl::StatusOr<Initiator> in = Connect(backend, args.at(1));
@@ -242,7 +240,7 @@ Ready ParseReady(ChildProcess& child) {
   Ready r;
   if (parts.size() == 3) {
     r.locator = parts[1];
-    r.cap = CapabilityFromText(parts[2]).value_or(RegionCapability{});
+    r.cap = DecodeCapability(parts[2]).value_or(RegionCapability{});
   }
   return r;
 }
@@ -250,7 +248,7 @@ Ready ParseReady(ChildProcess& child) {
 class FabricProcessTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FabricProcessTest, LargeWriteIsVisibleInIncreasingAddressOrder) {
-  absl::StatusOr<ChildProcess> owner = ChildProcess::Spawn("order_owner", {GetParam()});
+  absl::StatusOr<ChildProcess> owner = testing::SpawnChild("order_owner", {GetParam()});
   ASSERT_TRUE(owner.ok());
   Ready ready = ParseReady(*owner);
   absl::StatusOr<Initiator> in = Connect(GetParam(), ready.locator);
@@ -282,7 +280,7 @@ TEST_P(FabricProcessTest, LargeWriteIsVisibleInIncreasingAddressOrder) {
 }
 
 TEST_P(FabricProcessTest, ReadsNotReportedTornAreConsistent) {
-  absl::StatusOr<ChildProcess> owner = ChildProcess::Spawn("torn_owner", {GetParam()});
+  absl::StatusOr<ChildProcess> owner = testing::SpawnChild("torn_owner", {GetParam()});
   ASSERT_TRUE(owner.ok());
   Ready ready = ParseReady(*owner);
   absl::StatusOr<Initiator> in = Connect(GetParam(), ready.locator);
@@ -338,8 +336,8 @@ TEST_P(FabricProcessTest, AtomicsFromSeveralProcessesLoseNoUpdate) {
   const uint64_t iterations = Scaled(5000);
   std::vector<ChildProcess> clients;
   for (int i = 0; i < kClients; ++i) {
-    absl::StatusOr<ChildProcess> c = ChildProcess::Spawn(
-        "atomic_client", {GetParam(), owner.fabric->locator(), CapabilityToText(owner.cap),
+    absl::StatusOr<ChildProcess> c = testing::SpawnChild(
+        "atomic_client", {GetParam(), owner.fabric->locator(), EncodeCapability(owner.cap),
                           absl::StrCat(iterations)});
     ASSERT_TRUE(c.ok());
     clients.push_back(std::move(*c));
@@ -358,7 +356,7 @@ TEST_P(FabricProcessTest, AtomicsFromSeveralProcessesLoseNoUpdate) {
 }
 
 TEST_P(FabricProcessTest, KilledPeerFailsOutstandingOpsAndTheEndpoint) {
-  absl::StatusOr<ChildProcess> owner = ChildProcess::Spawn("plain_owner", {GetParam()});
+  absl::StatusOr<ChildProcess> owner = testing::SpawnChild("plain_owner", {GetParam()});
   ASSERT_TRUE(owner.ok());
   Ready ready = ParseReady(*owner);
   absl::StatusOr<Initiator> in = Connect(GetParam(), ready.locator);

@@ -410,6 +410,16 @@ TEST_P(FabricTest, RegistrationErrors) {
             absl::StatusCode::kResourceExhausted);
 }
 
+TEST(CapabilityTextTest, RoundTripsAndRejectsGarbage) {
+  const RegionCapability cap{0xF0000001, 0, uint64_t{2} << 30, 0x1234567890ABCDEF, 0x7F00DEAD0000};
+  absl::StatusOr<RegionCapability> back = DecodeCapability(EncodeCapability(cap));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, cap);
+  for (const char* bad : {"", "1:2:3", "1:2:3:4:5", "x:2:3:4", "100000000:1:1:1"}) {
+    EXPECT_EQ(DecodeCapability(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(FabricCreateTest, RejectsBadOptions) {
   FabricOptions options = TestFabricOptions("tcp");
   options.backend = "carrier-pigeon";

@@ -93,7 +93,7 @@ class MessengerProcessTest : public ::testing::TestWithParam<std::string> {
   }
   absl::StatusOr<ChildProcess> SpawnPeer(MsgTestNode& parent) {
     absl::StatusOr<ChildProcess> child =
-        ChildProcess::Spawn("node", {GetParam(), "2", parent.locator()});
+        testing::SpawnChild("node", {GetParam(), "2", parent.locator()});
     if (!child.ok()) return child;
     absl::StatusOr<std::string> ready = child->ReadLineStartingWith("READY", absl::Seconds(20));
     if (!ready.ok()) return ready.status();

@@ -4,24 +4,20 @@
 //
 //   FARM_CHILD_ROLE(owner) { ...; std::printf("READY %s\n", ...); ...; return 0; }
 //   ...
-//   absl::StatusOr<ChildProcess> child = ChildProcess::Spawn("owner", {"arg"});
+//   absl::StatusOr<ChildProcess> child = SpawnChild("owner", {"arg"});
 //   absl::StatusOr<std::string> line = child->ReadLine(absl::Seconds(10));
 //
-// Binaries using this link tests/support's test_main instead of gtest_main. Children
-// die with their parent (PR_SET_PDEATHSIG), so a failed test leaves no process behind.
+// Binaries using this link farm_test_main instead of gtest_main. Children die with
+// their parent, so a failed test leaves no process behind.
 #ifndef FARM_TESTS_SUPPORT_CHILD_PROCESS_H_
 #define FARM_TESTS_SUPPORT_CHILD_PROCESS_H_
 
-#include <sys/types.h>
-
 #include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "farm/base/unique_fd.h"
+#include "tools/common/subprocess.h"
 
 namespace farm::testing {
 
@@ -36,40 +32,10 @@ bool RegisterChildRole(const std::string& name, ChildRole role);
       ::farm::testing::RegisterChildRole(#name, &FarmChildRole_##name);            \
   static int FarmChildRole_##name([[maybe_unused]] const std::vector<std::string>& args)
 
-class ChildProcess {
- public:
-  static absl::StatusOr<ChildProcess> Spawn(const std::string& role,
-                                            const std::vector<std::string>& args);
-  ChildProcess(ChildProcess&& other) noexcept
-      : pid_(std::exchange(other.pid_, -1)),
-        to_child_(std::move(other.to_child_)),
-        from_child_(std::move(other.from_child_)),
-        buffer_(std::move(other.buffer_)) {}
-  ChildProcess& operator=(ChildProcess&&) = delete;
-  // Kills (SIGKILL) and reaps the child if it is still running.
-  ~ChildProcess();
-
-  pid_t pid() const { return pid_; }
-
-  // The next line the child printed (without the newline). DeadlineExceeded when none
-  // arrives in time; Unavailable when the child closed its stdout.
-  absl::StatusOr<std::string> ReadLine(absl::Duration timeout);
-  // Reads lines until one starts with `prefix`; returns it.
-  absl::StatusOr<std::string> ReadLineStartingWith(const std::string& prefix,
-                                                   absl::Duration timeout);
-  absl::Status WriteLine(const std::string& line);
-
-  void Kill(int signal);
-  // Waits for the child to exit; returns its exit code (128 + signal when killed).
-  absl::StatusOr<int> Wait(absl::Duration timeout);
-
- private:
-  ChildProcess() = default;
-  pid_t pid_ = -1;
-  UniqueFd to_child_;
-  UniqueFd from_child_;
-  std::string buffer_;
-};
+// A child running a role of this binary (see tools/common/subprocess.h for the API).
+using ChildProcess = ::farm::Subprocess;
+absl::StatusOr<ChildProcess> SpawnChild(const std::string& role,
+                                        const std::vector<std::string>& args);
 
 // Dispatches to a child role when argv asks for one, else runs the tests. Returns the
 // process exit code.

@@ -4,11 +4,9 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 
 namespace farm::testing {
 
@@ -35,23 +33,6 @@ absl::StatusOr<Completion> WaitForCompletion(CompletionQueue& cq, absl::Duration
       return absl::DeadlineExceededError("no completion in time");
     }
   }
-}
-
-std::string CapabilityToText(const RegionCapability& cap) {
-  return absl::StrFormat("%x:%x:%x:%x", cap.region, cap.length, cap.rkey, cap.remote_base);
-}
-
-absl::StatusOr<RegionCapability> CapabilityFromText(const std::string& text) {
-  std::vector<std::string> parts = absl::StrSplit(text, ':');
-  RegionCapability cap;
-  uint64_t region;
-  if (parts.size() != 4 || !absl::SimpleHexAtoi(parts[0], &region) ||
-      !absl::SimpleHexAtoi(parts[1], &cap.length) || !absl::SimpleHexAtoi(parts[2], &cap.rkey) ||
-      !absl::SimpleHexAtoi(parts[3], &cap.remote_base)) {
-    return absl::InvalidArgumentError("bad capability text: " + text);
-  }
-  cap.region = static_cast<RegionId>(region);
-  return cap;
 }
 
 double StressScale() {

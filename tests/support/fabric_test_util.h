@@ -20,10 +20,6 @@ FabricOptions TestFabricOptions(const std::string& backend);
 absl::StatusOr<Completion> WaitForCompletion(CompletionQueue& cq,
                                              absl::Duration timeout = absl::Seconds(10));
 
-// "region:length:rkey:remote_base" in hex, and back.
-std::string CapabilityToText(const RegionCapability& cap);
-absl::StatusOr<RegionCapability> CapabilityFromText(const std::string& text);
-
 // Multiplier for stress-test iteration counts: FARM_STRESS_SCALE in the environment
 // (e.g. 0.1 under sanitizers, 10 for soaks); 1 by default.
 double StressScale();

@@ -1,0 +1,201 @@
+// fabric_bench: the paper's Figure 2/3 micro-benchmark on this machine.
+//
+// A server process owns a region; this process reads blocks of 16 B..8 KB at random
+// offsets with one-sided READs and with ring-buffer RPCs, on each fabric backend, and
+// with a plain TCP request/response server in the same run as the baseline. Rates use a
+// window of requests in flight; latencies are one request at a time.
+//
+//   fabric_bench [--backends=shm,tcp] [--sizes=16,64,...] [--seconds=0.5] [--window=16]
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tools/common/subprocess.h"
+#include "tools/fabric_bench/bench_server.h"
+#include "tools/fabric_bench/farm_measure.h"
+#include "tools/fabric_bench/tcp_baseline.h"
+
+ABSL_FLAG(std::vector<std::string>, backends, (std::vector<std::string>{"shm", "tcp"}),
+          "fabric backends to measure");
+ABSL_FLAG(std::vector<std::string>, sizes,
+          (std::vector<std::string>{"16", "64", "256", "512", "1024", "2048", "4096", "8192"}),
+          "block sizes in bytes");
+ABSL_FLAG(double, seconds, 0.5, "duration of each measurement");
+ABSL_FLAG(int, window, 16, "requests in flight when measuring rates");
+ABSL_FLAG(int, region_mb, 64, "size of the server's region, read at random offsets");
+ABSL_FLAG(int, spin_us, 10000, "event loops spin this long before parking");
+ABSL_FLAG(bool, serve, false, "internal: run as the server process");
+ABSL_FLAG(std::string, backend, "", "internal: the server's backend");
+ABSL_FLAG(bool, baseline, false, "internal: the server also runs the TCP baseline");
+
+namespace farm::bench {
+namespace {
+
+struct Server {
+  Subprocess process;
+  std::string locator;
+  RegionCapability capability;
+  uint16_t baseline_port = 0;
+};
+
+absl::StatusOr<Server> SpawnServer(const std::string& backend, bool baseline) {
+  absl::StatusOr<Subprocess> p = Subprocess::Spawn(
+      {"/proc/self/exe", "--serve", absl::StrCat("--backend=", backend),
+       absl::StrCat("--baseline=", baseline ? "true" : "false"),
+       absl::StrCat("--region_mb=", absl::GetFlag(FLAGS_region_mb)),
+       absl::StrCat("--spin_us=", absl::GetFlag(FLAGS_spin_us))});
+  if (!p.ok()) return p.status();
+  absl::StatusOr<std::string> ready = p->ReadLineStartingWith("READY", absl::Seconds(30));
+  if (!ready.ok()) return ready.status();
+  std::vector<std::string> parts = absl::StrSplit(*ready, ' ');
+  absl::StatusOr<RegionCapability> cap =
+      parts.size() == 4 ? DecodeCapability(parts[2]) : absl::InvalidArgumentError(*ready);
+  uint32_t port = 0;
+  if (!cap.ok() || !absl::SimpleAtoi(parts[3], &port)) {
+    return absl::InternalError(absl::StrCat("bad READY line: ", *ready));
+  }
+  return Server{std::move(*p), parts[1], *cap, static_cast<uint16_t>(port)};
+}
+
+std::string Kops(const Measurement& m) { return absl::StrFormat("%.0f", m.ops_per_second / 1e3); }
+std::string Us(double us) { return absl::StrFormat("%.1f", us); }
+
+int Run() {
+  std::vector<uint32_t> sizes;
+  for (const std::string& s : absl::GetFlag(FLAGS_sizes)) {
+    uint32_t v;
+    if (!absl::SimpleAtoi(s, &v) || v == 0 || v > (1u << 20)) {
+      std::fprintf(stderr, "bad size '%s'\n", s.c_str());
+      return 2;
+    }
+    sizes.push_back(v);
+  }
+  const std::vector<std::string> backends = absl::GetFlag(FLAGS_backends);
+  const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  const int window = absl::GetFlag(FLAGS_window);
+  const uint64_t region_bytes = uint64_t(absl::GetFlag(FLAGS_region_mb)) << 20;
+  const absl::Duration spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "fabric_bench: %s\n", s.ToString().c_str());
+    return 1;
+  };
+
+  std::map<std::string, Server> servers;
+  for (size_t i = 0; i < backends.size(); ++i) {
+    absl::StatusOr<Server> s = SpawnServer(backends[i], i == 0);
+    if (!s.ok()) return fail(s.status());
+    servers.emplace(backends[i], std::move(*s));
+  }
+  // results[column][size]
+  std::map<std::string, std::map<uint32_t, Measurement>> results;
+  std::vector<std::string> columns;
+  for (const std::string& b : backends) {
+    absl::StatusOr<std::unique_ptr<OneSidedReader>> reader =
+        OneSidedReader::Connect(b, servers.at(b).locator, servers.at(b).capability);
+    if (!reader.ok()) return fail(reader.status());
+    const std::string column = "READ " + b;
+    columns.push_back(column);
+    for (uint32_t size : sizes) {
+      absl::StatusOr<Measurement> m = (*reader)->Measure(size, window, duration);
+      if (!m.ok()) return fail(m.status());
+      results[column][size] = *m;
+      std::fprintf(stderr, "%s %u B: %s kops/s, p50 %s us\n", column.c_str(), size, Kops(*m).c_str(),
+                   Us(m->p50_us).c_str());
+    }
+  }
+  for (const std::string& b : backends) {
+    absl::StatusOr<std::unique_ptr<RpcReader>> rpc =
+        RpcReader::Connect(b, servers.at(b).locator, region_bytes, spin);
+    if (!rpc.ok()) return fail(rpc.status());
+    const std::string column = "RPC " + b;
+    columns.push_back(column);
+    for (uint32_t size : sizes) {
+      absl::StatusOr<Measurement> m = (*rpc)->Measure(size, window, duration);
+      if (!m.ok()) return fail(m.status());
+      results[column][size] = *m;
+      std::fprintf(stderr, "%s %u B: %s kops/s, p50 %s us\n", column.c_str(), size, Kops(*m).c_str(),
+                   Us(m->p50_us).c_str());
+    }
+  }
+  const uint16_t port = servers.at(backends.front()).baseline_port;
+  columns.push_back("TCP socket");
+  for (uint32_t size : sizes) {
+    absl::StatusOr<Measurement> m = MeasureTcpBaseline(port, size, region_bytes, window, duration);
+    if (!m.ok()) return fail(m.status());
+    results["TCP socket"][size] = *m;
+    std::fprintf(stderr, "TCP socket %u B: %s kops/s, p50 %s us\n", size, Kops(*m).c_str(),
+                 Us(m->p50_us).c_str());
+  }
+  const Measurement raw64 = MeasureRawCopy(64, region_bytes, duration);
+
+  utsname u;
+  ::uname(&u);
+  std::printf("fabric_bench: random %u-MB-region block reads from a server process; rate with %d "
+              "in flight, latency one at a time; %.2f s per figure; %ld cores, Linux %s\n\n",
+              absl::GetFlag(FLAGS_region_mb), window, absl::ToDoubleSeconds(duration),
+              ::sysconf(_SC_NPROCESSORS_ONLN), u.release);
+  std::string header = "| size (B) |";
+  std::string rule = "|---:|";
+  for (const std::string& c : columns) {
+    header += absl::StrCat(" ", c, " kops/s | p50 µs | p99 µs |");
+    rule += "---:|---:|---:|";
+  }
+  for (const std::string& b : backends) {
+    header += absl::StrCat(" RPC ", b, " / TCP |");
+    rule += "---:|";
+  }
+  std::printf("%s\n%s\n", header.c_str(), rule.c_str());
+  for (uint32_t size : sizes) {
+    std::string row = absl::StrCat("| ", size, " |");
+    for (const std::string& c : columns) {
+      const Measurement& m = results[c][size];
+      row += absl::StrCat(" ", Kops(m), " | ", Us(m.p50_us), " | ", Us(m.p99_us), " |");
+    }
+    for (const std::string& b : backends) {
+      row += absl::StrFormat(" %.1fx |", results["RPC " + b][size].ops_per_second /
+                                             results["TCP socket"][size].ops_per_second);
+    }
+    std::printf("%s\n", row.c_str());
+  }
+  if (results.contains("READ shm") && results["READ shm"].contains(64)) {
+    const Measurement& read = results["READ shm"][64];
+    std::printf("\n64 B at random offsets: raw memcpy from a local mapping %.0f ns/copy (%.1f Mops/s); "
+                "one-sided READ over shm %.0f ns/op at %d in flight (%.1f Mops/s), p50 %.2f µs one at "
+                "a time: %.1fx the raw copy's time\n",
+                raw64.p50_us * 1e3, raw64.ops_per_second / 1e6, 1e9 / read.ops_per_second, window,
+                read.ops_per_second / 1e6, read.p50_us, raw64.ops_per_second / read.ops_per_second);
+  }
+  for (auto& [name, server] : servers) server.process.Kill(SIGTERM);
+  return 0;
+}
+
+}  // namespace
+}  // namespace farm::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Measures one-sided READs and ring-buffer RPCs against a plain TCP baseline.");
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_serve)) {
+    farm::bench::ServerOptions o;
+    o.backend = absl::GetFlag(FLAGS_backend);
+    o.region_bytes = uint64_t(absl::GetFlag(FLAGS_region_mb)) << 20;
+    o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+    o.tcp_baseline = absl::GetFlag(FLAGS_baseline);
+    return farm::bench::RunServer(o);
+  }
+  return farm::bench::Run();
+}
