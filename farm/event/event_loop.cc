@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 
 namespace farm {
 namespace {
@@ -41,7 +43,7 @@ EventLoop::~EventLoop() = default;
 
 void EventLoop::Post(Work work) {
   {
-    absl::MutexLock lock(&posted_mu_);
+    MutexLock lock(&posted_mu_);
     posted_.push_back(std::move(work));
     has_posted_.store(true, std::memory_order_release);
   }
@@ -70,6 +72,11 @@ void EventLoop::Run() {
 }
 
 bool EventLoop::RunOnce() {
+  if (depth_ > 0) {
+    std::fprintf(stderr, "EventLoop::RunOnce called from inside one of the loop's callbacks\n");
+    std::abort();
+  }
+  ++depth_;
   if (thread_.load() == std::thread::id()) thread_.store(std::this_thread::get_id());
   now_ = Clock::now();
   ++stats_.iterations;
@@ -79,6 +86,7 @@ bool EventLoop::RunOnce() {
     events += CheckFds(0);
   }
   stats_.events += static_cast<uint64_t>(events);
+  --depth_;
   return events > 0;
 }
 
@@ -86,7 +94,7 @@ int EventLoop::RunWork() {
   int ran = 0;
   if (has_posted_.load(std::memory_order_acquire)) {
     {
-      absl::MutexLock lock(&posted_mu_);
+      MutexLock lock(&posted_mu_);
       posted_batch_.swap(posted_);
       has_posted_.store(false, std::memory_order_relaxed);
     }
@@ -215,7 +223,7 @@ void RunInLoop(EventLoop& loop, absl::AnyInvocable<void()> fn) {
     fn();
     return;
   }
-  absl::Notification done;
+  Notification done;
   loop.Post([&] {
     fn();
     done.Notify();

@@ -32,7 +32,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "absl/time/time.h"
 #include "farm/base/unique_fd.h"
 #include "farm/fabric/doorbell.h"
@@ -89,7 +89,8 @@ class EventLoop {
   // Runs iterations until Stop. The calling thread becomes the loop thread.
   void Run();
   // One iteration without parking; returns whether anything happened. For tests and
-  // for threads that drive a loop by hand.
+  // for threads that drive a loop by hand. Never from inside one of this loop's own
+  // callbacks: a half-handled event would be handled again, so that aborts.
   bool RunOnce();
   // Runs `work` after the current callback returns (before polling again).
   void Defer(Work work);
@@ -122,7 +123,7 @@ class EventLoop {
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
 
-  absl::Mutex posted_mu_;
+  Mutex posted_mu_;
   std::vector<Work> posted_ ABSL_GUARDED_BY(posted_mu_);
   std::atomic<bool> has_posted_{false};
   std::vector<Work> posted_batch_;  // posted items being run (loop thread)
@@ -134,6 +135,7 @@ class EventLoop {
   absl::flat_hash_map<TimerId, Clock::time_point> timer_deadlines_;
   TimerId next_timer_ = 1;
 
+  int depth_ = 0;  // RunOnce nesting, to refuse re-entry
   Clock::time_point now_{};
   Clock::time_point last_event_{};
   Clock::time_point next_fd_check_{};

@@ -52,7 +52,7 @@ DoorbellTable::DoorbellTable(Region slots_region, uint32_t capacity)
 }
 
 absl::StatusOr<std::unique_ptr<Doorbell>> DoorbellTable::Allocate() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   uint32_t id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Doorbell>> DoorbellTable::Allocate() {
 }
 
 void DoorbellTable::Release(uint32_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   slot(id).armed.store(0, std::memory_order_relaxed);
   free_ids_.push_back(id);
 }

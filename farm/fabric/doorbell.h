@@ -22,7 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "farm/base/region.h"
 #include "farm/base/unique_fd.h"
 
@@ -98,7 +98,7 @@ class DoorbellTable {
   // event_fds_[id] is written once (under mu_) before the id is first handed out and
   // read lock-free afterwards.
   std::unique_ptr<std::atomic<int>[]> event_fds_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<UniqueFd> owned_fds_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> free_ids_ ABSL_GUARDED_BY(mu_);
   uint32_t next_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -74,7 +74,7 @@ RegionTable::RegionTable(Region shared, uint32_t capacity)
 }
 
 absl::StatusOr<RegisteredRegion> RegionTable::Register(const Region& region) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (uint32_t i = 0; i < capacity_; ++i) {
     if (Load(slots()[i].rkey, std::memory_order_relaxed) != 0 &&
         Load(slots()[i].region, std::memory_order_relaxed) == region.id()) {
@@ -104,7 +104,7 @@ absl::StatusOr<RegisteredRegion> RegionTable::Register(const Region& region) {
 }
 
 absl::Status RegionTable::Deregister(RegionId region) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (uint32_t i = 0; i < capacity_; ++i) {
     SharedRegionSlot& slot = slots()[i];
     if (Load(slot.rkey, std::memory_order_relaxed) != 0 &&

@@ -23,7 +23,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "farm/base/region.h"
 #include "farm/fabric/work_request.h"
 
@@ -80,7 +80,7 @@ class RegionTable {
   const uint32_t capacity_;
   // Process-local base address per slot; written before the slot's rkey is published.
   std::unique_ptr<std::atomic<char*>[]> bases_;
-  absl::Mutex mu_;
+  Mutex mu_;
   std::vector<uint32_t> free_slots_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -30,14 +30,14 @@ epoll_event EventFor(SocketEndpointBase* endpoint, bool want_write) {
 }  // namespace
 
 absl::Status SocketCompletionQueue::Watch(int fd, SocketEndpointBase* endpoint, bool want_write) {
-  if (watched_ >= static_cast<int>(kDisconnectReserve)) {
+  if (watched_.load(std::memory_order_relaxed) >= static_cast<int>(kDisconnectReserve)) {
     return absl::ResourceExhaustedError("too many endpoints on one completion queue");
   }
   epoll_event ev = EventFor(endpoint, want_write);
   if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
     return absl::ErrnoToStatus(errno, "epoll_ctl(ADD)");
   }
-  ++watched_;
+  watched_.fetch_add(1, std::memory_order_release);
   return absl::OkStatus();
 }
 
@@ -51,10 +51,14 @@ absl::Status SocketCompletionQueue::Rewatch(int fd, SocketEndpointBase* endpoint
 }
 
 void SocketCompletionQueue::Unwatch(int fd) {
-  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr) == 0) --watched_;
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr) == 0) {
+    watched_.fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 void SocketCompletionQueue::CheckSockets() {
+  // Acquire: endpoints registered by another thread are fully built before we call them.
+  (void)watched_.load(std::memory_order_acquire);
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
   const int n = ::epoll_wait(epoll_fd_.get(), events, kMaxEvents, 0);
@@ -66,7 +70,7 @@ void SocketCompletionQueue::CheckSockets() {
 int SocketCompletionQueue::Poll(absl::Span<Completion> out) {
   if (awaiting_ > 0) {
     CheckSockets();
-  } else if (watched_ > 0 && (++polls_ & 31) == 0) {
+  } else if ((++polls_ & 31) == 0 && watched_.load(std::memory_order_relaxed) > 0) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_liveness_check_) {
       next_liveness_check_ = now + kLivenessInterval;

@@ -6,11 +6,13 @@
 // awaits responses, and otherwise at most every `liveness_interval`, so an idle
 // endpoint's dead peer is noticed within that interval without a system call per poll.
 //
-// Owning thread only, like every completion queue. Endpoints register on creation and
-// unregister in their destructor; the queue must outlive them.
+// Owning thread only, like every completion queue, except Watch: endpoints are created
+// (and register here) on whatever thread calls Fabric::Connect, then handed to the
+// owning thread. They unregister in their destructor; the queue must outlive them.
 #ifndef FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
 #define FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -74,7 +76,9 @@ class SocketCompletionQueue final : public CompletionQueue {
   CompletionRing ring_;
   uint32_t claimed_ = 0;
   UniqueFd epoll_fd_;
-  int watched_ = 0;
+  // Written by the connecting thread (Watch), read by the owning thread: an endpoint is
+  // published to the owner through this counter's release/acquire.
+  std::atomic<int> watched_{0};
   int awaiting_ = 0;
   uint32_t polls_ = 0;
   std::chrono::steady_clock::time_point next_liveness_check_{};

@@ -64,18 +64,19 @@ Messenger::Messenger(Fabric* fabric, std::vector<EventLoop*> loops, const Messen
       options_(options),
       session_(RandomSession()),
       guard_(std::make_shared<Guard>()) {
-  absl::MutexLock lock(&guard_->mu);
+  MutexLock lock(&guard_->mu);
   guard_->owner = this;
 }
 
 Messenger::~Messenger() {
   {
-    absl::MutexLock lock(&guard_->mu);  // fabric callbacks stop reaching us
+    MutexLock lock(&guard_->mu);  // fabric callbacks stop reaching us
     guard_->owner = nullptr;
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
+    connect_back_cv_.SignalAll();
   }
   if (connector_.joinable()) connector_.join();
   // Two phases: first every thread stops polling (so none hands a message to another),
@@ -125,7 +126,7 @@ absl::Status Messenger::Start() {
   }
   connector_ = std::thread([this] { ConnectBackLoop(); });
   return fabric_->Listen([guard = guard_](absl::string_view hello) -> absl::StatusOr<AcceptResult> {
-    absl::MutexLock lock(&guard->mu);
+    MutexLock lock(&guard->mu);
     if (guard->owner == nullptr) return absl::UnavailableError("node is shutting down");
     return guard->owner->Accept(hello);
   });
@@ -178,7 +179,7 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
   loops_[receiver]->Post([thread, spec] { thread->AddInbound(spec); });
 
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     PeerLinks& peer = peers_[node];
     peer.locator = hello.locator();
     bool current = hello.session() == peer.known_session;
@@ -206,7 +207,7 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
   result.reply = accept.SerializeAsString();
   result.on_close = [guard = guard_, receiver, node, remote_thread = spec.thread,
                      session = hello.session()] {
-    absl::MutexLock lock(&guard->mu);
+    MutexLock lock(&guard->mu);
     Messenger* owner = guard->owner;
     if (owner == nullptr) return;
     MsgThread* t = owner->threads_[receiver].get();
@@ -221,10 +222,10 @@ absl::Status Messenger::Connect(NodeId peer, absl::string_view locator) {
   if (peer == options_.node_id) {
     return absl::InvalidArgumentError("a node does not connect to itself");
   }
-  absl::MutexLock serial(&connect_mu_);
+  MutexLock serial(&connect_mu_);
   for (size_t t = 0; t < threads_.size(); ++t) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       PeerLinks& links = peers_[peer];
       links.linked.resize(threads_.size(), 0);
       if (links.linked[t] != 0 && links.linked[t] == links.known_session) continue;
@@ -299,7 +300,7 @@ absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, ui
   spec.staging_offset = *staging;
   spec.head_word_offset = *word;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     PeerLinks& links = peers_[peer];
     links.locator = std::string(locator);
     links.known_session = accept.session();
@@ -312,7 +313,7 @@ absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, ui
 }
 
 bool Messenger::IsConnected(NodeId peer) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = peers_.find(peer);
   if (it == peers_.end() || it->second.linked.size() != threads_.size()) return false;
   for (uint64_t session : it->second.linked) {
@@ -322,7 +323,7 @@ bool Messenger::IsConnected(NodeId peer) const {
 }
 
 void Messenger::OnLinkDown(NodeId node, uint16_t thread, uint64_t session) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = peers_.find(node);
   if (it == peers_.end() || thread >= it->second.linked.size()) return;
   PeerLinks& peer = it->second;
@@ -333,18 +334,17 @@ void Messenger::OnLinkDown(NodeId node, uint16_t thread, uint64_t session) {
 
 void Messenger::QueueConnectBack(NodeId node, const std::string& locator) {
   connect_back_.emplace_back(node, locator);
+  connect_back_cv_.SignalAll();
 }
 
 void Messenger::ConnectBackLoop() {
   for (;;) {
     std::pair<NodeId, std::string> job;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](Messenger* m) ABSL_EXCLUSIVE_LOCKS_REQUIRED(m->mu_) {
-            return m->stopping_ || !m->connect_back_.empty();
-          },
-          this));
+      MutexLock lock(&mu_);
+      connect_back_cv_.Wait(&mu_, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return stopping_ || !connect_back_.empty();
+      });
       if (stopping_) return;
       job = std::move(connect_back_.front());
       connect_back_.pop_front();

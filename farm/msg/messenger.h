@@ -23,7 +23,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "absl/time/time.h"
 #include "farm/event/event_loop.h"
 #include "farm/fabric/fabric.h"
@@ -82,7 +82,7 @@ class Messenger {
  private:
   // What fabric callbacks reach; null once the Messenger is being destroyed.
   struct Guard {
-    absl::Mutex mu;
+    Mutex mu;
     Messenger* owner ABSL_GUARDED_BY(mu) = nullptr;
   };
   // What this node knows of a peer's messenger instance and its links to it.
@@ -108,10 +108,11 @@ class Messenger {
   bool started_ = false;
   std::shared_ptr<Guard> guard_;
 
-  absl::Mutex connect_mu_;  // one Connect at a time
-  mutable absl::Mutex mu_;
+  Mutex connect_mu_;  // one Connect at a time
+  mutable Mutex mu_;
   absl::flat_hash_map<NodeId, PeerLinks> peers_ ABSL_GUARDED_BY(mu_);
   std::deque<std::pair<NodeId, std::string>> connect_back_ ABSL_GUARDED_BY(mu_);
+  CondVar connect_back_cv_;  // signalled when connect_back_ grows or stopping_ is set
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread connector_;
 };

@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<MsgBuffers>> MsgBuffers::Create(Fabric* fabric, R
 
 MsgBuffers::MsgBuffers(Fabric* fabric, Region region, uint32_t ring_bytes, uint32_t max_rings)
     : fabric_(fabric), region_(std::move(region)), ring_bytes_(ring_bytes) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const uint64_t counts[3] = {max_rings, max_rings, uint64_t{2} * max_rings};
   const uint64_t sizes[3] = {ring_bytes, ring_bytes, kWordBytes};
   uint64_t base = 0;
@@ -50,7 +50,7 @@ MsgBuffers::~MsgBuffers() {
 }
 
 absl::StatusOr<uint64_t> MsgBuffers::Allocate(Kind kind) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Pool& p = pool(kind);
   if (p.free.empty()) {
     static constexpr const char* kNames[] = {"incoming rings", "staging buffers", "ring words"};
@@ -69,7 +69,7 @@ void MsgBuffers::Free(Kind kind, uint64_t offset) {
     // Zeroes the slot (invariant) and gives its memory back to the OS.
     (void)region_.Discard(offset, ring_bytes_);
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   pool(kind).free.push_back(offset);
 }
 

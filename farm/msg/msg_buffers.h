@@ -22,7 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "farm/base/region.h"
 #include "farm/fabric/fabric.h"
 
@@ -62,7 +62,7 @@ class MsgBuffers {
   Region region_;
   RegisteredRegion registered_;
   const uint32_t ring_bytes_;
-  absl::Mutex mu_;
+  Mutex mu_;
   Pool pools_[3] ABSL_GUARDED_BY(mu_);
 };
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 #include "gtest/gtest.h"
 
 namespace farm {
@@ -74,7 +74,7 @@ TEST_F(EventLoopTest, IdleLoopParksInsteadOfSpinning) {
   const absl::Duration used = ProcessCpuTime() - before;
   EXPECT_LT(used, absl::Milliseconds(40)) << "an idle loop burned " << used << " of CPU in 400ms";
   // And it still wakes for work.
-  absl::Notification ran;
+  Notification ran;
   thread.loop().Post([&] { ran.Notify(); });
   EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(5)));
 }
@@ -84,13 +84,13 @@ TEST_F(EventLoopTest, ParkedLoopWakesForPostTimerAndDescriptor) {
   EventLoop& loop = thread.loop();
   absl::SleepFor(absl::Milliseconds(20));  // let it park
 
-  absl::Notification timer_fired;
+  Notification timer_fired;
   RunInLoop(loop, [&] { loop.RunAfter(absl::Milliseconds(30), [&] { timer_fired.Notify(); }); });
   EXPECT_TRUE(timer_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
 
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
-  absl::Notification readable;
+  Notification readable;
   RunInLoop(loop, [&] {
     ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
                       char c;
@@ -127,7 +127,7 @@ TEST_F(EventLoopTest, BusyLoopStillChecksDescriptors) {
   RunInLoop(loop, [&] { loop.AddPoller(&busy); });
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
-  absl::Notification readable;
+  Notification readable;
   RunInLoop(loop, [&] {
     ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
                       char c;
@@ -193,6 +193,12 @@ TEST_F(EventLoopTest, DeferredWorkRunsBeforeTheNextPoll) {
   });
   loop->RunOnce();
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST_F(EventLoopTest, ReenteringTheLoopFromItsOwnCallbackAborts) {
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  loop->Post([&] { loop->RunOnce(); });
+  EXPECT_DEATH(loop->RunOnce(), "inside one of the loop's callbacks");
 }
 
 TEST_F(EventLoopTest, StopEndsAParkedRun) {

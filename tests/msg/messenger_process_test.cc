@@ -7,7 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 #include "farm/msg/messenger.h"
 #include "gtest/gtest.h"
 #include "tests/support/child_process.h"
@@ -68,7 +68,7 @@ class MessengerProcessTest : public ::testing::TestWithParam<std::string> {
   };
   // Starts a call on `node`'s thread `t`; `done` is notified with its outcome.
   void StartCall(MsgTestNode& node, size_t t, NodeId to, MsgId id, const std::string& payload,
-                 Result* out, absl::Notification* done) {
+                 Result* out, Notification* done) {
     RunInLoop(node.loop(t), [&node, t, to, id, payload, out, done] {
       absl::Status s = node.thread(t).Call(
           to, id, payload,
@@ -86,7 +86,7 @@ class MessengerProcessTest : public ::testing::TestWithParam<std::string> {
   }
   Result Call(MsgTestNode& node, size_t t, NodeId to, MsgId id, const std::string& payload) {
     Result r;
-    absl::Notification done;
+    Notification done;
     StartCall(node, t, to, id, payload, &r, &done);
     EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(20)));
     return r;
@@ -116,7 +116,7 @@ TEST_P(MessengerProcessTest, KilledPeerFailsWaitingCallsAndRestartedPeerIsLinked
 
   // Calls that will never be answered, on both threads, with no deadline.
   Result hung[2];
-  absl::Notification hung_done[2];
+  Notification hung_done[2];
   for (size_t t = 0; t < 2; ++t) StartCall(*parent, t, 2, kHang, "", &hung[t], &hung_done[t]);
   child->Kill(SIGKILL);
   ASSERT_EQ(child->Wait(absl::Seconds(10)).value_or(-1), 128 + SIGKILL);

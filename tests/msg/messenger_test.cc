@@ -8,8 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/support/msg_test_node.h"
 
@@ -28,7 +27,7 @@ constexpr MsgId kLater = 6;
 
 // What handlers saw, shared by all nodes of a test (handlers run on loop threads).
 struct Journal {
-  absl::Mutex mu;
+  Mutex mu;
   // (receiving node, from node, from thread) -> sequence numbers in arrival order
   std::map<std::tuple<NodeId, NodeId, uint16_t>, std::vector<uint64_t>> seen ABSL_GUARDED_BY(mu);
   std::atomic<uint64_t> count{0};
@@ -55,7 +54,7 @@ class MessengerTest : public ::testing::TestWithParam<std::string> {
                    }).ok());
       ASSERT_TRUE(m.RegisterHandler(kRecord, [this, id](MsgThread& t, const Message& msg) {
                      {
-                       absl::MutexLock lock(&journal_.mu);
+                       MutexLock lock(&journal_.mu);
                        journal_.seen[{id, msg.from, msg.from_thread}].push_back(ParseNum(msg.payload));
                      }
                      journal_.count++;
@@ -67,7 +66,7 @@ class MessengerTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(m.RegisterHandler(kSlow, [this](MsgThread&, const Message& msg) {
                      absl::SleepFor(absl::Milliseconds(1));  // a receiver that lags
                      journal_.count++;
-                     absl::MutexLock lock(&journal_.mu);
+                     MutexLock lock(&journal_.mu);
                      journal_.seen[{0, msg.from, 0}].push_back(ParseNum(msg.payload));
                    }).ok());
       ASSERT_TRUE(m.RegisterHandler(kLater, [](MsgThread& t, const Message& msg) {
@@ -92,7 +91,7 @@ class MessengerTest : public ::testing::TestWithParam<std::string> {
   Outcome CallAndWait(MsgTestNode& from, size_t t, NodeId to, MsgId id, const std::string& payload,
                       absl::Duration timeout = absl::ZeroDuration()) {
     Outcome out;
-    absl::Notification done;
+    Notification done;
     RunInLoop(from.loop(t), [&] {
       absl::Status s = from.thread(t).Call(
           to, id, payload,
@@ -146,26 +145,45 @@ TEST_P(MessengerTest, MessagesOnAChannelArriveInOrder) {
   ASSERT_TRUE(a->ConnectTo(*c).ok());
   ASSERT_TRUE(b->ConnectTo(*c).ok());
   constexpr uint64_t kPerSender = 20000;
-  std::vector<std::pair<MsgTestNode*, size_t>> senders = {{a.get(), 0}, {a.get(), 1}, {b.get(), 1}};
-  for (auto [node, t] : senders) {
-    node->loop(t).Post([node = node, t = t] {
-      for (uint64_t i = 0; i < kPerSender; ++i) {
-        for (NodeId to : {NodeId{1}, NodeId{2}, NodeId{3}}) {
-          if (to == node->id()) continue;
-          absl::Status s;
-          // A full ring and backlog push back; the sender retries after letting the
-          // loop run (a real application would continue from a callback instead).
-          while (absl::IsResourceExhausted(s = node->thread(t).Send(to, kRecord, Num(i)))) {
-            node->loop(t).RunOnce();
-          }
-          ASSERT_TRUE(s.ok()) << s;
+  // Each sender sends what the rings take, and when they push back re-posts itself to
+  // continue after the loop has polled (the event-driven way to wait for space).
+  struct Sender {
+    MsgTestNode* node;
+    size_t thread;
+    uint64_t next = 0;
+    size_t peer = 0;
+    Notification done;
+    void Step() {
+      const std::vector<NodeId> peers = node->id() == 1 ? std::vector<NodeId>{2, 3}
+                                                        : std::vector<NodeId>{1, 3};
+      while (next < kPerSender) {
+        absl::Status s = node->thread(thread).Send(peers[peer], kRecord, Num(next));
+        if (absl::IsResourceExhausted(s)) {
+          node->loop(thread).Post([this] { Step(); });
+          return;
+        }
+        ASSERT_TRUE(s.ok()) << s;
+        if (++peer == peers.size()) {
+          peer = 0;
+          ++next;
         }
       }
-    });
+      done.Notify();
+    }
+  };
+  std::vector<std::unique_ptr<Sender>> senders;
+  for (auto [node, t] : std::vector<std::pair<MsgTestNode*, size_t>>{
+           {a.get(), 0}, {a.get(), 1}, {b.get(), 1}}) {
+    senders.push_back(std::make_unique<Sender>());
+    senders.back()->node = node;
+    senders.back()->thread = t;
+    Sender* s = senders.back().get();
+    node->loop(t).Post([s] { s->Step(); });
   }
+  for (auto& s : senders) ASSERT_TRUE(s->done.WaitForNotificationWithTimeout(absl::Seconds(60)));
   ASSERT_TRUE(WaitUntil([&] { return journal_.count == 6 * kPerSender; }, absl::Seconds(60)))
       << journal_.count;
-  absl::MutexLock lock(&journal_.mu);
+  MutexLock lock(&journal_.mu);
   EXPECT_EQ(journal_.seen.size(), 6u);
   for (const auto& [key, seqs] : journal_.seen) {
     ASSERT_EQ(seqs.size(), kPerSender);
@@ -229,7 +247,7 @@ TEST_P(MessengerTest, SlowReceiverMakesSendersWaitWithoutLoss) {
     for (uint64_t i = 0; i < kMessages; ++i) ASSERT_TRUE(a->thread(0).Send(2, kSlow, Num(i)).ok());
   });
   ASSERT_TRUE(WaitUntil([&] { return journal_.count == kMessages; }, absl::Seconds(60)));
-  absl::MutexLock lock(&journal_.mu);
+  MutexLock lock(&journal_.mu);
   const std::vector<uint64_t>& seqs = journal_.seen[{0, 1, 0}];
   ASSERT_EQ(seqs.size(), kMessages);
   for (uint64_t i = 0; i < kMessages; ++i) ASSERT_EQ(seqs[i], i);
@@ -304,7 +322,7 @@ TEST_P(MessengerTest, DestroyedPeerFailsPendingCallsAndLaterSends) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
   Outcome o;
-  absl::Notification done;
+  Notification done;
   RunInLoop(a->loop(0), [&] {
     ASSERT_TRUE(a->thread(0)
                     .Call(2, kSilent, "", [&](const absl::Status& s, absl::string_view) {

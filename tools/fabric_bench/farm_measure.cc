@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 #include "tools/common/latency.h"
 #include "tools/fabric_bench/bench_protocol.h"
 #include "tools/fabric_bench/bench_support.h"
@@ -152,7 +152,7 @@ struct CallDriver {
   Clock::time_point stopped_at{};
   int active = 0;
   absl::Status error;
-  absl::Notification done;
+  Notification done;
 
   void Issue() {
     const ReadRequest req{offsets.Next(), size, 0};

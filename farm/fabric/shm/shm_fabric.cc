@@ -39,19 +39,19 @@ ShmFabric::~ShmFabric() {
 }
 
 void ShmFabric::OnRegistered(const Region& region) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   region_fds_[region.id()] = region.fd();
 }
 
 void ShmFabric::OnDeregistered(RegionId region) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   region_fds_.erase(region);
 }
 
 int ShmFabric::RegionFd(RegionId region, uint64_t rkey, uint64_t* length) const {
   *length = ValidateRkey(regions().shared_slots(), regions().capacity(), region, rkey);
   if (*length == 0) return -1;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = region_fds_.find(region);
   return it == region_fds_.end() ? -1 : it->second;
 }
@@ -59,7 +59,7 @@ int ShmFabric::RegionFd(RegionId region, uint64_t rkey, uint64_t* length) const 
 std::shared_ptr<ShmPeer> ShmFabric::FindOrAddPeer(uint64_t instance, Region region_table,
                                                   uint32_t region_capacity, Region doorbells,
                                                   uint32_t doorbell_capacity) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::erase_if(peers_, [](const auto& entry) { return entry.second.expired(); });
   std::weak_ptr<ShmPeer>& slot = peers_[instance];
   if (std::shared_ptr<ShmPeer> existing = slot.lock()) return existing;

@@ -16,7 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "farm/fabric/shm/shm_peer.h"
 #include "farm/fabric/socket_fabric.h"
 
@@ -47,7 +47,7 @@ class ShmFabric final : public SocketFabric {
                                          uint32_t doorbell_capacity);
 
   const uint64_t instance_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::flat_hash_map<RegionId, int> region_fds_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, std::weak_ptr<ShmPeer>> peers_ ABSL_GUARDED_BY(mu_);
 };

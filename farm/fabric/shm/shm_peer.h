@@ -15,7 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "farm/base/mutex.h"
 #include "farm/base/region.h"
 #include "farm/base/unique_fd.h"
 #include "farm/fabric/doorbell.h"
@@ -60,7 +60,7 @@ class ShmPeer {
   const uint32_t region_capacity_;
   const Region doorbells_;
   const uint32_t doorbell_capacity_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Region>> regions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint32_t, UniqueFd> doorbell_fds_ ABSL_GUARDED_BY(mu_);
 };
