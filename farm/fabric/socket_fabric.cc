@@ -1,5 +1,8 @@
 #include "farm/fabric/socket_fabric.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
 namespace farm {
 
 SocketFabric::~SocketFabric() { StopServer(); }
@@ -51,12 +54,23 @@ absl::Status SocketFabric::Listen(AcceptHandler handler) {
   return server_->Start(std::move(handler));
 }
 
-absl::StatusOr<SocketCompletionQueue*> SocketFabric::OwnQueue(CompletionQueue* cq) {
+absl::StatusOr<SocketFabric::Authenticated> SocketFabric::ConnectAndAuthenticate(
+    absl::string_view locator, absl::string_view hello, CompletionQueue* cq) {
+  const std::string scheme = absl::StrCat(backend(), ":");
+  if (!absl::StartsWith(locator, scheme)) {
+    return absl::InvalidArgumentError(absl::StrCat(backend(), " fabric cannot reach '", locator,
+                                                   "': want ", scheme, "<address>"));
+  }
   auto* own = dynamic_cast<SocketCompletionQueue*>(cq);
   if (own == nullptr) {
     return absl::InvalidArgumentError("completion queue was not created by this fabric");
   }
-  return own;
+  const absl::Time deadline = absl::Now() + options_.connect_timeout;
+  absl::StatusOr<UniqueFd> fd = OpenSocket(locator.substr(scheme.size()), deadline);
+  if (!fd.ok()) return fd.status();
+  absl::StatusOr<std::string> reply = ClientHandshake(fd->get(), key_, hello, deadline);
+  if (!reply.ok()) return reply.status();
+  return Authenticated{std::move(*fd), std::move(*reply), own};
 }
 
 }  // namespace farm

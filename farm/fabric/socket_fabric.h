@@ -5,6 +5,7 @@
 #define FARM_FABRIC_SOCKET_FABRIC_H_
 
 #include <memory>
+#include <string>
 
 #include "farm/fabric/doorbell.h"
 #include "farm/fabric/fabric.h"
@@ -40,8 +41,20 @@ class SocketFabric : public Fabric {
   // Stops the server thread; subclass destructors call it before their state goes.
   void StopServer();
 
-  // The queue a caller passed to Connect, if this fabric created it.
-  static absl::StatusOr<SocketCompletionQueue*> OwnQueue(CompletionQueue* cq);
+  // The common first half of Connect: checks the locator's scheme ("<scheme>:<address>")
+  // and that `cq` is ours, opens the socket (OpenSocket), and runs the authenticated
+  // handshake. The backend then builds its endpoint on the result.
+  struct Authenticated {
+    UniqueFd socket;
+    std::string reply;
+    SocketCompletionQueue* cq;
+  };
+  absl::StatusOr<Authenticated> ConnectAndAuthenticate(absl::string_view locator,
+                                                       absl::string_view hello,
+                                                       CompletionQueue* cq);
+  // Opens a connected socket to `address` (the locator without its scheme).
+  virtual absl::StatusOr<UniqueFd> OpenSocket(absl::string_view address,
+                                              absl::Time deadline) = 0;
 
   // Hooks for backends that track registrations themselves (shm keeps fds).
   virtual void OnRegistered(const Region& region) {}

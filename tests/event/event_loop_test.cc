@@ -31,6 +31,34 @@ class EventLoopTest : public ::testing::Test {
   std::unique_ptr<DoorbellTable> doorbells_;
 };
 
+// A pipe whose read end a loop watches; Notified() once it has been readable.
+class WatchedPipe {
+ public:
+  explicit WatchedPipe(EventLoop& loop) : loop_(loop) {
+    EXPECT_EQ(::pipe2(fds_, O_NONBLOCK | O_CLOEXEC), 0);
+    RunInLoop(loop_, [this] {
+      ASSERT_TRUE(loop_.WatchFd(fds_[0], [this] {
+                         char c;
+                         while (::read(fds_[0], &c, 1) == 1) {
+                         }
+                         if (!readable_.HasBeenNotified()) readable_.Notify();
+                       }).ok());
+    });
+  }
+  ~WatchedPipe() {
+    RunInLoop(loop_, [this] { loop_.UnwatchFd(fds_[0]); });
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  void Write() { ASSERT_EQ(::write(fds_[1], "x", 1), 1); }
+  bool WaitReadable() { return readable_.WaitForNotificationWithTimeout(absl::Seconds(5)); }
+
+ private:
+  EventLoop& loop_;
+  int fds_[2];
+  Notification readable_;
+};
+
 // CPU time this process has used, user + system.
 absl::Duration ProcessCpuTime() {
   rusage ru;
@@ -88,23 +116,12 @@ TEST_F(EventLoopTest, ParkedLoopWakesForPostTimerAndDescriptor) {
   RunInLoop(loop, [&] { loop.RunAfter(absl::Milliseconds(30), [&] { timer_fired.Notify(); }); });
   EXPECT_TRUE(timer_fired.WaitForNotificationWithTimeout(absl::Seconds(5)));
 
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
-  Notification readable;
-  RunInLoop(loop, [&] {
-    ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
-                      char c;
-                      while (::read(pipe_fds[0], &c, 1) == 1) {
-                      }
-                      readable.Notify();
-                    }).ok());
-  });
-  absl::SleepFor(absl::Milliseconds(20));
-  ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
-  EXPECT_TRUE(readable.WaitForNotificationWithTimeout(absl::Seconds(5)));
-  RunInLoop(loop, [&] { loop.UnwatchFd(pipe_fds[0]); });
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
+  {
+    WatchedPipe pipe(loop);
+    absl::SleepFor(absl::Milliseconds(20));
+    pipe.Write();
+    EXPECT_TRUE(pipe.WaitReadable());
+  }
   uint64_t parks = 0;
   RunInLoop(loop, [&] { parks = loop.stats().parks; });
   EXPECT_GT(parks, 0u);
@@ -125,26 +142,15 @@ TEST_F(EventLoopTest, BusyLoopStillChecksDescriptors) {
   EventLoop& loop = thread.loop();
   BusyPoller busy;
   RunInLoop(loop, [&] { loop.AddPoller(&busy); });
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
-  Notification readable;
-  RunInLoop(loop, [&] {
-    ASSERT_TRUE(loop.WatchFd(pipe_fds[0], [&] {
-                      char c;
-                      while (::read(pipe_fds[0], &c, 1) == 1) {
-                      }
-                      if (!readable.HasBeenNotified()) readable.Notify();
-                    }).ok());
-  });
-  ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
-  EXPECT_TRUE(readable.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  {
+    WatchedPipe pipe(loop);
+    pipe.Write();
+    EXPECT_TRUE(pipe.WaitReadable());
+  }
   RunInLoop(loop, [&] {
     loop.RemovePoller(&busy);
-    loop.UnwatchFd(pipe_fds[0]);
     EXPECT_GT(busy.polls, 0u);
   });
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
 }
 
 TEST_F(EventLoopTest, TimersFireInDeadlineOrderAndCancelledOnesNever) {

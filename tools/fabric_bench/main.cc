@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -102,43 +103,41 @@ int Run() {
   // results[column][size]
   std::map<std::string, std::map<uint32_t, Measurement>> results;
   std::vector<std::string> columns;
+  auto measure_column = [&](const std::string& column,
+                            const std::function<absl::StatusOr<Measurement>(uint32_t)>& measure) {
+    columns.push_back(column);
+    for (uint32_t size : sizes) {
+      absl::StatusOr<Measurement> m = measure(size);
+      if (!m.ok()) return m.status();
+      results[column][size] = *m;
+      std::fprintf(stderr, "%s %u B: %s kops/s, p50 %s us\n", column.c_str(), size,
+                   Kops(*m).c_str(), Us(m->p50_us).c_str());
+    }
+    return absl::OkStatus();
+  };
   for (const std::string& b : backends) {
     absl::StatusOr<std::unique_ptr<OneSidedReader>> reader =
         OneSidedReader::Connect(b, servers.at(b).locator, servers.at(b).capability);
     if (!reader.ok()) return fail(reader.status());
-    const std::string column = "READ " + b;
-    columns.push_back(column);
-    for (uint32_t size : sizes) {
-      absl::StatusOr<Measurement> m = (*reader)->Measure(size, window, duration);
-      if (!m.ok()) return fail(m.status());
-      results[column][size] = *m;
-      std::fprintf(stderr, "%s %u B: %s kops/s, p50 %s us\n", column.c_str(), size, Kops(*m).c_str(),
-                   Us(m->p50_us).c_str());
-    }
+    absl::Status s = measure_column("READ " + b, [&](uint32_t size) {
+      return (*reader)->Measure(size, window, duration);
+    });
+    if (!s.ok()) return fail(s);
   }
   for (const std::string& b : backends) {
     absl::StatusOr<std::unique_ptr<RpcReader>> rpc =
         RpcReader::Connect(b, servers.at(b).locator, region_bytes, spin);
     if (!rpc.ok()) return fail(rpc.status());
-    const std::string column = "RPC " + b;
-    columns.push_back(column);
-    for (uint32_t size : sizes) {
-      absl::StatusOr<Measurement> m = (*rpc)->Measure(size, window, duration);
-      if (!m.ok()) return fail(m.status());
-      results[column][size] = *m;
-      std::fprintf(stderr, "%s %u B: %s kops/s, p50 %s us\n", column.c_str(), size, Kops(*m).c_str(),
-                   Us(m->p50_us).c_str());
-    }
+    absl::Status s = measure_column("RPC " + b, [&](uint32_t size) {
+      return (*rpc)->Measure(size, window, duration);
+    });
+    if (!s.ok()) return fail(s);
   }
   const uint16_t port = servers.at(backends.front()).baseline_port;
-  columns.push_back("TCP socket");
-  for (uint32_t size : sizes) {
-    absl::StatusOr<Measurement> m = MeasureTcpBaseline(port, size, region_bytes, window, duration);
-    if (!m.ok()) return fail(m.status());
-    results["TCP socket"][size] = *m;
-    std::fprintf(stderr, "TCP socket %u B: %s kops/s, p50 %s us\n", size, Kops(*m).c_str(),
-                 Us(m->p50_us).c_str());
-  }
+  absl::Status s = measure_column("TCP socket", [&](uint32_t size) {
+    return MeasureTcpBaseline(port, size, region_bytes, window, duration);
+  });
+  if (!s.ok()) return fail(s);
   const Measurement raw64 = MeasureRawCopy(64, region_bytes, duration);
 
   utsname u;

@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "farm/fabric/shm/shm_endpoint.h"
 #include "farm/fabric/shm/shm_server.h"
 #include "farm/fabric/socket_util.h"
@@ -69,27 +67,22 @@ std::shared_ptr<ShmPeer> ShmFabric::FindOrAddPeer(uint64_t instance, Region regi
   return peer;
 }
 
+absl::StatusOr<UniqueFd> ShmFabric::OpenSocket(absl::string_view address, absl::Time deadline) {
+  return ConnectUnix(address, deadline);
+}
+
 absl::StatusOr<Connection> ShmFabric::Connect(absl::string_view locator, absl::string_view hello,
                                               CompletionQueue* cq, uint64_t context) {
-  if (!absl::StartsWith(locator, "shm:")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shm fabric cannot reach '", locator, "': want shm:<socket path>"));
-  }
-  absl::StatusOr<SocketCompletionQueue*> own_cq = OwnQueue(cq);
-  if (!own_cq.ok()) return own_cq.status();
-  const absl::Time deadline = absl::Now() + options().connect_timeout;
-  absl::StatusOr<UniqueFd> fd = ConnectUnix(locator.substr(4), deadline);
-  if (!fd.ok()) return fd.status();
-  absl::StatusOr<std::string> reply = ClientHandshake(fd->get(), key(), hello, deadline);
-  if (!reply.ok()) return reply.status();
+  absl::StatusOr<Authenticated> conn = ConnectAndAuthenticate(locator, hello, cq);
+  if (!conn.ok()) return conn.status();
   ShmEndpointConfig config{&regions(), options().max_op_bytes, options().connect_timeout};
   absl::StatusOr<std::unique_ptr<ShmEndpoint>> ep = ShmEndpoint::Create(
-      config, std::move(*fd), *own_cq, context,
+      config, std::move(conn->socket), conn->cq, context,
       [this](uint64_t instance, Region rt, uint32_t rc, Region db, uint32_t dc) {
         return FindOrAddPeer(instance, std::move(rt), rc, std::move(db), dc);
       });
   if (!ep.ok()) return ep.status();
-  return Connection{std::move(*ep), std::move(*reply)};
+  return Connection{std::move(*ep), std::move(conn->reply)};
 }
 
 }  // namespace farm

@@ -40,6 +40,7 @@ class ShmFabric final : public SocketFabric {
 
  private:
   ShmFabric(const FabricOptions& options, ClusterKey key);
+  absl::StatusOr<UniqueFd> OpenSocket(absl::string_view address, absl::Time deadline) override;
   void OnRegistered(const Region& region) override;
   void OnDeregistered(RegionId region) override;
   std::shared_ptr<ShmPeer> FindOrAddPeer(uint64_t instance, Region region_table,

@@ -31,24 +31,19 @@ absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::Create(const FabricOptions
   return fabric;
 }
 
+absl::StatusOr<UniqueFd> TcpFabric::OpenSocket(absl::string_view address, absl::Time deadline) {
+  return ConnectTcp(address, deadline);
+}
+
 absl::StatusOr<Connection> TcpFabric::Connect(absl::string_view locator, absl::string_view hello,
                                               CompletionQueue* cq, uint64_t context) {
-  if (!absl::StartsWith(locator, "tcp:")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tcp fabric cannot reach '", locator, "': want tcp:<host>:<port>"));
-  }
-  absl::StatusOr<SocketCompletionQueue*> own_cq = OwnQueue(cq);
-  if (!own_cq.ok()) return own_cq.status();
-  const absl::Time deadline = absl::Now() + options().connect_timeout;
-  absl::StatusOr<UniqueFd> fd = ConnectTcp(locator.substr(4), deadline);
-  if (!fd.ok()) return fd.status();
-  absl::StatusOr<std::string> reply = ClientHandshake(fd->get(), key(), hello, deadline);
-  if (!reply.ok()) return reply.status();
+  absl::StatusOr<Authenticated> conn = ConnectAndAuthenticate(locator, hello, cq);
+  if (!conn.ok()) return conn.status();
   TcpEndpointConfig config{&regions(), options().max_op_bytes, options().max_outstanding};
   absl::StatusOr<std::unique_ptr<TcpEndpoint>> ep =
-      TcpEndpoint::Create(config, std::move(*fd), *own_cq, context);
+      TcpEndpoint::Create(config, std::move(conn->socket), conn->cq, context);
   if (!ep.ok()) return ep.status();
-  return Connection{std::move(*ep), std::move(*reply)};
+  return Connection{std::move(*ep), std::move(conn->reply)};
 }
 
 }  // namespace farm

@@ -24,6 +24,7 @@ class TcpFabric final : public SocketFabric {
 
  private:
   TcpFabric(const FabricOptions& options, ClusterKey key) : SocketFabric(options, key) {}
+  absl::StatusOr<UniqueFd> OpenSocket(absl::string_view address, absl::Time deadline) override;
 
   std::string address_;  // host:port peers connect to
 };
