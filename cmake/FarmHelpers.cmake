@@ -34,4 +34,8 @@ function(farm_cc_test NAME)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  if(FARM_TSAN)
+    set_tests_properties(${NAME} PROPERTIES ENVIRONMENT
+      "TSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/tsan_suppressions.txt halt_on_error=1 second_deadlock_stack=1")
+  endif()
 endfunction()

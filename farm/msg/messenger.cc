@@ -36,6 +36,14 @@ uint64_t RandomSession() {
 
 }  // namespace
 
+std::string OneSidedHello(NodeId from) {
+  msg::SessionHello hello;
+  hello.set_version(kSessionVersion);
+  hello.set_node_id(from);
+  hello.set_one_sided_only(true);
+  return hello.SerializeAsString();
+}
+
 absl::StatusOr<std::unique_ptr<Messenger>> Messenger::Create(Fabric* fabric,
                                                              std::vector<EventLoop*> loops,
                                                              const MessengerOptions& options) {
@@ -145,6 +153,14 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
   if (node == options_.node_id) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "duplicate node id: the connecting node claims id %u, which is this node's", node));
+  }
+  if (hello.one_sided_only()) {
+    msg::SessionAccept accept;
+    accept.set_version(kSessionVersion);
+    accept.set_node_id(options_.node_id);
+    accept.set_session(session_);
+    accept.set_thread_count(static_cast<uint32_t>(threads_.size()));
+    return AcceptResult{accept.SerializeAsString(), nullptr};
   }
   if (hello.ring_bytes() != options_.ring_bytes) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -48,6 +48,10 @@ struct MessengerOptions {
   RegionId buffer_region = kFirstPrivateRegion;
 };
 
+// The hello for a fabric connection that only wants one-sided access to a node (a
+// tool, a benchmark): accepted by the node's messenger without giving it a ring.
+std::string OneSidedHello(NodeId from);
+
 class Messenger {
  public:
   static absl::StatusOr<std::unique_ptr<Messenger>> Create(Fabric* fabric,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "farm/base/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tests/support/msg_test_node.h"
 
 namespace farm {
@@ -300,6 +301,22 @@ TEST_P(MessengerTest, MessagesToThisNodeAndToAnotherThread) {
   EXPECT_EQ(s0.forwarded, 1u);
   RunInLoop(b->loop(1), [&] { s1 = b->thread(1).stats(); });
   EXPECT_EQ(s1.received, 1u);
+}
+
+TEST_P(MessengerTest, OneSidedConnectionsGetNoRingAndGarbageHellosAreRefused) {
+  auto a = Node(1);
+  auto fabric = Fabric::Create(testing::TestFabricOptions(GetParam()));
+  ASSERT_TRUE(fabric.ok());
+  auto cq = (*fabric)->CreateCompletionQueue();
+  ASSERT_TRUE(cq.ok());
+  absl::StatusOr<Connection> plain = (*fabric)->Connect(a->locator(), OneSidedHello(9), cq->get(), 0);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(a->messenger().IsConnected(9)) << "a one-sided client must not be connected back";
+  absl::StatusOr<Connection> garbage = (*fabric)->Connect(a->locator(), "\x01junk", cq->get(), 0);
+  EXPECT_FALSE(garbage.ok());
+  absl::StatusOr<Connection> empty = (*fabric)->Connect(a->locator(), "", cq->get(), 0);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kFailedPrecondition) << empty.status();
 }
 
 TEST_P(MessengerTest, ConnectChecksWhoIsThere) {

@@ -36,7 +36,8 @@ absl::StatusOr<std::unique_ptr<OneSidedReader>> OneSidedReader::Connect(
   absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = r->fabric_->CreateCompletionQueue();
   if (!cq.ok()) return cq.status();
   r->cq_ = std::move(*cq);
-  absl::StatusOr<Connection> conn = r->fabric_->Connect(locator, "", r->cq_.get(), 0);
+  absl::StatusOr<Connection> conn =
+      r->fabric_->Connect(locator, OneSidedHello(kClientNode), r->cq_.get(), 0);
   if (!conn.ok()) return conn.status();
   r->endpoint_ = std::move(conn->endpoint);
   return r;
