@@ -1,5 +1,6 @@
 #include "farm/event/event_loop.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 
 #include <algorithm>
@@ -37,7 +38,8 @@ EventLoop::EventLoop(std::unique_ptr<Doorbell> doorbell, UniqueFd epoll_fd,
     : doorbell_(std::move(doorbell)),
       epoll_fd_(std::move(epoll_fd)),
       spin_(ToClock(options.spin)),
-      fd_check_interval_(ToClock(options.fd_check_interval)) {}
+      fd_check_interval_(ToClock(options.fd_check_interval)),
+      yield_while_spinning_(options.yield_while_spinning) {}
 
 EventLoop::~EventLoop() = default;
 
@@ -66,6 +68,8 @@ void EventLoop::Run() {
     } else if (now_ - last_event_ >= spin_) {
       Park();
       last_event_ = Clock::now();
+    } else if (yield_while_spinning_) {
+      sched_yield();
     }
   }
   running_.store(false, std::memory_order_release);

@@ -56,6 +56,11 @@ struct EventLoopOptions {
   absl::Duration spin = absl::Microseconds(50);
   // While busy, how often the loop checks its watched descriptors.
   absl::Duration fd_check_interval = absl::Milliseconds(1);
+  // While spinning without events, give the core to any other runnable thread between
+  // polls (sched_yield). On a small machine this keeps spinning loops from starving
+  // the threads they wait for (a tcp responder, a peer node's loop); on an idle core
+  // it costs one system call per empty poll.
+  bool yield_while_spinning = true;
 };
 
 struct EventLoopStats {
@@ -119,6 +124,7 @@ class EventLoop {
   UniqueFd epoll_fd_;
   const Clock::duration spin_;
   const Clock::duration fd_check_interval_;
+  const bool yield_while_spinning_;
   std::atomic<std::thread::id> thread_{};
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};

@@ -30,7 +30,7 @@ int RunServer(const ServerOptions& options) {
   absl::StatusOr<RegisteredRegion> registered = (*fabric)->RegisterRegion(*region);
   if (!registered.ok()) return fail(registered.status());
 
-  absl::StatusOr<std::unique_ptr<LoopThread>> loop = StartLoop(**fabric, options.spin);
+  absl::StatusOr<std::unique_ptr<LoopThread>> loop = StartLoop(**fabric, options.loop);
   if (!loop.ok()) return fail(loop.status());
   MessengerOptions mo;
   mo.node_id = kServerNode;

@@ -7,14 +7,14 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/time/time.h"
+#include "farm/event/event_loop.h"
 
 namespace farm::bench {
 
 struct ServerOptions {
   std::string backend;
   uint64_t region_bytes = 64u << 20;
-  absl::Duration spin = absl::Milliseconds(10);
+  EventLoopOptions loop;
   bool tcp_baseline = false;
 };
 

@@ -19,11 +19,10 @@ FabricOptions BenchFabricOptions(const std::string& backend) {
   return o;
 }
 
-absl::StatusOr<std::unique_ptr<LoopThread>> StartLoop(Fabric& fabric, absl::Duration spin) {
+absl::StatusOr<std::unique_ptr<LoopThread>> StartLoop(Fabric& fabric,
+                                                      const EventLoopOptions& options) {
   absl::StatusOr<std::unique_ptr<Doorbell>> bell = fabric.CreateDoorbell();
   if (!bell.ok()) return bell.status();
-  EventLoopOptions options;
-  options.spin = spin;
   absl::StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create(std::move(*bell), options);
   if (!loop.ok()) return loop.status();
   return std::make_unique<LoopThread>(std::move(*loop));

@@ -15,8 +15,9 @@ namespace farm::bench {
 // Fabric options for a benchmark process: a fresh address and the benchmark's secret.
 FabricOptions BenchFabricOptions(const std::string& backend);
 
-// A worker thread running an event loop that spins for `spin` before parking.
-absl::StatusOr<std::unique_ptr<LoopThread>> StartLoop(Fabric& fabric, absl::Duration spin);
+// A worker thread running an event loop with `options`.
+absl::StatusOr<std::unique_ptr<LoopThread>> StartLoop(Fabric& fabric,
+                                                      const EventLoopOptions& options);
 
 }  // namespace farm::bench
 

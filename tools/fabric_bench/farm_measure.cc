@@ -110,13 +110,13 @@ absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
 absl::StatusOr<std::unique_ptr<RpcReader>> RpcReader::Connect(const std::string& backend,
                                                               const std::string& locator,
                                                               uint64_t region_bytes,
-                                                              absl::Duration spin) {
+                                                              const EventLoopOptions& loop_options) {
   std::unique_ptr<RpcReader> r(new RpcReader());
   r->region_bytes_ = region_bytes;
   absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(BenchFabricOptions(backend));
   if (!fabric.ok()) return fabric.status();
   r->fabric_ = std::move(*fabric);
-  absl::StatusOr<std::unique_ptr<LoopThread>> loop = StartLoop(*r->fabric_, spin);
+  absl::StatusOr<std::unique_ptr<LoopThread>> loop = StartLoop(*r->fabric_, loop_options);
   if (!loop.ok()) return loop.status();
   r->loop_ = std::move(*loop);
   MessengerOptions mo;

@@ -40,7 +40,7 @@ class RpcReader {
   static absl::StatusOr<std::unique_ptr<RpcReader>> Connect(const std::string& backend,
                                                             const std::string& locator,
                                                             uint64_t region_bytes,
-                                                            absl::Duration spin);
+                                                            const EventLoopOptions& loop);
   ~RpcReader();
   absl::StatusOr<Measurement> Measure(uint32_t size, int window, absl::Duration duration);
 

@@ -38,11 +38,23 @@ ABSL_FLAG(double, seconds, 0.5, "duration of each measurement");
 ABSL_FLAG(int, window, 16, "requests in flight when measuring rates");
 ABSL_FLAG(int, region_mb, 64, "size of the server's region, read at random offsets");
 ABSL_FLAG(int, spin_us, 10000, "event loops spin this long before parking");
+ABSL_FLAG(bool, yield, true, "spinning event loops yield the core between empty polls");
 ABSL_FLAG(bool, serve, false, "internal: run as the server process");
 ABSL_FLAG(std::string, backend, "", "internal: the server's backend");
 ABSL_FLAG(bool, baseline, false, "internal: the server also runs the TCP baseline");
 
 namespace farm::bench {
+namespace {
+
+}  // namespace
+
+EventLoopOptions LoopOptionsFromFlags() {
+  EventLoopOptions o;
+  o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+  o.yield_while_spinning = absl::GetFlag(FLAGS_yield);
+  return o;
+}
+
 namespace {
 
 struct Server {
@@ -57,7 +69,8 @@ absl::StatusOr<Server> SpawnServer(const std::string& backend, bool baseline) {
       {"/proc/self/exe", "--serve", absl::StrCat("--backend=", backend),
        absl::StrCat("--baseline=", baseline ? "true" : "false"),
        absl::StrCat("--region_mb=", absl::GetFlag(FLAGS_region_mb)),
-       absl::StrCat("--spin_us=", absl::GetFlag(FLAGS_spin_us))});
+       absl::StrCat("--spin_us=", absl::GetFlag(FLAGS_spin_us)),
+       absl::StrCat("--yield=", absl::GetFlag(FLAGS_yield) ? "true" : "false")});
   if (!p.ok()) return p.status();
   absl::StatusOr<std::string> ready = p->ReadLineStartingWith("READY", absl::Seconds(30));
   if (!ready.ok()) return ready.status();
@@ -88,7 +101,7 @@ int Run() {
   const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   const int window = absl::GetFlag(FLAGS_window);
   const uint64_t region_bytes = uint64_t(absl::GetFlag(FLAGS_region_mb)) << 20;
-  const absl::Duration spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+  const EventLoopOptions loop = LoopOptionsFromFlags();
   auto fail = [](const absl::Status& s) {
     std::fprintf(stderr, "fabric_bench: %s\n", s.ToString().c_str());
     return 1;
@@ -126,7 +139,7 @@ int Run() {
   }
   for (const std::string& b : backends) {
     absl::StatusOr<std::unique_ptr<RpcReader>> rpc =
-        RpcReader::Connect(b, servers.at(b).locator, region_bytes, spin);
+        RpcReader::Connect(b, servers.at(b).locator, region_bytes, loop);
     if (!rpc.ok()) return fail(rpc.status());
     absl::Status s = measure_column("RPC " + b, [&](uint32_t size) {
       return (*rpc)->Measure(size, window, duration);
@@ -143,8 +156,10 @@ int Run() {
   utsname u;
   ::uname(&u);
   std::printf("fabric_bench: random %u-MB-region block reads from a server process; rate with %d "
-              "in flight, latency one at a time; %.2f s per figure; %ld cores, Linux %s\n\n",
+              "in flight, latency one at a time; %.2f s per figure; loops spin %d us%s; %ld cores, "
+              "Linux %s\n\n",
               absl::GetFlag(FLAGS_region_mb), window, absl::ToDoubleSeconds(duration),
+              absl::GetFlag(FLAGS_spin_us), absl::GetFlag(FLAGS_yield) ? " yielding" : "",
               ::sysconf(_SC_NPROCESSORS_ONLN), u.release);
   std::string header = "| size (B) |";
   std::string rule = "|---:|";
@@ -192,7 +207,7 @@ int main(int argc, char** argv) {
     farm::bench::ServerOptions o;
     o.backend = absl::GetFlag(FLAGS_backend);
     o.region_bytes = uint64_t(absl::GetFlag(FLAGS_region_mb)) << 20;
-    o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+    o.loop = farm::bench::LoopOptionsFromFlags();
     o.tcp_baseline = absl::GetFlag(FLAGS_baseline);
     return farm::bench::RunServer(o);
   }
