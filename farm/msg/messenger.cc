@@ -85,6 +85,7 @@ Messenger::~Messenger() {
     MutexLock lock(&mu_);
     stopping_ = true;
     connect_back_cv_.SignalAll();
+    links_cv_.SignalAll();
   }
   if (connector_.joinable()) connector_.join();
   // Two phases: first every thread stops polling (so none hands a message to another),
@@ -198,6 +199,13 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
     MutexLock lock(&mu_);
     PeerLinks& peer = peers_[node];
     peer.locator = hello.locator();
+    peer.thread_count = hello.thread_count();
+    if (peer.inbound_session != hello.session()) {
+      peer.inbound_session = hello.session();
+      peer.inbound = 0;
+    }
+    ++peer.inbound;
+    links_cv_.SignalAll();
     bool current = hello.session() == peer.known_session;
     for (size_t t = 0; current && t < threads_.size(); ++t) {
       current = t < peer.linked.size() && peer.linked[t] == peer.known_session;
@@ -226,6 +234,7 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
     MutexLock lock(&guard->mu);
     Messenger* owner = guard->owner;
     if (owner == nullptr) return;
+    owner->OnInboundClosed(node, session);
     MsgThread* t = owner->threads_[receiver].get();
     owner->loops_[receiver]->Post(
         [t, node, remote_thread, session] { t->RemoveInbound(node, remote_thread, session); });
@@ -238,17 +247,50 @@ absl::Status Messenger::Connect(NodeId peer, absl::string_view locator) {
   if (peer == options_.node_id) {
     return absl::InvalidArgumentError("a node does not connect to itself");
   }
-  MutexLock serial(&connect_mu_);
-  for (size_t t = 0; t < threads_.size(); ++t) {
-    {
-      MutexLock lock(&mu_);
-      PeerLinks& links = peers_[peer];
-      links.linked.resize(threads_.size(), 0);
-      if (links.linked[t] != 0 && links.linked[t] == links.known_session) continue;
+  {
+    MutexLock serial(&connect_mu_);
+    for (size_t t = 0; t < threads_.size(); ++t) {
+      {
+        MutexLock lock(&mu_);
+        PeerLinks& links = peers_[peer];
+        links.linked.resize(threads_.size(), 0);
+        if (links.linked[t] != 0 && links.linked[t] == links.known_session) continue;
+      }
+      if (absl::Status s = ConnectThread(peer, locator, static_cast<uint16_t>(t)); !s.ok()) {
+        return s;
+      }
     }
-    if (absl::Status s = ConnectThread(peer, locator, static_cast<uint16_t>(t)); !s.ok()) return s;
+  }
+  // The other direction: the peer connects back on its own (its accept handler queues
+  // it); wait for its rings here, outside connect_mu_ so that our own connect-backs run.
+  MutexLock lock(&mu_);
+  const bool both = links_cv_.WaitFor(&mu_, options_.link_timeout,
+                                      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                        return stopping_ || BothWays(peers_[peer]);
+                                      });
+  if (!both) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "node %u at %s accepted our rings but did not connect back within %s", peer, locator,
+        absl::FormatDuration(options_.link_timeout)));
   }
   return absl::OkStatus();
+}
+
+bool Messenger::BothWays(const PeerLinks& peer) const {
+  if (peer.linked.size() != threads_.size() || peer.thread_count == 0) return false;
+  for (uint64_t session : peer.linked) {
+    if (session == 0 || session != peer.known_session) return false;
+  }
+  return peer.inbound_session == peer.known_session && peer.inbound >= peer.thread_count;
+}
+
+void Messenger::OnInboundClosed(NodeId node, uint64_t session) {
+  MutexLock lock(&mu_);
+  auto it = peers_.find(node);
+  if (it != peers_.end() && it->second.inbound_session == session && it->second.inbound > 0) {
+    --it->second.inbound;
+  }
+  links_cv_.SignalAll();
 }
 
 absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, uint16_t t) {
@@ -320,8 +362,10 @@ absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, ui
     PeerLinks& links = peers_[peer];
     links.locator = std::string(locator);
     links.known_session = accept.session();
+    links.thread_count = accept.thread_count();
     links.linked.resize(threads_.size(), 0);
     links.linked[t] = accept.session();
+    links_cv_.SignalAll();
   }
   MsgThread* thread = threads_[t].get();
   loops_[t]->Post([thread, spec = std::move(spec)]() mutable { thread->AddLink(std::move(spec)); });
@@ -331,11 +375,7 @@ absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, ui
 bool Messenger::IsConnected(NodeId peer) const {
   MutexLock lock(&mu_);
   auto it = peers_.find(peer);
-  if (it == peers_.end() || it->second.linked.size() != threads_.size()) return false;
-  for (uint64_t session : it->second.linked) {
-    if (session == 0) return false;
-  }
-  return true;
+  return it != peers_.end() && BothWays(it->second);
 }
 
 void Messenger::OnLinkDown(NodeId node, uint16_t thread, uint64_t session) {
@@ -344,6 +384,7 @@ void Messenger::OnLinkDown(NodeId node, uint16_t thread, uint64_t session) {
   if (it == peers_.end() || thread >= it->second.linked.size()) return;
   PeerLinks& peer = it->second;
   if (peer.linked[thread] == session) peer.linked[thread] = 0;
+  links_cv_.SignalAll();
   // A newer instance of the peer has connected to us meanwhile: link to it.
   if (peer.known_session != session && !peer.locator.empty()) QueueConnectBack(node, peer.locator);
 }

@@ -45,6 +45,8 @@ struct MessengerOptions {
   // Per outgoing ring: bytes of messages that may wait for room before Send fails.
   size_t max_backlog_bytes = 8u << 20;
   absl::Duration default_rpc_timeout = absl::Seconds(30);
+  // How long Connect waits for the peer to connect back.
+  absl::Duration link_timeout = absl::Seconds(10);
   RegionId buffer_region = kFirstPrivateRegion;
 };
 
@@ -65,11 +67,15 @@ class Messenger {
   // Installs the per-thread pollers and starts accepting peers.
   absl::Status Start();
 
-  // Gives every local thread a ring on `peer` (at `locator`). Idempotent: threads that
-  // are linked already are skipped. Errors: those of Fabric::Connect, FailedPrecondition
-  // when the node there is not `peer` or its protocol or ring size differs.
+  // Gives every local thread a ring on `peer` (at `locator`), then waits until the
+  // peer has connected back (every peer thread has a ring here), so that on return
+  // messages and responses flow both ways. Idempotent: linked threads are skipped.
+  // Errors: those of Fabric::Connect; FailedPrecondition when the node there is not
+  // `peer` or its protocol or ring size differs; DeadlineExceeded when the peer does not
+  // connect back within link_timeout.
   absl::Status Connect(NodeId peer, absl::string_view locator);
-  // True when every local thread has a working link to `peer`.
+  // True when links work both ways: every local thread has a ring on `peer` and every
+  // thread of `peer` has one here.
   bool IsConnected(NodeId peer) const;
 
   MsgThread& thread(size_t i) const { return *threads_[i]; }
@@ -94,6 +100,9 @@ class Messenger {
     std::string locator;
     uint64_t known_session = 0;          // the newest instance seen (accept or connect)
     std::vector<uint64_t> linked;        // per local thread: session linked to, 0 = none
+    uint32_t thread_count = 0;           // the peer's
+    uint64_t inbound_session = 0;        // the instance whose rings are here...
+    uint32_t inbound = 0;                // ...and how many of them
   };
 
   Messenger(Fabric* fabric, std::vector<EventLoop*> loops, const MessengerOptions& options);
@@ -101,6 +110,8 @@ class Messenger {
   absl::Status ConnectThread(NodeId peer, absl::string_view locator, uint16_t thread);
   void ConnectBackLoop();
   void QueueConnectBack(NodeId node, const std::string& locator) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool BothWays(const PeerLinks& peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnInboundClosed(NodeId node, uint64_t session);
 
   Fabric* const fabric_;
   const std::vector<EventLoop*> loops_;
@@ -117,6 +128,7 @@ class Messenger {
   absl::flat_hash_map<NodeId, PeerLinks> peers_ ABSL_GUARDED_BY(mu_);
   std::deque<std::pair<NodeId, std::string>> connect_back_ ABSL_GUARDED_BY(mu_);
   CondVar connect_back_cv_;  // signalled when connect_back_ grows or stopping_ is set
+  CondVar links_cv_;         // signalled when links or inbound rings change
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread connector_;
 };

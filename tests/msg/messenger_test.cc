@@ -129,6 +129,20 @@ TEST_P(MessengerTest, CallRunsItsContinuationOnTheCallingThread) {
   EXPECT_EQ(back.payload, "and back");
 }
 
+// Regression: Connect used to return before the peer had connected back, and replies
+// sent before that were dropped (the call then timed out).
+TEST_P(MessengerTest, CallRightAfterConnectGetsItsReply) {
+  for (int round = 0; round < 10; ++round) {
+    auto a = Node(1, 2), b = Node(2, 3);
+    ASSERT_TRUE(a->messenger().Connect(2, b->locator()).ok());
+    EXPECT_TRUE(a->messenger().IsConnected(2));
+    for (size_t t = 0; t < 2; ++t) {
+      Outcome o = CallAndWait(*a, t, 2, kEcho, "now", absl::Seconds(5));
+      ASSERT_TRUE(o.status.ok()) << "round " << round << ": " << o.status;
+    }
+  }
+}
+
 TEST_P(MessengerTest, UnequalThreadCountsStillAnswerTheCallingThread) {
   auto a = Node(1, 3), b = Node(2, 1);
   ASSERT_TRUE(a->ConnectTo(*b).ok());

@@ -126,11 +126,8 @@ absl::StatusOr<std::unique_ptr<RpcReader>> RpcReader::Connect(const std::string&
   if (!messenger.ok()) return messenger.status();
   r->messenger_ = std::move(*messenger);
   if (absl::Status s = r->messenger_->Start(); !s.ok()) return s;
+  // Returns once the server has linked back too: responses travel on its ring to us.
   if (absl::Status s = r->messenger_->Connect(kServerNode, locator); !s.ok()) return s;
-  // Wait until the server has linked back: responses travel on its ring to us.
-  for (int i = 0; i < 5000 && !r->messenger_->IsConnected(kServerNode); ++i) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
   return r;
 }
 
