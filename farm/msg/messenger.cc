@@ -111,6 +111,10 @@ Messenger::~Messenger() {
 absl::Status Messenger::RegisterHandler(MsgId id, MessageHandler handler) {
   if (started_) return absl::FailedPreconditionError("handlers must be registered before Start");
   if (!handler) return absl::InvalidArgumentError("empty handler");
+  if (id >= kFirstReservedMsgId) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("message id %u is reserved for the messaging layer", id));
+  }
   if (!handlers_.emplace(id, std::move(handler)).second) {
     return absl::AlreadyExistsError(absl::StrFormat("message id %u already has a handler", id));
   }
@@ -200,12 +204,6 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
     PeerLinks& peer = peers_[node];
     peer.locator = hello.locator();
     peer.thread_count = hello.thread_count();
-    if (peer.inbound_session != hello.session()) {
-      peer.inbound_session = hello.session();
-      peer.inbound = 0;
-    }
-    ++peer.inbound;
-    links_cv_.SignalAll();
     bool current = hello.session() == peer.known_session;
     for (size_t t = 0; current && t < threads_.size(); ++t) {
       current = t < peer.linked.size() && peer.linked[t] == peer.known_session;
@@ -234,7 +232,7 @@ absl::StatusOr<AcceptResult> Messenger::Accept(absl::string_view hello_bytes) {
     MutexLock lock(&guard->mu);
     Messenger* owner = guard->owner;
     if (owner == nullptr) return;
-    owner->OnInboundClosed(node, session);
+    owner->OnInboundClosed(node, remote_thread, session);
     MsgThread* t = owner->threads_[receiver].get();
     owner->loops_[receiver]->Post(
         [t, node, remote_thread, session] { t->RemoveInbound(node, remote_thread, session); });
@@ -281,15 +279,24 @@ bool Messenger::BothWays(const PeerLinks& peer) const {
   for (uint64_t session : peer.linked) {
     if (session == 0 || session != peer.known_session) return false;
   }
-  return peer.inbound_session == peer.known_session && peer.inbound >= peer.thread_count;
+  return peer.up_session == peer.known_session && peer.up_threads.size() >= peer.thread_count;
 }
 
-void Messenger::OnInboundClosed(NodeId node, uint64_t session) {
+void Messenger::OnLinkUp(NodeId node, uint16_t thread, uint64_t session) {
+  MutexLock lock(&mu_);
+  PeerLinks& peer = peers_[node];
+  if (peer.up_session != session) {
+    peer.up_session = session;
+    peer.up_threads.clear();
+  }
+  peer.up_threads.insert(thread);
+  links_cv_.SignalAll();
+}
+
+void Messenger::OnInboundClosed(NodeId node, uint16_t thread, uint64_t session) {
   MutexLock lock(&mu_);
   auto it = peers_.find(node);
-  if (it != peers_.end() && it->second.inbound_session == session && it->second.inbound > 0) {
-    --it->second.inbound;
-  }
+  if (it != peers_.end() && it->second.up_session == session) it->second.up_threads.erase(thread);
   links_cv_.SignalAll();
 }
 

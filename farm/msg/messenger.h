@@ -22,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "farm/base/mutex.h"
 #include "absl/time/time.h"
@@ -68,14 +69,14 @@ class Messenger {
   absl::Status Start();
 
   // Gives every local thread a ring on `peer` (at `locator`), then waits until the
-  // peer has connected back (every peer thread has a ring here), so that on return
-  // messages and responses flow both ways. Idempotent: linked threads are skipped.
+  // peer has connected back and every peer thread has announced its link over it
+  // (kLinkUpMsgId), so that on return messages and responses flow both ways. Idempotent: linked threads are skipped.
   // Errors: those of Fabric::Connect; FailedPrecondition when the node there is not
   // `peer` or its protocol or ring size differs; DeadlineExceeded when the peer does not
   // connect back within link_timeout.
   absl::Status Connect(NodeId peer, absl::string_view locator);
   // True when links work both ways: every local thread has a ring on `peer` and every
-  // thread of `peer` has one here.
+  // thread of `peer` has announced its link to us.
   bool IsConnected(NodeId peer) const;
 
   MsgThread& thread(size_t i) const { return *threads_[i]; }
@@ -88,6 +89,8 @@ class Messenger {
 
   // Called by a MsgThread whose link to `node` failed.
   void OnLinkDown(NodeId node, uint16_t thread, uint64_t session);
+  // Called by a MsgThread that received the link-up of `node`'s thread `thread`.
+  void OnLinkUp(NodeId node, uint16_t thread, uint64_t session);
 
  private:
   // What fabric callbacks reach; null once the Messenger is being destroyed.
@@ -101,8 +104,8 @@ class Messenger {
     uint64_t known_session = 0;          // the newest instance seen (accept or connect)
     std::vector<uint64_t> linked;        // per local thread: session linked to, 0 = none
     uint32_t thread_count = 0;           // the peer's
-    uint64_t inbound_session = 0;        // the instance whose rings are here...
-    uint32_t inbound = 0;                // ...and how many of them
+    uint64_t up_session = 0;                  // the instance whose threads...
+    absl::flat_hash_set<uint16_t> up_threads;  // ...have announced links to us
   };
 
   Messenger(Fabric* fabric, std::vector<EventLoop*> loops, const MessengerOptions& options);
@@ -111,7 +114,7 @@ class Messenger {
   void ConnectBackLoop();
   void QueueConnectBack(NodeId node, const std::string& locator) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool BothWays(const PeerLinks& peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void OnInboundClosed(NodeId node, uint64_t session);
+  void OnInboundClosed(NodeId node, uint16_t thread, uint64_t session);
 
   Fabric* const fabric_;
   const std::vector<EventLoop*> loops_;

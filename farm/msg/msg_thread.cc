@@ -31,6 +31,10 @@ struct MsgThread::Inbound final : public RecordSink {
         head_source_offset(spec.head_source_offset),
         receiver(spec.receiver) {}
   void OnRecord(const ring::Header& header, absl::string_view payload) override {
+    if (header.handler == kLinkUpMsgId && header.flags == 0) {
+      thread->messenger_->OnLinkUp(node, header.src_thread, session);
+      return;
+    }
     thread->OnRecord(node, header, payload);
   }
   MsgThread* thread;
@@ -82,6 +86,11 @@ void MsgThread::AddLink(LinkSpec spec) {
   link.sender = std::make_unique<RingSender>(spec.sender);
   link.staging_offset = spec.staging_offset;
   link.head_word_offset = spec.head_word_offset;
+  // Announce the link over itself: its arrival tells the peer we can answer it.
+  ring::Header h;
+  h.handler = kLinkUpMsgId;
+  h.src_thread = index_;
+  (void)SendRecord(spec.node, h, {});
 }
 
 void MsgThread::AddInbound(const InboundSpec& spec) {

@@ -143,6 +143,60 @@ TEST_P(MessengerTest, CallRightAfterConnectGetsItsReply) {
   }
 }
 
+// Bursts of call chains separated by pauses long enough for both loops to park, with
+// spinning loops that yield: every call must complete (no lost wake-up).
+TEST_P(MessengerTest, ParkedLoopsWakeForEveryMessage) {
+  MsgTestNode::Options o;
+  auto make = [&](NodeId id) {
+    MsgTestNode::Options opt;
+    opt.backend = GetParam();
+    opt.id = id;
+    opt.loop.spin = absl::Milliseconds(2);
+    opt.handlers = [](Messenger& m) {
+      ASSERT_TRUE(m.RegisterHandler(kEcho, [](MsgThread& t, const Message& msg) {
+                     ASSERT_TRUE(t.Reply(msg.reply_to, msg.payload).ok());
+                   }).ok());
+    };
+    return std::move(*MsgTestNode::Create(opt));
+  };
+  auto a = make(1), b = make(2);
+  ASSERT_TRUE(a->messenger().Connect(2, b->locator()).ok());
+  for (int burst = 0; burst < 30; ++burst) {
+    struct Chain {
+      MsgThread* thread;
+      int left;
+      absl::Status error;
+      Notification done;
+      void Next() {
+        if (left-- == 0) {
+          done.Notify();
+          return;
+        }
+        absl::Status s = thread->Call(
+            2, kEcho, "ping",
+            [this](const absl::Status& st, absl::string_view) {
+              if (!st.ok()) {
+                error = st;
+                done.Notify();
+                return;
+              }
+              Next();
+            },
+            absl::Seconds(3));
+        if (!s.ok()) {
+          error = s;
+          done.Notify();
+        }
+      }
+    };
+    Chain chain{&a->thread(0), 200};
+    a->loop(0).Post([&chain] { chain.Next(); });
+    ASSERT_TRUE(chain.done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    ASSERT_TRUE(chain.error.ok()) << "burst " << burst << ": " << chain.error;
+    absl::SleepFor(absl::Milliseconds(5 + burst % 5));  // both loops park
+  }
+}
+
 TEST_P(MessengerTest, UnequalThreadCountsStillAnswerTheCallingThread) {
   auto a = Node(1, 3), b = Node(2, 1);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
