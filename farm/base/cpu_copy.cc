@@ -72,6 +72,7 @@ bool ReadWithTornCheck(void* local, const void* shared, size_t length) {
   auto* dst = static_cast<uint8_t*>(local);
   const auto* src = static_cast<const uint8_t*>(shared);
   std::memcpy(dst, &head, head_len);
+#if defined(__SANITIZE_THREAD__)
   size_t i = head_len;
   while (i < length && !Aligned8(src + i)) {
     dst[i] = LoadByte(src + i, std::memory_order_relaxed);
@@ -82,6 +83,9 @@ bool ReadWithTornCheck(void* local, const void* shared, size_t length) {
     std::memcpy(dst + i, &w, 8);
   }
   for (; i < length; ++i) dst[i] = LoadByte(src + i, std::memory_order_relaxed);
+#else
+  std::memcpy(dst + head_len, src + head_len, length - head_len);
+#endif
   std::atomic_thread_fence(std::memory_order_acquire);
   return LoadHead(shared, length, std::memory_order_relaxed) != head;
 }

@@ -15,9 +15,13 @@
 //   3. The 8-byte atomics are atomic with respect to every CPU access on any process
 //      mapping the memory (stronger than IBV_ATOMIC_HCA).
 //
-// All shared-memory accesses are atomic loads and stores (std::atomic_ref), so the
-// functions are free of data races in the C++ model and ThreadSanitizer understands
-// them. Memory passed as `shared` may be concurrently accessed; `local` must not be.
+// Stores to shared memory are atomic release stores, in order (never memcpy: its
+// fast-string and non-temporal stores may become visible out of order). The body of a
+// torn-checked read is a plain memcpy between an acquire load and an acquire fence, the
+// classic seqlock reader: x86-64 and AArch64 keep its loads inside that bracket, and
+// the head check rejects what a racing writer changed. Under ThreadSanitizer the body is
+// copied with atomic loads instead, so TSan sees no race. Memory passed as `shared` may
+// be concurrently accessed; `local` must not be.
 #ifndef FARM_BASE_CPU_COPY_H_
 #define FARM_BASE_CPU_COPY_H_
 

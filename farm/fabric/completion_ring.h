@@ -18,15 +18,23 @@ class CompletionRing {
   explicit CompletionRing(size_t capacity) : slots_(capacity) {}
 
   size_t capacity() const { return slots_.size(); }
-  size_t size() const { return tail_ - head_; }
-  size_t free() const { return capacity() - size(); }
+  size_t size() const { return size_; }
+  size_t free() const { return capacity() - size_; }
 
   // Precondition: free() > 0.
-  void Push(const Completion& c) { slots_[tail_++ % slots_.size()] = c; }
+  void Push(const Completion& c) {
+    slots_[tail_] = c;
+    if (++tail_ == slots_.size()) tail_ = 0;  // no division on the hot path
+    ++size_;
+  }
 
   int PopInto(absl::Span<Completion> out) {
-    const size_t n = std::min(out.size(), size());
-    for (size_t i = 0; i < n; ++i) out[i] = slots_[head_++ % slots_.size()];
+    const size_t n = std::min(out.size(), size_);
+    for (size_t i = 0; i < n; ++i) {
+      out[i] = slots_[head_];
+      if (++head_ == slots_.size()) head_ = 0;
+    }
+    size_ -= n;
     return static_cast<int>(n);
   }
 
@@ -34,6 +42,7 @@ class CompletionRing {
   std::vector<Completion> slots_;
   size_t head_ = 0;
   size_t tail_ = 0;
+  size_t size_ = 0;
 };
 
 }  // namespace farm
