@@ -39,7 +39,8 @@ void OrderedStoreCopy(void* shared, const void* local, size_t length);
 // min(8, length) bytes of `shared` changed during the copy (invariant 2).
 bool ReadWithTornCheck(void* local, const void* shared, size_t length);
 
-// Zeroes `length` bytes of `shared` in increasing address order with release stores.
+// Zeroes `length` bytes of `shared`; every zero is visible before any later store of
+// the calling thread (not in address order among themselves).
 void OrderedZero(void* shared, size_t length);
 
 // 8-byte atomics on shared memory; `word` must be 8-byte aligned. Both return the value

@@ -114,12 +114,17 @@ const ShmEndpoint::Mapping* ShmEndpoint::FindOrMap(const RegionCapability& cap) 
 }
 
 int ShmEndpoint::DoorbellFd(uint32_t id) {
+  if (auto it = doorbell_fds_.find(id); it != doorbell_fds_.end()) return it->second;
   if (id >= peer_->doorbell_capacity()) return -1;
-  if (int fd = peer_->FindDoorbellFd(id); fd >= 0) return fd;
-  std::vector<UniqueFd> fds;
-  absl::StatusOr<ResponseFrame> resp = Call(Request::kGetDoorbell, id, 0, &fds);
-  if (!resp.ok() || fds.size() != 1) return -1;
-  return peer_->AddDoorbellFd(id, std::move(fds[0]));
+  int fd = peer_->FindDoorbellFd(id);
+  if (fd < 0) {
+    std::vector<UniqueFd> fds;
+    absl::StatusOr<ResponseFrame> resp = Call(Request::kGetDoorbell, id, 0, &fds);
+    if (!resp.ok() || fds.size() != 1) return -1;
+    fd = peer_->AddDoorbellFd(id, std::move(fds[0]));
+  }
+  doorbell_fds_.emplace(id, fd);  // the peer keeps the descriptor open while we live
+  return fd;
 }
 
 CompletionStatus ShmEndpoint::Execute(const WorkRequest& wr, bool* torn) {

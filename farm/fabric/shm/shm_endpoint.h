@@ -78,6 +78,7 @@ class ShmEndpoint final : public Endpoint, public SocketEndpointBase {
   std::shared_ptr<ShmPeer> peer_;
   absl::Status status_;
   absl::flat_hash_map<uint64_t, Mapping> mappings_;  // by rkey
+  absl::flat_hash_map<uint32_t, int> doorbell_fds_;  // by doorbell id (the peer's, cached)
   uint64_t last_rkey_ = 0;
   Mapping last_mapping_;
 };
