@@ -6,6 +6,13 @@
 
 namespace farm {
 
+absl::Status Endpoint::PostBatch(absl::Span<const WorkRequest> wrs, size_t* posted) {
+  for (*posted = 0; *posted < wrs.size(); ++*posted) {
+    if (absl::Status s = Post(wrs[*posted]); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Fabric>> Fabric::Create(const FabricOptions& options) {
   if (options.backend == "shm") {
     absl::StatusOr<std::unique_ptr<ShmFabric>> f = ShmFabric::Create(options);

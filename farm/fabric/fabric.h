@@ -75,6 +75,13 @@ class Endpoint {
   //   FailedPrecondition  the endpoint has failed (status() says why)
   virtual absl::Status Post(const WorkRequest& wr) = 0;
 
+  // Posts `wrs` in order as one batch, like a chained ibv_post_send: backends may
+  // overlap them (shm resolves and prefetches every target before copying; tcp sends
+  // them with one write). Stops at the first request that cannot be posted and returns
+  // its error (as Post would); `*posted` says how many were, and their completions
+  // arrive as usual.
+  virtual absl::Status PostBatch(absl::Span<const WorkRequest> wrs, size_t* posted);
+
   // OK while the connection works; afterwards the reason it failed.
   virtual absl::Status status() const = 0;
 

@@ -263,6 +263,54 @@ TEST_P(FabricTest, CompletionsKeepPostOrderAndUnsignaledSuccessIsSilent) {
   EXPECT_EQ(cq_->Poll(absl::MakeSpan(&extra, 1)), 0);
 }
 
+TEST_P(FabricTest, PostBatchExecutesInOrderAndStopsAtTheFirstBadRequest) {
+  for (int i = 0; i < 100; ++i) std::memset(remote(i * 64), i + 1, 64);
+  std::vector<WorkRequest> wrs;
+  for (int i = 0; i < 100; ++i) wrs.push_back(Op(Opcode::kRead, i * 64, 64, i * 64));
+  size_t posted = 0;
+  ASSERT_TRUE(ep_->PostBatch(wrs, &posted).ok());
+  EXPECT_EQ(posted, wrs.size());
+  for (const WorkRequest& wr : wrs) {
+    absl::StatusOr<Completion> c = WaitForCompletion(*cq_);
+    ASSERT_TRUE(c.ok());
+    ASSERT_EQ(c->wr_id, wr.wr_id) << "out of order";
+    ASSERT_EQ(c->status, CompletionStatus::kSuccess);
+  }
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(local(i * 64)[63], static_cast<char>(i + 1));
+
+  // A malformed request stops the batch there; what came before it runs.
+  std::vector<WorkRequest> mixed = {Op(Opcode::kWrite, 0, 8), Op(Opcode::kRead, 8, 8),
+                                    Op(Opcode::kFetchAdd, 3, 8), Op(Opcode::kRead, 16, 8)};
+  absl::Status s = ep_->PostBatch(mixed, &posted);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(posted, 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    absl::StatusOr<Completion> c = WaitForCompletion(*cq_);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->wr_id, mixed[i].wr_id);
+  }
+  Completion extra;
+  EXPECT_EQ(cq_->Poll(absl::MakeSpan(&extra, 1)), 0);
+}
+
+TEST_P(FabricTest, PostBatchStopsWhenTheCompletionQueueIsFull) {
+  FabricOptions options = TestFabricOptions(GetParam());
+  options.cq_depth = 5;
+  std::unique_ptr<Fabric> small = MakeFabric(options);
+  absl::StatusOr<RegisteredRegion> local = small->RegisterRegion(*local_region_);
+  ASSERT_TRUE(local.ok());
+  auto cq = small->CreateCompletionQueue();
+  ASSERT_TRUE(cq.ok());
+  absl::StatusOr<Connection> conn = small->Connect(target_->locator(), "", cq->get(), 1);
+  ASSERT_TRUE(conn.ok());
+  std::vector<WorkRequest> wrs(8, Op(Opcode::kRead, 0, 8));
+  for (WorkRequest& wr : wrs) wr.lkey = local->local.lkey;
+  size_t posted = 0;
+  EXPECT_EQ(conn->endpoint->PostBatch(wrs, &posted).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(posted, 5u);
+  for (size_t i = 0; i < posted; ++i) ASSERT_TRUE(WaitForCompletion(**cq).ok());
+}
+
 TEST_P(FabricTest, SendQueueDepthIsEnforced) {
   FabricOptions options = TestFabricOptions(GetParam());
   options.max_outstanding = 4;

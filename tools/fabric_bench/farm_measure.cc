@@ -87,10 +87,13 @@ absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
   auto now = start;
   int in_flight = window;
   Completion batch[64];
+  std::vector<WorkRequest> refill;
+  refill.reserve(64);
   while (in_flight > 0) {
     const int n = cq_->Poll(absl::MakeSpan(batch));
     if (n == 0) continue;
     now = Clock::now();
+    refill.clear();
     for (int i = 0; i < n; ++i) {
       if (batch[i].status != CompletionStatus::kSuccess) {
         return absl::InternalError(absl::StrCat("READ failed: ", CompletionStatusName(batch[i].status)));
@@ -98,10 +101,17 @@ absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
       --in_flight;
       if (now < end) {
         ++completed;
-        if (absl::Status s = post(batch[i].wr_id); !s.ok()) return s;
-        ++in_flight;
+        WorkRequest next = wr;
+        next.wr_id = batch[i].wr_id;
+        next.local = local_.base + batch[i].wr_id * size;
+        next.remote_offset = offsets.Next();
+        refill.push_back(next);
       }
     }
+    // Refill the window as one batch, as an application issuing several reads would.
+    size_t posted = 0;
+    if (absl::Status s = endpoint_->PostBatch(refill, &posted); !s.ok()) return s;
+    in_flight += static_cast<int>(posted);
   }
   m.ops_per_second = completed / std::chrono::duration<double>(std::min(now, end) - start).count();
   return m;

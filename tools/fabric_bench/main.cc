@@ -37,7 +37,7 @@ ABSL_FLAG(std::vector<std::string>, sizes,
           "block sizes in bytes");
 ABSL_FLAG(double, seconds, 0.3, "duration of each measurement");
 ABSL_FLAG(int, window, 16, "requests in flight when measuring rates");
-ABSL_FLAG(int, repeat, 3, "measure each figure this many times and report the median run");
+ABSL_FLAG(int, repeat, 5, "measure each figure this many times and report the median run");
 ABSL_FLAG(int, region_mb, 64, "size of the server's region, read at random offsets");
 ABSL_FLAG(int, spin_us, 10000, "event loops spin this long before parking");
 ABSL_FLAG(bool, yield, true, "spinning event loops yield the core between empty polls");

@@ -47,6 +47,7 @@ class ShmEndpoint final : public Endpoint, public SocketEndpointBase {
   ~ShmEndpoint() override;
 
   absl::Status Post(const WorkRequest& wr) override;
+  absl::Status PostBatch(absl::Span<const WorkRequest> wrs, size_t* posted) override;
   absl::Status status() const override { return status_; }
   uint64_t context() const override { return context_; }
   void OnSocketReady(uint32_t events) override;
@@ -61,8 +62,16 @@ class ShmEndpoint final : public Endpoint, public SocketEndpointBase {
               uint64_t context)
       : config_(config), control_(std::move(control)), cq_(cq), context_(context) {}
 
-  // Executes a validated request; returns the completion status.
-  CompletionStatus Execute(const WorkRequest& wr, bool* torn);
+  // Where a request will land: its target, or why it cannot be executed.
+  struct Target {
+    CompletionStatus status = CompletionStatus::kSuccess;
+    char* at = nullptr;
+  };
+  // The checks before a request is accepted (endpoint state, shape, completion room).
+  absl::Status Admit(const WorkRequest& wr);
+  Target Resolve(const WorkRequest& wr);
+  // Executes a resolved request and delivers its completion.
+  void Perform(const WorkRequest& wr, const Target& target);
   // The local mapping for a capability, fetching it from the owner on first use.
   // nullptr when the owner refuses (or is gone: the endpoint then fails).
   const Mapping* FindOrMap(const RegionCapability& cap);

@@ -79,6 +79,21 @@ void TcpEndpoint::CompleteUnsent() {
 }
 
 absl::Status TcpEndpoint::Post(const WorkRequest& wr) {
+  absl::Status status = Queue(wr);
+  Flush();
+  return status;
+}
+
+absl::Status TcpEndpoint::PostBatch(absl::Span<const WorkRequest> wrs, size_t* posted) {
+  absl::Status status;
+  for (*posted = 0; *posted < wrs.size(); ++*posted) {
+    if (status = Queue(wrs[*posted]); !status.ok()) break;
+  }
+  Flush();  // the whole batch in one write
+  return status;
+}
+
+absl::Status TcpEndpoint::Queue(const WorkRequest& wr) {
   if (!status_.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("endpoint failed: ", status_.message()));
   }
@@ -112,11 +127,11 @@ absl::Status TcpEndpoint::Post(const WorkRequest& wr) {
   out_.Append(&req, sizeof(req));
   if (wr.opcode == Opcode::kWrite) out_.Append(wr.local, wr.length);
   Enqueue(p);
-  Flush();
   return absl::OkStatus();
 }
 
 void TcpEndpoint::Flush() {
+  if (!status_.ok()) return;
   if (absl::Status s = WriteAvailable(socket_.get(), out_); !s.ok()) {
     Fail(s);
     return;

@@ -37,6 +37,7 @@ class TcpEndpoint final : public Endpoint, public SocketEndpointBase {
   ~TcpEndpoint() override;
 
   absl::Status Post(const WorkRequest& wr) override;
+  absl::Status PostBatch(absl::Span<const WorkRequest> wrs, size_t* posted) override;
   absl::Status status() const override { return status_; }
   uint64_t context() const override { return context_; }
   void OnSocketReady(uint32_t events) override;
@@ -56,6 +57,8 @@ class TcpEndpoint final : public Endpoint, public SocketEndpointBase {
   TcpEndpoint(const TcpEndpointConfig& config, UniqueFd socket, SocketCompletionQueue* cq,
               uint64_t context);
 
+  // Checks and encodes a request without sending it (Flush sends).
+  absl::Status Queue(const WorkRequest& wr);
   void Enqueue(const Pending& p);
   Pending PopFront();
   void Finish(const Pending& p, CompletionStatus status, bool torn);
