@@ -48,25 +48,23 @@ void OrderedStoreCopy(void* shared, const void* local, size_t length) {
   }
 }
 
-void OrderedZero(void* shared, size_t length) {
+void ZeroShared(void* shared, size_t length) {
 #if defined(__SANITIZE_THREAD__)
+  // Atomic stores, so ThreadSanitizer sees the publication through PublishZeroes and
+  // the release store that follows it.
   auto* dst = static_cast<uint8_t*>(shared);
   while (length > 0 && !Aligned8(dst)) {
-    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_release);
+    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_relaxed);
     ++dst, --length;
   }
   for (; length >= 8; dst += 8, length -= 8) {
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(0, std::memory_order_release);
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(0, std::memory_order_relaxed);
   }
   for (; length > 0; ++dst, --length) {
-    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_release);
+    std::atomic_ref<uint8_t>(*dst).store(0, std::memory_order_relaxed);
   }
 #else
-  // Zeroing needs no order among its own stores, only that all of them are visible
-  // before anything the caller stores next (the head it returns to the sender). The
-  // full fence also orders any non-temporal stores memset may choose.
   std::memset(shared, 0, length);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
 

@@ -39,9 +39,12 @@ void OrderedStoreCopy(void* shared, const void* local, size_t length);
 // min(8, length) bytes of `shared` changed during the copy (invariant 2).
 bool ReadWithTornCheck(void* local, const void* shared, size_t length);
 
-// Zeroes `length` bytes of `shared`; every zero is visible before any later store of
-// the calling thread (not in address order among themselves).
-void OrderedZero(void* shared, size_t length);
+// Zeroes `length` bytes of `shared` with stores in no particular order and no fence:
+// before publishing that the memory is zero (to another thread or process), the caller
+// issues PublishZeroes (once for any number of ZeroShared calls).
+void ZeroShared(void* shared, size_t length);
+// Makes every earlier ZeroShared of this thread visible before its later stores.
+inline void PublishZeroes() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // 8-byte atomics on shared memory; `word` must be 8-byte aligned. Both return the value
 // the word held before the operation.

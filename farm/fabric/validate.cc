@@ -26,7 +26,8 @@ absl::Status ValidateWorkRequest(const WorkRequest& wr, uint32_t max_op_bytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s at offset %u is not 8-byte aligned", OpcodeName(wr.opcode), wr.remote_offset));
     }
-  } else if (wr.length == 0 || wr.length > max_op_bytes) {
+  } else if ((wr.length == 0 && !(wr.opcode == Opcode::kWrite && wr.notify != kNoDoorbell)) ||
+             wr.length > max_op_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat("%s of %u bytes: must be 1..%u",
                                                       OpcodeName(wr.opcode), wr.length,
                                                       max_op_bytes));

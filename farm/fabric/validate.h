@@ -8,7 +8,8 @@
 namespace farm {
 
 // InvalidArgument, naming the problem, when `wr` is malformed: unknown or completion-only
-// opcode, no local buffer or capability, zero length or over `max_op_bytes`, an atomic
+// opcode, no local buffer or capability, zero length (but for a WRITE with notify) or
+// over `max_op_bytes`, an atomic
 // whose length is not 8 or whose remote offset is not 8-byte aligned, or a notify on an
 // op other than WRITE.
 absl::Status ValidateWorkRequest(const WorkRequest& wr, uint32_t max_op_bytes);

@@ -65,7 +65,9 @@ struct WorkRequest {
   // op always does.
   bool signaled = true;
   // kWrite only: after the written bytes are visible at the target, ring the target's
-  // doorbell with this id, waking the thread parked on it (write-with-immediate).
+  // doorbell with this id, waking the thread parked on it (write-with-immediate). A
+  // WRITE with notify may have length 0: a pure wake-up, ordered after the endpoint's
+  // earlier WRITEs (verbs: a zero-length RDMA WRITE with immediate).
   uint32_t notify = kNoDoorbell;
   // Local buffer: must lie in a region registered with this fabric, named by lkey, and
   // stay untouched until the op completes. Atomics use 8 bytes for the old value.

@@ -64,7 +64,8 @@ absl::StatusOr<uint64_t> MsgBuffers::Allocate(Kind kind) {
 
 void MsgBuffers::Free(Kind kind, uint64_t offset) {
   if (kind == Kind::kWord) {
-    OrderedZero(at(offset), kWordBytes);
+    ZeroShared(at(offset), kWordBytes);
+    PublishZeroes();
   } else {
     // Zeroes the slot (invariant) and gives its memory back to the OS.
     (void)region_.Discard(offset, ring_bytes_);

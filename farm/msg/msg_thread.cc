@@ -131,7 +131,10 @@ absl::Status MsgThread::SendRecord(NodeId node, const ring::Header& header,
   }
   absl::Status status = it->second.sender->Send(header, payload);
   if (absl::IsUnavailable(status)) FailPeer(node, status);
-  if (status.ok()) ++stats_.sent;
+  if (status.ok()) {
+    ++stats_.sent;
+    sent_since_notify_ = true;
+  }
   return status;
 }
 
@@ -327,7 +330,22 @@ void MsgThread::ExpireCalls() {
   }
 }
 
+void MsgThread::NotifyPeers() {
+  if (!sent_since_notify_) return;
+  sent_since_notify_ = false;
+  std::vector<std::pair<NodeId, absl::Status>> broken;
+  for (auto& [node, link] : links_) {
+    if (absl::Status s = link.sender->Notify(); !s.ok()) {
+      broken.emplace_back(node, s);
+    } else if (link.sender->notify_pending()) {
+      sent_since_notify_ = true;  // could not post now: try again next poll
+    }
+  }
+  for (const auto& [node, why] : broken) FailPeer(node, why);
+}
+
 int MsgThread::Poll() {
+  NotifyPeers();  // what was sent since the last poll (work items, timers)
   HandleCompletions();
   int events = 0;
   for (size_t i = 0; i < inbound_.size(); ++i) {
@@ -348,12 +366,14 @@ int MsgThread::Poll() {
     absl::StatusOr<int> flushed = link.sender->Flush();
     if (flushed.ok()) {
       events += *flushed;
+      if (*flushed > 0) sent_since_notify_ = true;
     } else {
       broken.emplace_back(node, flushed.status());
     }
   }
   for (const auto& [node, why] : broken) FailPeer(node, why);
   ExpireCalls();
+  NotifyPeers();  // what handlers and continuations sent during this poll
   return events;
 }
 

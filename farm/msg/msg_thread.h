@@ -131,6 +131,8 @@ class MsgThread final : public Poller {
   void HandleCompletions();
   void FailPeer(NodeId node, const absl::Status& why);
   void ExpireCalls();
+  // Rings the receivers of everything written since the last call (RingSender::Notify).
+  void NotifyPeers();
   void ReleaseLink(Link& link);
 
   Messenger* const messenger_;
@@ -141,6 +143,7 @@ class MsgThread final : public Poller {
   std::vector<std::unique_ptr<Inbound>> inbound_;
   absl::flat_hash_map<uint64_t, PendingCall> pending_;
   uint64_t next_rpc_id_ = 1;
+  bool sent_since_notify_ = false;
   EventLoop::Clock::time_point next_expiry_check_{};
   // No pending call expires before this (it may be earlier than the true earliest).
   EventLoop::Clock::time_point earliest_deadline_ = EventLoop::Clock::time_point::max();

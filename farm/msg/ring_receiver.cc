@@ -20,7 +20,7 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
       break;
     }
     if (header->kind == ring::Kind::kPad) {
-      OrderedZero(at, 8);  // only word 0 of a pad is ever written
+      ZeroShared(at, 8);  // only word 0 of a pad is ever written
     } else {
       const uint64_t trailer = LoadWordAcquire(at + header->size - ring::kTrailerBytes);
       if (trailer == 0) break;  // still arriving
@@ -33,7 +33,7 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
       // Invariant 2: the trailer was loaded with acquire, so the payload is complete.
       sink.OnRecord(*header,
                     absl::string_view(at + ring::kHeaderBytes, header->payload_bytes()));
-      OrderedZero(at, header->size);
+      ZeroShared(at, header->size);
       ++sequence_;
       ++delivered_;
     }
@@ -46,7 +46,9 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
 
 void RingReceiver::MaybeReturnSpace(Endpoint* back) {
   if (unreported_ < config_.ring_bytes / 2 || back == nullptr) return;
-  // Invariant 3: every consumed record was zeroed (release stores) before this WRITE.
+  // Invariant 3: the zeroes of every consumed record are visible before the sender can
+  // see the head that frees their space (one fence per half ring, not per record).
+  PublishZeroes();
   StoreWordRelease(config_.head_source, head_);
   WorkRequest wr;
   wr.wr_id = config_.wr_id;

@@ -48,12 +48,28 @@ absl::StatusOr<int> RingSender::Flush() {
   return sent;
 }
 
-absl::Status RingSender::PostWrite(uint64_t pos, uint32_t bytes) {
+absl::Status RingSender::Notify() {
+  if (!notify_pending_) return absl::OkStatus();
   WorkRequest wr;
   wr.wr_id = config_.wr_id;
   wr.opcode = Opcode::kWrite;
   wr.signaled = false;
   wr.notify = config_.receiver_doorbell;
+  wr.local = config_.staging;
+  wr.length = 0;
+  wr.lkey = config_.staging_lkey;
+  wr.remote = &config_.ring;
+  wr.remote_offset = config_.ring_offset;
+  absl::Status status = config_.endpoint->Post(wr);
+  if (status.ok()) notify_pending_ = false;  // else retried next time (queue full)
+  return absl::IsResourceExhausted(status) ? absl::OkStatus() : status;
+}
+
+absl::Status RingSender::PostWrite(uint64_t pos, uint32_t bytes) {
+  WorkRequest wr;
+  wr.wr_id = config_.wr_id;
+  wr.opcode = Opcode::kWrite;
+  wr.signaled = false;
   wr.local = config_.staging + pos;
   wr.length = bytes;
   wr.lkey = config_.staging_lkey;
@@ -94,6 +110,7 @@ absl::StatusOr<RingSender::Outcome> RingSender::TryWrite(const ring::Header& hea
   const uint64_t trailer = ring::Trailer(sequence_);
   std::memcpy(record + h.size - ring::kTrailerBytes, &trailer, 8);
   if (absl::Status s = PostWrite(pos, h.size); !s.ok()) return fail(s);
+  notify_pending_ = true;
   tail_ += h.size;
   ++sequence_;
   ++stats_.records;

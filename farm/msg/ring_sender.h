@@ -55,6 +55,12 @@ class RingSender {
   // endpoint failed.
   absl::StatusOr<int> Flush();
 
+  // Records go out without waking the receiver; this rings its doorbell once for all
+  // written since the last call (one fence per batch instead of one per message). The
+  // owner calls it before it could go idle. A no-op when nothing was written.
+  absl::Status Notify();
+  bool notify_pending() const { return notify_pending_; }
+
   bool has_backlog() const { return !backlog_.empty(); }
   size_t max_payload_bytes() const {
     return ring::MaxRecordBytes(config_.ring_bytes) - ring::kOverheadBytes;
@@ -72,6 +78,7 @@ class RingSender {
   absl::Status PostWrite(uint64_t pos, uint32_t bytes);
 
   const RingSenderConfig config_;
+  bool notify_pending_ = false;
   uint64_t tail_ = 0;      // bytes ever written (monotonic)
   uint64_t sequence_ = 0;  // message records ever written
   std::deque<Queued> backlog_;

@@ -95,7 +95,21 @@ void BM_ReadWithTornCheck(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_OrderedStoreCopy(benchmark::State& state) {
+  ShmPair& p = Pair();
+  const auto size = static_cast<uint32_t>(state.range(0));
+  const bool random = state.range(1) != 0;
+  bench::RandomOffsets offsets(kRegionBytes, size);
+  char src[8192] = {1};
+  for (auto _ : state) {
+    OrderedStoreCopy(p.region->base() + (random ? offsets.Next() : 4096), src, size);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 // {size, random offsets?}
+BENCHMARK(BM_OrderedStoreCopy)->ArgsProduct({{64, 544, 4096}, {0, 1}});
 BENCHMARK(BM_ShmRead)->ArgsProduct({{64, 512, 4096}, {0, 1}});
 BENCHMARK(BM_Memcpy)->ArgsProduct({{64, 512, 4096}, {0, 1}});
 BENCHMARK(BM_ReadWithTornCheck)->ArgsProduct({{64, 512, 4096}, {0, 1}});

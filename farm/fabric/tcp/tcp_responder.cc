@@ -39,7 +39,7 @@ absl::Status TcpResponder::ProcessInput(Conn& conn) {
     char* target = nullptr;
     if (IsAtomic(opcode) && (req.length != 8 || req.offset % 8 != 0)) {
       resp.status = static_cast<uint8_t>(CompletionStatus::kRemoteInvalidRequest);
-    } else if (req.length == 0 ||
+    } else if ((req.length == 0 && !(is_write && req.notify != kNoDoorbell)) ||
                (target = regions_->Resolve(req.region, req.rkey, req.offset, req.length)) ==
                    nullptr) {
       resp.status = static_cast<uint8_t>(CompletionStatus::kRemoteAccessError);
