@@ -409,6 +409,22 @@ TEST_P(FabricTest, WriteWithNotifyRingsTheTargetsDoorbell) {
   EXPECT_EQ(::poll(&p, 1, 0), 0) << "Disarm drains the eventfd";
 }
 
+TEST_P(FabricTest, ZeroLengthWriteWithNotifyOnlyRings) {
+  absl::StatusOr<std::unique_ptr<Doorbell>> bell = target_->CreateDoorbell();
+  ASSERT_TRUE(bell.ok());
+  std::memset(remote(), 0x42, 64);
+  WorkRequest wake = Op(Opcode::kWrite, 0, 0);
+  EXPECT_EQ(ep_->Post(wake).code(), absl::StatusCode::kInvalidArgument)
+      << "a zero-length WRITE without notify does nothing and is refused";
+  wake.notify = (*bell)->id();
+  (*bell)->Arm();
+  ASSERT_EQ(Run(wake).status, CompletionStatus::kSuccess);
+  pollfd p{(*bell)->fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 5000), 1);
+  (*bell)->Disarm();
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(remote()[i], 0x42);
+}
+
 TEST_P(FabricTest, TargetGoneFailsTheEndpoint) {
   ASSERT_EQ(Run(Op(Opcode::kRead, 0, 8)).status, CompletionStatus::kSuccess);
   target_.reset();  // closes every connection
