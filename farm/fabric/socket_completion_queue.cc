@@ -68,6 +68,10 @@ void SocketCompletionQueue::CheckSockets() {
 }
 
 int SocketCompletionQueue::Poll(absl::Span<Completion> out) {
+  if (!held_back_.empty()) {
+    for (SocketEndpointBase* ep : held_back_) ep->SendHeldBack();  // never re-registers
+    held_back_.clear();
+  }
   if (awaiting_ > 0) {
     CheckSockets();
   } else if ((++polls_ & 31) == 0 && watched_.load(std::memory_order_relaxed) > 0) {

@@ -12,7 +12,9 @@
 #ifndef FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
 #define FARM_FABRIC_SOCKET_COMPLETION_QUEUE_H_
 
+#include <algorithm>
 #include <atomic>
+#include <vector>
 #include <chrono>
 #include <cstdint>
 
@@ -30,6 +32,8 @@ class SocketEndpointBase {
   virtual ~SocketEndpointBase() = default;
   // The socket is readable, hung up or failed (epoll event bits).
   virtual void OnSocketReady(uint32_t events) = 0;
+  // Sends requests the endpoint held back (see SocketCompletionQueue::HoldBack).
+  virtual void SendHeldBack() {}
 };
 
 class SocketCompletionQueue final : public CompletionQueue {
@@ -66,6 +70,16 @@ class SocketCompletionQueue final : public CompletionQueue {
   // Endpoints with requests in flight; while non-zero, every Poll checks the sockets.
   void AddAwaiting(int delta) { awaiting_ += delta; }
 
+  // Doorbell batching: an endpoint that holds requests back to send them with a later
+  // one registers here, and the next Poll sends them (so they wait at most until the
+  // owner polls, which an event loop does before it parks). Owning thread only.
+  void HoldBack(SocketEndpointBase* endpoint) {
+    if (std::find(held_back_.begin(), held_back_.end(), endpoint) == held_back_.end()) {
+      held_back_.push_back(endpoint);
+    }
+  }
+  void ForgetHeldBack(SocketEndpointBase* endpoint) { std::erase(held_back_, endpoint); }
+
  private:
   explicit SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd);
   void CheckSockets();
@@ -79,6 +93,7 @@ class SocketCompletionQueue final : public CompletionQueue {
   // Written by the connecting thread (Watch), read by the owning thread: an endpoint is
   // published to the owner through this counter's release/acquire.
   std::atomic<int> watched_{0};
+  std::vector<SocketEndpointBase*> held_back_;
   int awaiting_ = 0;
   uint32_t polls_ = 0;
   std::chrono::steady_clock::time_point next_liveness_check_{};

@@ -409,6 +409,22 @@ TEST_P(FabricTest, WriteWithNotifyRingsTheTargetsDoorbell) {
   EXPECT_EQ(::poll(&p, 1, 0), 0) << "Disarm drains the eventfd";
 }
 
+// tcp holds an unsignaled WRITE without notify back to send it with the next request;
+// with no next request, the next Poll must send it.
+TEST_P(FabricTest, HeldBackWriteGoesOutOnTheNextPoll) {
+  std::memset(remote(), 0, 64);
+  std::memcpy(local(), "held back", 10);
+  WorkRequest wr = Op(Opcode::kWrite, 0, 10);
+  wr.signaled = false;
+  ASSERT_TRUE(ep_->Post(wr).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (std::strcmp(remote(), "held back") != 0 && absl::Now() < deadline) {
+    Completion c;
+    EXPECT_EQ(cq_->Poll(absl::MakeSpan(&c, 1)), 0) << "an unsignaled success produced a completion";
+  }
+  EXPECT_STREQ(remote(), "held back");
+}
+
 TEST_P(FabricTest, ZeroLengthWriteWithNotifyOnlyRings) {
   absl::StatusOr<std::unique_ptr<Doorbell>> bell = target_->CreateDoorbell();
   ASSERT_TRUE(bell.ok());

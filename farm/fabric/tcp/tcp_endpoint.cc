@@ -35,6 +35,7 @@ TcpEndpoint::TcpEndpoint(const TcpEndpointConfig& config, UniqueFd socket,
       pending_(config.max_outstanding) {}
 
 TcpEndpoint::~TcpEndpoint() {
+  cq_->ForgetHeldBack(this);
   cq_->Unwatch(socket_.get());
   if (count_ > 0) cq_->AddAwaiting(-1);
   // Outstanding claims are released so the queue's accounting stays exact.
@@ -80,6 +81,10 @@ void TcpEndpoint::CompleteUnsent() {
 
 absl::Status TcpEndpoint::Post(const WorkRequest& wr) {
   absl::Status status = Queue(wr);
+  if (status.ok() && !wr.signaled && wr.opcode == Opcode::kWrite && wr.notify == kNoDoorbell) {
+    cq_->HoldBack(this);  // the next request or the next Poll sends it
+    return status;
+  }
   Flush();
   return status;
 }

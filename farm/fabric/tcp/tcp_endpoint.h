@@ -1,7 +1,10 @@
 // TcpEndpoint: the initiator side of a tcp connection.
 //
 // Post encodes the request (with a WRITE's data, so the local buffer is free again at
-// once) and sends what the socket takes; the rest goes out as the socket drains.
+// once) and sends what the socket takes; the rest goes out as the socket drains. An
+// unsignaled WRITE without notify is held back (doorbell batching) and leaves with the
+// next request that is signalled, notifies or is not a WRITE, or at the next Poll of
+// the completion queue: a ring record and the wake-up that follows it travel together.
 // Responses are read when the completion queue is polled and matched to requests in
 // order. A request that fails a local check is queued like the others so completions
 // keep post order.
@@ -41,6 +44,7 @@ class TcpEndpoint final : public Endpoint, public SocketEndpointBase {
   absl::Status status() const override { return status_; }
   uint64_t context() const override { return context_; }
   void OnSocketReady(uint32_t events) override;
+  void SendHeldBack() override { Flush(); }
 
  private:
   // A posted request awaiting its response (or, when !sent, its turn to complete).
