@@ -68,8 +68,8 @@ void EventLoop::Run() {
     } else if (now_ - last_event_ >= spin_) {
       Park();
       last_event_ = Clock::now();
-    } else if (yield_while_spinning_) {
-      sched_yield();
+    } else if (yield_while_spinning_ && (++idle_polls_ & 7) == 0) {
+      sched_yield();  // every 8th empty poll: others get the core, a message is seen fast
     }
   }
   running_.store(false, std::memory_order_release);

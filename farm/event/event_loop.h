@@ -56,10 +56,10 @@ struct EventLoopOptions {
   absl::Duration spin = absl::Microseconds(50);
   // While busy, how often the loop checks its watched descriptors.
   absl::Duration fd_check_interval = absl::Milliseconds(1);
-  // While spinning without events, give the core to any other runnable thread between
-  // polls (sched_yield). On a small machine this keeps spinning loops from starving
-  // the threads they wait for (a tcp responder, a peer node's loop); on an idle core
-  // it costs one system call per empty poll.
+  // While spinning without events, give the core to any other runnable thread every
+  // few empty polls (sched_yield). On a small machine this keeps spinning loops from
+  // starving the threads they wait for (a tcp responder, a peer node's loop); on an
+  // idle core it costs a system call every eighth empty poll.
   bool yield_while_spinning = true;
 };
 
@@ -142,6 +142,7 @@ class EventLoop {
   TimerId next_timer_ = 1;
 
   int depth_ = 0;  // RunOnce nesting, to refuse re-entry
+  uint32_t idle_polls_ = 0;
   Clock::time_point now_{};
   Clock::time_point last_event_{};
   Clock::time_point next_fd_check_{};

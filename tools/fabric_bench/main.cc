@@ -36,6 +36,8 @@ ABSL_FLAG(std::vector<std::string>, sizes,
           (std::vector<std::string>{"16", "64", "256", "512", "1024", "2048", "4096", "8192"}),
           "block sizes in bytes");
 ABSL_FLAG(double, seconds, 0.3, "duration of each measurement");
+ABSL_FLAG(std::vector<std::string>, phases, (std::vector<std::string>{"read", "rpc", "tcp"}),
+          "what to measure: read (one-sided READs), rpc (ring RPCs), tcp (the baseline)");
 ABSL_FLAG(int, window, 16, "requests in flight when measuring rates");
 ABSL_FLAG(int, repeat, 5, "measure each figure this many times and report the median run");
 ABSL_FLAG(int, region_mb, 64, "size of the server's region, read at random offsets");
@@ -139,7 +141,12 @@ int Run() {
     }
     return absl::OkStatus();
   };
+  const std::vector<std::string> phases = absl::GetFlag(FLAGS_phases);
+  auto wanted = [&](absl::string_view phase) {
+    return std::find(phases.begin(), phases.end(), phase) != phases.end();
+  };
   for (const std::string& b : backends) {
+    if (!wanted("read")) break;
     absl::StatusOr<std::unique_ptr<OneSidedReader>> reader =
         OneSidedReader::Connect(b, servers.at(b).locator, servers.at(b).capability);
     if (!reader.ok()) return fail(reader.status());
@@ -149,6 +156,7 @@ int Run() {
     if (!s.ok()) return fail(s);
   }
   for (const std::string& b : backends) {
+    if (!wanted("rpc")) break;
     absl::StatusOr<std::unique_ptr<RpcReader>> rpc =
         RpcReader::Connect(b, servers.at(b).locator, region_bytes, loop);
     if (!rpc.ok()) return fail(rpc.status());
@@ -157,19 +165,21 @@ int Run() {
     });
     if (!s.ok()) return fail(s);
   }
-  const uint16_t port = servers.at(backends.front()).baseline_port;
-  absl::Status s = measure_column("TCP socket", [&](uint32_t size) {
-    return MeasureTcpBaseline(port, size, region_bytes, window, duration);
-  });
-  if (!s.ok()) return fail(s);
+  if (wanted("tcp")) {
+    const uint16_t port = servers.at(backends.front()).baseline_port;
+    absl::Status s = measure_column("TCP socket", [&](uint32_t size) {
+      return MeasureTcpBaseline(port, size, region_bytes, window, duration);
+    });
+    if (!s.ok()) return fail(s);
+  }
   std::vector<Measurement> raw_runs;
-  for (int r = 0; r < std::max(1, absl::GetFlag(FLAGS_repeat)); ++r) {
+  for (int r = 0; wanted("read") && r < std::max(1, absl::GetFlag(FLAGS_repeat)); ++r) {
     raw_runs.push_back(MeasureRawCopy(64, region_bytes, duration));
   }
   std::sort(raw_runs.begin(), raw_runs.end(), [](const Measurement& a, const Measurement& b) {
     return a.ops_per_second < b.ops_per_second;
   });
-  const Measurement raw64 = raw_runs[raw_runs.size() / 2];
+  const Measurement raw64 = raw_runs.empty() ? Measurement{} : raw_runs[raw_runs.size() / 2];
 
   utsname u;
   ::uname(&u);
@@ -187,7 +197,9 @@ int Run() {
     header += absl::StrCat(" ", c, " kops/s | p50 µs | p99 µs |");
     rule += "---:|---:|---:|";
   }
+  const bool ratios = wanted("rpc") && wanted("tcp");
   for (const std::string& b : backends) {
+    if (!ratios) break;
     header += absl::StrCat(" RPC ", b, " / TCP |");
     rule += "---:|";
   }
@@ -199,6 +211,7 @@ int Run() {
       row += absl::StrCat(" ", Kops(m), " | ", Us(m.p50_us), " | ", Us(m.p99_us), " |");
     }
     for (const std::string& b : backends) {
+      if (!ratios) break;
       row += absl::StrFormat(" %.1fx |", results["RPC " + b][size].ops_per_second /
                                              results["TCP socket"][size].ops_per_second);
     }
