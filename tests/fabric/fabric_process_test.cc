@@ -36,8 +36,8 @@ constexpr uint64_t kTag = 1000003;
 
 // A fabric that accepts everyone with the secret and owns one registered region.
 struct Owner {
+  std::unique_ptr<Region> region;  // outlives the fabric that registered it
   std::unique_ptr<Fabric> fabric;
-  std::unique_ptr<Region> region;
   RegionCapability cap;
 };
 
@@ -57,8 +57,8 @@ Owner StartOwner(const std::string& backend) {
 
 // An initiator connected to `locator`, with a registered local buffer.
 struct Initiator {
+  std::unique_ptr<Region> buffer;  // outlives the fabric that registered it
   std::unique_ptr<Fabric> fabric;
-  std::unique_ptr<Region> buffer;
   LocalRegion local;
   std::unique_ptr<CompletionQueue> cq;
   std::unique_ptr<Endpoint> ep;

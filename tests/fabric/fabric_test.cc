@@ -91,8 +91,9 @@ class FabricTest : public ::testing::TestWithParam<std::string> {
     return *c;
   }
 
-  std::unique_ptr<Fabric> target_, initiator_;
+  // Regions outlive the fabrics that registered them (destroyed in reverse order).
   std::unique_ptr<Region> target_region_, local_region_;
+  std::unique_ptr<Fabric> target_, initiator_;
   RegionCapability cap_;
   LocalRegion local_;
   std::unique_ptr<CompletionQueue> cq_;

@@ -109,8 +109,8 @@ class RingTest : public ::testing::TestWithParam<std::string> {
   }
 
   static constexpr uint64_t kHeadOffset = 512 * 1024;
+  std::unique_ptr<Region> s_mem_, r_mem_;  // outlive the fabrics that registered them
   std::unique_ptr<Fabric> s_, r_;
-  std::unique_ptr<Region> s_mem_, r_mem_;
   RegisteredRegion s_reg_, r_reg_;
   std::unique_ptr<CompletionQueue> s_cq_, r_cq_;
   std::unique_ptr<Endpoint> s_to_r_, r_to_s_;

@@ -18,8 +18,8 @@ namespace {
 constexpr uint64_t kRegionBytes = 256u << 20;
 
 struct ShmPair {
+  std::unique_ptr<Region> region, buffer;  // outlive the fabrics that registered them
   std::unique_ptr<Fabric> target, initiator;
-  std::unique_ptr<Region> region, buffer;
   RegionCapability cap;
   LocalRegion local;
   std::unique_ptr<CompletionQueue> cq;
