@@ -160,7 +160,9 @@ absl::Status MsgThread::Call(NodeId node, MsgId id, absl::string_view payload,
   if (absl::Status s = SendRecord(node, h, payload); !s.ok()) return s;
   PendingCall call{std::move(done), node, EventLoop::Clock::time_point::max()};
   if (timeout != absl::InfiniteDuration()) {
-    call.deadline = EventLoop::Clock::now() +
+    // The loop's time of this iteration: no clock read per call; a deadline is early by
+    // at most one iteration, which a timeout of milliseconds or more does not notice.
+    call.deadline = loop_->now() +
                     std::chrono::duration_cast<EventLoop::Clock::duration>(
                         absl::ToChronoNanoseconds(timeout));
   }
