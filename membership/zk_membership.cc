@@ -1,0 +1,368 @@
+#include "membership/zk_membership.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace farm::membership {
+namespace {
+
+constexpr absl::Duration kRetryPause = absl::Milliseconds(500);
+// Watches re-armed this often even without events: a safety net, not the mechanism.
+constexpr absl::Duration kRefreshInterval = absl::Seconds(2);
+
+// Members equal for configuration purposes: same process, same session, same offer.
+bool SameMembers(const std::vector<Member>& a, const std::vector<Member>& b) { return a == b; }
+
+}  // namespace
+
+std::string ZkMembership::Root(absl::string_view cluster) { return absl::StrCat("/farm/", cluster); }
+
+absl::StatusOr<std::unique_ptr<ZkMembership>> ZkMembership::Create(
+    const ZkMembershipOptions& options) {
+  if (options.zookeeper.empty()) return absl::InvalidArgumentError("no ZooKeeper address");
+  if (options.cluster.empty() || absl::StrContains(options.cluster, '/')) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster name '", options.cluster, "' must be non-empty without '/'"));
+  }
+  if (absl::Status s = ValidateMember(options.self); !s.ok()) return s;
+  if (options.replication < 1 || options.replication > kMaxReplication ||
+      options.virtual_rings < 1 || options.virtual_rings > kMaxVirtualRings) {
+    return absl::InvalidArgumentError("replication or virtual ring count out of range");
+  }
+  return std::unique_ptr<ZkMembership>(new ZkMembership(options));
+}
+
+ZkMembership::ZkMembership(const ZkMembershipOptions& options)
+    : options_(options), root_(Root(options.cluster)), gate_(options.self.id) {
+  gate_.SetLeaseTimeout(options.session_timeout);
+}
+
+ZkMembership::~ZkMembership() { Stop(); }
+
+void ZkMembership::Log(const std::string& line) const {
+  std::fprintf(stderr, "membership[node %u]: %s\n", options_.self.id, line.c_str());
+}
+
+void ZkMembership::SetError(const absl::Status& status) {
+  Log(status.ToString());
+  MutexLock lock(&mu_);
+  last_error_ = status.ToString();
+}
+
+absl::Status ZkMembership::Start(ConfigCallback on_config) {
+  on_config_ = std::move(on_config);
+  if (absl::Status s = Join(); !s.ok()) {
+    client_.reset();
+    return s;
+  }
+  Refresh();
+  thread_ = std::thread([this] { Run(); });
+  MutexLock lock(&mu_);
+  const bool joined = cv_.WaitFor(&mu_, options_.join_timeout, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return stopping_ || (config_ != nullptr && config_->Contains(options_.self.id));
+  });
+  if (!joined) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "node %d registered but no configuration included it within %s (is a configuration "
+        "manager running? last error: %s)",
+        options_.self.id, absl::FormatDuration(options_.join_timeout),
+        last_error_.empty() ? "none" : last_error_));
+  }
+  return absl::OkStatus();
+}
+
+void ZkMembership::Stop() {
+  {
+    MutexLock lock(&mu_);
+    if (stopping_ && !thread_.joinable() && client_ == nullptr) return;
+    stopping_ = true;
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+  client_.reset();  // closing the session removes our ephemeral nodes at once
+  MutexLock lock(&mu_);
+  session_ = ZkSessionState::kClosed;
+  manager_ = false;
+}
+
+std::shared_ptr<const Configuration> ZkMembership::current() const {
+  MutexLock lock(&mu_);
+  return config_;
+}
+
+MembershipStatus ZkMembership::status() const {
+  MembershipStatus s;
+  s.source = absl::StrCat("zookeeper ", options_.zookeeper);
+  s.serving = gate_.serving();
+  s.epoch = gate_.epoch();
+  MutexLock lock(&mu_);
+  s.session = ZkSessionStateName(session_);
+  s.manager = manager_;
+  s.last_error = last_error_;
+  return s;
+}
+
+absl::Status ZkMembership::Join() {
+  ZkClient::Options zo;
+  zo.hosts = options_.zookeeper;
+  zo.session_timeout = options_.session_timeout;
+  zo.connect_timeout = options_.connect_timeout;
+  absl::StatusOr<std::unique_ptr<ZkClient>> client = ZkClient::Connect(zo, [this](const ZkEvent& e) {
+    MutexLock lock(&mu_);
+    events_.push_back(e);
+    cv_.SignalAll();
+  });
+  if (!client.ok()) return client.status();
+  client_ = std::move(*client);
+  {
+    MutexLock lock(&mu_);
+    session_ = ZkSessionState::kConnected;
+  }
+  gate_.SetLeaseTimeout(client_->negotiated_timeout());
+  gate_.LeaseHeld();
+  for (const char* dir : {"/members", "/election"}) {
+    if (absl::Status s = client_->EnsurePath(absl::StrCat(root_, dir)); !s.ok()) return s;
+  }
+  if (absl::Status s = Register(); !s.ok()) return s;
+  absl::StatusOr<std::string> election = client_->Create(
+      absl::StrCat(root_, "/election/m-"), absl::StrCat(options_.self.id),
+      ZkNodeMode::kEphemeralSequential);
+  if (!election.ok()) return election.status();
+  election_node_ = *election;
+  config_version_ = -1;
+  Log(absl::StrFormat("registered with ZooKeeper %s (session %x, timeout %s)", options_.zookeeper,
+                      client_->session_id(), absl::FormatDuration(client_->negotiated_timeout())));
+  return absl::OkStatus();
+}
+
+absl::Status ZkMembership::Register() {
+  Member self = options_.self;
+  self.session = client_->session_id();
+  absl::StatusOr<std::string> data = EncodeRegistration(options_.cluster, self);
+  if (!data.ok()) return data.status();
+  const std::string path = absl::StrCat(root_, "/members/", self.id);
+  // A previous process with this id may still hold the znode until its session
+  // expires; a live one holds it for good, which is a configuration error.
+  const absl::Time give_up = absl::Now() + options_.session_timeout + absl::Seconds(2);
+  for (;;) {
+    absl::StatusOr<std::string> created = client_->Create(path, *data, ZkNodeMode::kEphemeral);
+    if (created.ok()) return absl::OkStatus();
+    if (!absl::IsAlreadyExists(created.status())) return created.status();
+    if (absl::Now() > give_up) {
+      std::string holder = "unknown";
+      if (absl::StatusOr<ZkNodeData> other = client_->Get(path, false); other.ok()) {
+        if (absl::StatusOr<Member> m = DecodeRegistration(other->data, options_.cluster); m.ok()) {
+          holder = absl::StrFormat("incarnation %x on host %s", m->incarnation, m->host);
+        }
+      }
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "node id %d is registered by another live process (%s)", self.id, holder));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
+void ZkMembership::Run() {
+  absl::Time next_refresh = absl::Now() + kRefreshInterval;
+  for (;;) {
+    std::deque<ZkEvent> events;
+    {
+      MutexLock lock(&mu_);
+      cv_.WaitFor(&mu_, absl::Milliseconds(200), [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return stopping_ || !events_.empty();
+      });
+      if (stopping_) return;
+      events.swap(events_);
+    }
+    bool refresh = absl::Now() >= next_refresh;
+    for (const ZkEvent& e : events) {
+      if (e.type == ZkEvent::Type::kSession) {
+        OnSessionEvent(e);
+      } else {
+        refresh = true;
+      }
+    }
+    if (client_ == nullptr) {  // expired: rejoin with a new session
+      if (absl::Status s = Join(); !s.ok()) {
+        client_.reset();
+        SetError(s);
+        absl::SleepFor(kRetryPause);
+        continue;
+      }
+      Log("rejoined after session expiry; serving again once a configuration includes us");
+      refresh = true;
+    }
+    if (refresh && client_->state() == ZkSessionState::kConnected) {
+      Refresh();
+      next_refresh = absl::Now() + kRefreshInterval;
+    }
+  }
+}
+
+void ZkMembership::OnSessionEvent(const ZkEvent& event) {
+  {
+    MutexLock lock(&mu_);
+    session_ = event.state;
+  }
+  switch (event.state) {
+    case ZkSessionState::kConnected:
+      gate_.LeaseHeld();
+      break;
+    case ZkSessionState::kConnecting:
+      gate_.LeaseLost(absl::Now());
+      Log("lost the ZooKeeper connection; fenced if not back within the session timeout");
+      break;
+    case ZkSessionState::kExpired:
+    case ZkSessionState::kAuthFailed:
+    case ZkSessionState::kClosed:
+      gate_.Fence();
+      SetError(absl::UnavailableError(absl::StrCat("ZooKeeper session ",
+                                                   ZkSessionStateName(event.state),
+                                                   ": fenced until rejoined")));
+      {
+        MutexLock lock(&mu_);
+        manager_ = false;
+      }
+      client_.reset();  // our ephemeral nodes are gone; Run rejoins
+      break;
+  }
+}
+
+void ZkMembership::Refresh() {
+  if (absl::Status s = ReadConfig(); !s.ok()) SetError(s);
+  absl::StatusOr<bool> manager = IsManager();
+  if (!manager.ok()) {
+    SetError(manager.status());
+    return;
+  }
+  if (*manager) {
+    if (absl::Status s = Reconcile(); !s.ok()) SetError(s);
+  }
+}
+
+absl::Status ZkMembership::ReadConfig() {
+  const std::string path = absl::StrCat(root_, "/config");
+  absl::StatusOr<ZkNodeData> node = client_->Get(path, /*watch=*/true);
+  if (absl::IsNotFound(node.status())) {
+    config_version_ = -1;
+    config_valid_ = false;
+    absl::StatusOr<bool> exists = client_->Exists(path, /*watch=*/true);  // wait for it
+    if (!exists.ok()) return exists.status();
+    if (*exists) return ReadConfig();
+    return absl::OkStatus();
+  }
+  if (!node.ok()) return node.status();
+  config_version_ = node->version;
+  config_valid_ = false;
+  absl::StatusOr<Configuration> decoded = DecodeConfiguration(node->data);
+  if (!decoded.ok()) {
+    return absl::Status(decoded.status().code(),
+                        absl::StrCat("rejected the configuration in ZooKeeper (version ",
+                                     node->version, "): ", decoded.status().message()));
+  }
+  if (decoded->cluster != options_.cluster) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rejected a configuration of cluster '%s' (this node is in '%s')", decoded->cluster,
+        options_.cluster));
+  }
+  config_valid_ = true;
+  std::shared_ptr<const Configuration> previous = current();
+  if (previous != nullptr && decoded->epoch <= previous->epoch) {
+    if (decoded->epoch < previous->epoch) {
+      return absl::DataLossError(absl::StrFormat(
+          "ZooKeeper holds epoch %d, older than the applied %d", decoded->epoch, previous->epoch));
+    }
+    return absl::OkStatus();  // already applied
+  }
+  auto config = std::make_shared<const Configuration>(std::move(*decoded));
+  const Member* me = config->Find(options_.self.id);
+  if (me != nullptr && client_ != nullptr && me->session == client_->session_id()) {
+    gate_.Unfence();  // a configuration with our current session: rejoined
+  }
+  gate_.Apply(*config);
+  {
+    MutexLock lock(&mu_);
+    config_ = config;
+    cv_.SignalAll();
+  }
+  Log(me != nullptr && gate_.serving()
+          ? absl::StrCat("serving in epoch ", config->epoch, " (", config->Summary(), ")")
+          : absl::StrCat("not serving in epoch ", config->epoch, " (", config->Summary(), ")"));
+  if (on_config_) on_config_(config);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ZkMembership::IsManager() {
+  absl::StatusOr<std::vector<std::string>> candidates =
+      client_->GetChildren(absl::StrCat(root_, "/election"), /*watch=*/true);
+  if (!candidates.ok()) return candidates.status();
+  // Sequence suffixes are zero-padded, so the lowest name is the oldest candidate.
+  const auto lowest = std::min_element(candidates->begin(), candidates->end());
+  const bool manager = lowest != candidates->end() &&
+                       absl::StrCat(root_, "/election/", *lowest) == election_node_;
+  MutexLock lock(&mu_);
+  if (manager && !manager_) Log("became the configuration manager");
+  manager_ = manager;
+  return manager;
+}
+
+absl::Status ZkMembership::Reconcile() {
+  const std::string members_dir = absl::StrCat(root_, "/members");
+  absl::StatusOr<std::vector<std::string>> names = client_->GetChildren(members_dir, true);
+  if (!names.ok()) return names.status();
+  std::vector<Member> members;
+  for (const std::string& name : *names) {
+    absl::StatusOr<ZkNodeData> node = client_->Get(absl::StrCat(members_dir, "/", name), false);
+    if (absl::IsNotFound(node.status())) continue;  // left meanwhile; a watch fires
+    if (!node.ok()) return node.status();
+    absl::StatusOr<Member> m = DecodeRegistration(node->data, options_.cluster);
+    NodeId id = 0;
+    if (!m.ok() || !absl::SimpleAtoi(name, &id) || id != m->id) {
+      SetError(absl::InvalidArgumentError(absl::StrCat(
+          "ignoring registration '", name, "': ",
+          m.ok() ? "name does not match its node id" : m.status().message())));
+      continue;
+    }
+    members.push_back(std::move(*m));
+  }
+  std::sort(members.begin(), members.end(),
+            [](const Member& a, const Member& b) { return a.id < b.id; });
+
+  std::shared_ptr<const Configuration> applied = current();
+  Configuration next;
+  next.cluster = options_.cluster;
+  next.manager = options_.self.id;
+  next.members = std::move(members);
+  next.replication = applied ? applied->replication : options_.replication;
+  next.virtual_rings = applied ? applied->virtual_rings : options_.virtual_rings;
+  next.epoch = applied ? applied->epoch + 1 : 1;
+  // Up to date: the znode holds the applied configuration with these members and us.
+  if (applied != nullptr && config_version_ >= 0 && config_valid_ &&
+      applied->manager == next.manager &&
+      SameMembers(applied->members, next.members)) {
+    return absl::OkStatus();
+  }
+  if (next.members.empty() || !next.Contains(next.manager)) return absl::OkStatus();  // not yet
+  absl::StatusOr<std::string> data = EncodeConfiguration(next);
+  if (!data.ok()) return data.status();
+  const std::string config_path = absl::StrCat(root_, "/config");
+  ZkOp check{ZkOp::Kind::kCheck, election_node_, "", -1};  // still a candidate: fenced if not
+  absl::StatusOr<bool> exists = client_->Exists(config_path, false);
+  if (!exists.ok()) return exists.status();
+  ZkOp write = *exists ? ZkOp{ZkOp::Kind::kSet, config_path, *data, config_version_}
+                       : ZkOp{ZkOp::Kind::kCreate, config_path, *data, -1};
+  if (*exists && config_version_ < 0) return absl::OkStatus();  // read it first; a watch fires
+  absl::Status s = client_->Multi({check, write});
+  if (absl::IsFailedPrecondition(s) || absl::IsAlreadyExists(s) || absl::IsNotFound(s)) {
+    return absl::OkStatus();  // lost a race with another publisher: the watch brings it
+  }
+  if (s.ok()) Log(absl::StrCat("published ", next.Summary()));
+  return s;
+}
+
+}  // namespace farm::membership

@@ -1,0 +1,110 @@
+// ZkMembership: configurations kept in ZooKeeper (paper section 3.3).
+//
+// Layout under /farm/<cluster>:
+//   members/<node id>   ephemeral, a RegistrationProto: this node is alive and how to
+//                       reach it. It vanishes when the node's session ends.
+//   election/m-<seq>    ephemeral sequential; the owner of the lowest is the
+//                       configuration manager (CM).
+//   config              persistent, a ConfigurationProto: the current configuration.
+//
+// The CM keeps `config` equal to the registered member set: on every change it
+// publishes epoch + 1 with one atomic multi-op that checks its own election node (so a
+// deposed CM cannot publish) and the config's znode version (so two publishers cannot
+// both win). Every node watches `config` and applies each newer epoch in order; a
+// configuration that does not decode or validate is rejected with an error and the
+// node keeps the one it had.
+//
+// Leases: the ZooKeeper session is the lease. A node whose session is lost longer than
+// the session timeout fences itself (the gate refuses requests), since the others have
+// removed it or soon will; a node whose session expired rejoins with a new session,
+// registers again and serves once a configuration contains it again.
+//
+// Threads: one membership thread does all ZooKeeper calls; the C client's thread only
+// queues events for it.
+#ifndef FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
+#define FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "farm/base/mutex.h"
+#include "membership/membership.h"
+#include "membership/zk_client.h"
+
+namespace farm::membership {
+
+struct ZkMembershipOptions {
+  std::string zookeeper;  // "host:port[,host:port]"
+  std::string cluster = "farm";
+  Member self;            // id, addresses, capacity, threads, incarnation
+  // Used when this node publishes the first configuration of the cluster; later
+  // configurations keep the values of the first.
+  uint32_t replication = 3;
+  uint32_t virtual_rings = kDefaultVirtualRings;
+  absl::Duration session_timeout = absl::Seconds(4);
+  // Bound on reaching ZooKeeper at Start (and on each reconnection attempt).
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // How long Start waits for a configuration that contains this node.
+  absl::Duration join_timeout = absl::Seconds(30);
+};
+
+class ZkMembership final : public Membership {
+ public:
+  static absl::StatusOr<std::unique_ptr<ZkMembership>> Create(const ZkMembershipOptions& options);
+  ~ZkMembership() override;
+
+  // Errors: Unavailable when ZooKeeper cannot be reached within connect_timeout;
+  // AlreadyExists when a live process holds this node id; DeadlineExceeded when no
+  // configuration with this node appears within join_timeout.
+  absl::Status Start(ConfigCallback on_config) override;
+  void Stop() override;
+  std::shared_ptr<const Configuration> current() const override;
+  MembershipStatus status() const override;
+  const ServingGate& gate() const override { return gate_; }
+
+  // The ZooKeeper paths of a cluster (also used by the admin CLI).
+  static std::string Root(absl::string_view cluster);
+
+ private:
+  explicit ZkMembership(const ZkMembershipOptions& options);
+
+  void Run();
+  // Opens a session and registers; on error the caller retries after a pause.
+  absl::Status Join();
+  absl::Status Register();
+  // Reads config, election and (as CM) members, re-arming their watches.
+  void Refresh();
+  absl::Status ReadConfig();
+  absl::StatusOr<bool> IsManager();
+  absl::Status Reconcile();
+  void OnSessionEvent(const ZkEvent& event);
+  void SetError(const absl::Status& status);
+  void Log(const std::string& line) const;
+
+  const ZkMembershipOptions options_;
+  const std::string root_;
+  ServingGate gate_;
+  ConfigCallback on_config_;
+  std::unique_ptr<ZkClient> client_;  // membership thread only (and Start before it)
+  std::string election_node_;         // our election znode's full path
+  int32_t config_version_ = -1;       // znode version of the config we read; -1: none
+  bool config_valid_ = false;         // that znode decoded: else the CM overwrites it
+  std::thread thread_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<ZkEvent> events_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<const Configuration> config_ ABSL_GUARDED_BY(mu_);
+  ZkSessionState session_ ABSL_GUARDED_BY(mu_) = ZkSessionState::kClosed;
+  bool manager_ ABSL_GUARDED_BY(mu_) = false;
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::membership
+
+#endif  // FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_

@@ -1,0 +1,160 @@
+#include "membership/configuration.h"
+
+#include "gtest/gtest.h"
+#include "membership/configuration.pb.h"
+#include "membership/membership.h"
+#include "membership/static_membership.h"
+
+namespace farm::membership {
+namespace {
+
+Member MakeMember(NodeId id) {
+  Member m;
+  m.id = id;
+  m.host = "h";
+  m.fabric_addresses["tcp"] = "tcp:127.0.0.1:" + std::to_string(7000 + id);
+  m.threads = 2;
+  m.incarnation = 100 + id;
+  return m;
+}
+
+Configuration MakeConfig() {
+  Configuration c;
+  c.cluster = "test";
+  c.epoch = 7;
+  c.manager = 2;
+  c.replication = 3;
+  c.members = {MakeMember(1), MakeMember(2), MakeMember(5)};
+  return c;
+}
+
+TEST(ConfigurationTest, RoundTrips) {
+  const Configuration c = MakeConfig();
+  absl::StatusOr<std::string> bytes = EncodeConfiguration(c);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  absl::StatusOr<Configuration> back = DecodeConfiguration(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, c);
+  EXPECT_NE(back->Find(5), nullptr);
+  EXPECT_EQ(back->Find(3), nullptr);
+}
+
+TEST(ConfigurationTest, CorruptBytesAreDataLoss) {
+  absl::StatusOr<std::string> bytes = EncodeConfiguration(MakeConfig());
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(DecodeConfiguration("\xff\xff\xff garbage").status().code(), absl::StatusCode::kDataLoss);
+  // Every truncation is refused (protobuf alone would accept some as shorter messages).
+  for (size_t n = 0; n < bytes->size(); ++n) {
+    EXPECT_FALSE(DecodeConfiguration(absl::string_view(*bytes).substr(0, n)).ok()) << n;
+  }
+}
+
+TEST(ConfigurationTest, UnknownFormatOrKindIsRefusedBeforeAnythingElse) {
+  absl::StatusOr<std::string> bytes = EncodeConfiguration(MakeConfig());
+  ASSERT_TRUE(bytes.ok());
+  Envelope e;
+  ASSERT_TRUE(e.ParseFromString(*bytes));
+  e.set_format(kConfigurationFormat + 1);
+  absl::Status s = DecodeConfiguration(e.SerializeAsString()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("format"), std::string::npos) << s;
+  // A registration is not a configuration.
+  absl::StatusOr<std::string> reg = EncodeRegistration("test", MakeMember(1));
+  ASSERT_TRUE(reg.ok());
+  EXPECT_EQ(DecodeConfiguration(*reg).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ConfigurationTest, DamagedBodiesFailTheChecksum) {
+  absl::StatusOr<std::string> bytes = EncodeConfiguration(MakeConfig());
+  ASSERT_TRUE(bytes.ok());
+  Envelope e;
+  ASSERT_TRUE(e.ParseFromString(*bytes));
+  std::string body = e.body();
+  body[body.size() / 2] ^= 0x20;
+  e.set_body(body);
+  absl::Status s = DecodeConfiguration(e.SerializeAsString()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);  // the standard CRC-32C check value
+}
+
+TEST(ConfigurationTest, InvariantsAreChecked) {
+  Configuration c = MakeConfig();
+  c.members.push_back(MakeMember(2));  // duplicate, unsorted
+  EXPECT_EQ(Validate(c).code(), absl::StatusCode::kInvalidArgument);
+  c = MakeConfig();
+  c.manager = 9;
+  EXPECT_FALSE(Validate(c).ok());
+  c = MakeConfig();
+  c.epoch = 0;
+  EXPECT_FALSE(Validate(c).ok());
+  c = MakeConfig();
+  c.replication = 0;
+  EXPECT_FALSE(Validate(c).ok());
+  c = MakeConfig();
+  c.members[0].fabric_addresses.clear();
+  EXPECT_FALSE(EncodeConfiguration(c).ok());
+}
+
+TEST(ConfigurationTest, RegistrationIsForOneCluster) {
+  absl::StatusOr<std::string> bytes = EncodeRegistration("a", MakeMember(4));
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(DecodeRegistration(*bytes, "a").ok());
+  EXPECT_EQ(DecodeRegistration(*bytes, "b").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(StaticMembershipTest, ParsesMemberListsAndNamesBadEntries) {
+  absl::StatusOr<std::vector<Member>> members =
+      ParseMemberList("2=tcp:127.0.0.1:7002,1=shm:/tmp/a.sock;tcp:127.0.0.1:7001");
+  ASSERT_TRUE(members.ok()) << members.status();
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].id, 1u);
+  EXPECT_EQ((*members)[0].address("shm"), "shm:/tmp/a.sock");
+  EXPECT_EQ((*members)[0].address("tcp"), "tcp:127.0.0.1:7001");
+  for (const char* bad : {"", "x=tcp:1:2", "1=", "1=nocolon", "1=tcp:a:1,1=tcp:b:2", "0=tcp:h:1"}) {
+    EXPECT_FALSE(ParseMemberList(bad).ok()) << bad;
+  }
+}
+
+TEST(StaticMembershipTest, ServesEpochOneOnly) {
+  Configuration c = MakeConfig();
+  c.epoch = 1;
+  absl::StatusOr<std::unique_ptr<StaticMembership>> m = StaticMembership::Create(c, 5);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE((*m)->gate().serving());
+  ASSERT_TRUE((*m)->Start(nullptr).ok());
+  EXPECT_TRUE((*m)->gate().serving());
+  EXPECT_TRUE((*m)->gate().Check(1).ok());
+  EXPECT_EQ((*m)->gate().Check(2).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(StaticMembership::Create(c, 4).ok());  // not a member
+}
+
+TEST(ServingGateTest, LeaseRunsOutATimeoutAfterTheFirstLoss) {
+  ServingGate gate(1);
+  Configuration c = MakeConfig();
+  c.members = {MakeMember(1)};
+  c.manager = 1;
+  gate.Apply(c);
+  gate.SetLeaseTimeout(absl::Seconds(1));
+  EXPECT_TRUE(gate.Check(7).ok());
+  gate.LeaseLost(absl::Now() - absl::Milliseconds(500));
+  EXPECT_TRUE(gate.serving());  // within the lease
+  gate.LeaseLost(absl::Now());  // a later loss does not extend it
+  gate.LeaseLost(absl::Now() - absl::Seconds(5));
+  EXPECT_TRUE(gate.serving());  // the first loss stands
+  absl::SleepFor(absl::Milliseconds(600));
+  EXPECT_FALSE(gate.serving());
+  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
+  gate.LeaseHeld();
+  EXPECT_TRUE(gate.Check(7).ok());
+  gate.Fence();
+  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
+  gate.Unfence();
+  c.members = {MakeMember(2)};
+  c.manager = 2;
+  c.epoch = 8;
+  gate.Apply(c);
+  EXPECT_EQ(gate.Check(8).code(), absl::StatusCode::kFailedPrecondition);  // left the cluster
+}
+
+}  // namespace
+}  // namespace farm::membership

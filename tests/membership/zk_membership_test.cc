@@ -1,0 +1,218 @@
+// Membership against a real ZooKeeper server: agreement, failure detection, manager
+// fail-over, rejection of bad configurations, fencing on session loss, bounded errors.
+#include "membership/zk_membership.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "membership/configuration.pb.h"
+#include "tests/support/zk_test_server.h"
+
+namespace farm::membership {
+namespace {
+
+using farm::testing::ZkTestServer;
+
+bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (pred()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return pred();
+}
+
+class ZkMembershipTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk).release();
+  }
+  static void TearDownTestSuite() { delete zk_; }
+
+  void SetUp() override {
+    cluster_ = absl::StrCat(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+
+  ZkMembershipOptions Options(NodeId id) {
+    ZkMembershipOptions o;
+    o.zookeeper = zk_->address();
+    o.cluster = cluster_;
+    o.self.id = id;
+    o.self.host = "test-host";
+    o.self.fabric_addresses["tcp"] = absl::StrCat("tcp:127.0.0.1:", 9000 + id);
+    o.self.threads = 1;
+    o.self.incarnation = 1000 + id;
+    o.replication = 2;
+    o.session_timeout = absl::Seconds(1);
+    o.connect_timeout = absl::Seconds(5);
+    o.join_timeout = absl::Seconds(15);
+    return o;
+  }
+
+  std::unique_ptr<ZkMembership> Join(NodeId id) {
+    absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(Options(id));
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return nullptr;
+    absl::Status s = (*m)->Start(nullptr);
+    EXPECT_TRUE(s.ok()) << s;
+    return std::move(*m);
+  }
+
+  static std::vector<NodeId> Ids(const ZkMembership& m) {
+    std::vector<NodeId> ids;
+    if (auto c = m.current()) {
+      for (const Member& member : c->members) ids.push_back(member.id);
+    }
+    return ids;
+  }
+
+  // All of `nodes` hold the same configuration with exactly `ids`.
+  static bool Agree(const std::vector<ZkMembership*>& nodes, const std::vector<NodeId>& ids) {
+    uint64_t epoch = 0;
+    for (ZkMembership* n : nodes) {
+      auto c = n->current();
+      if (c == nullptr || Ids(*n) != ids || (epoch != 0 && c->epoch != epoch)) return false;
+      epoch = c->epoch;
+    }
+    return true;
+  }
+
+  std::unique_ptr<ZkClient> RawClient() {
+    ZkClient::Options o;
+    o.hosts = zk_->address();
+    absl::StatusOr<std::unique_ptr<ZkClient>> c = ZkClient::Connect(o, nullptr);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  static ZkTestServer* zk_;
+  std::string cluster_;
+};
+
+ZkTestServer* ZkMembershipTest::zk_ = nullptr;
+
+TEST_F(ZkMembershipTest, MembersAgreeOnOneConfigurationWithOneManager) {
+  auto a = Join(1), b = Join(2), c = Join(3);
+  ASSERT_TRUE(a && b && c);
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get(), c.get()}, {1, 2, 3}); }));
+  int managers = 0;
+  for (ZkMembership* m : {a.get(), b.get(), c.get()}) {
+    managers += m->status().manager ? 1 : 0;
+    EXPECT_TRUE(m->gate().serving());
+    EXPECT_EQ(m->current()->replication, 2u);
+    EXPECT_TRUE(m->gate().Check(m->current()->epoch).ok());
+    EXPECT_FALSE(m->gate().Check(m->current()->epoch - 1).ok());
+  }
+  EXPECT_EQ(managers, 1);
+  EXPECT_EQ(a->current()->manager, 1u);  // the first to join manages
+}
+
+TEST_F(ZkMembershipTest, ALeavingMemberIsRemovedInTheNextEpoch) {
+  auto a = Join(1), b = Join(2), c = Join(3);
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get(), c.get()}, {1, 2, 3}); }));
+  const uint64_t before = a->current()->epoch;
+  c->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get()}, {1, 2}); }));
+  EXPECT_GT(a->current()->epoch, before);
+  EXPECT_EQ(b->gate().Check(before).code(), absl::StatusCode::kFailedPrecondition)
+      << "requests of an epoch the cluster has left are refused";
+}
+
+TEST_F(ZkMembershipTest, ANewManagerTakesOverWhenTheManagerFails) {
+  auto a = Join(1), b = Join(2), c = Join(3);
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get(), c.get()}, {1, 2, 3}); }));
+  ASSERT_TRUE(a->status().manager);
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({b.get(), c.get()}, {2, 3}); }));
+  EXPECT_EQ(b->current()->manager, 2u);
+  EXPECT_TRUE(b->status().manager);
+  EXPECT_FALSE(c->status().manager);
+  // And a node that joins later is added by the new manager.
+  auto d = Join(4);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(WaitFor([&] { return Agree({b.get(), c.get(), d.get()}, {2, 3, 4}); }));
+}
+
+TEST_F(ZkMembershipTest, CorruptOrUnknownConfigurationsAreRejectedNeverApplied) {
+  auto a = Join(1), b = Join(2);
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get()}, {1, 2}); }));
+  const auto before = b->current();
+  auto raw = RawClient();
+  ASSERT_TRUE(raw);
+  const std::string path = ZkMembership::Root(cluster_) + "/config";
+
+  // A configuration of an unknown format: rejected by name, then healed by the manager.
+  Configuration future_config = *before;
+  future_config.epoch += 100;
+  absl::StatusOr<std::string> encoded = EncodeConfiguration(future_config);
+  ASSERT_TRUE(encoded.ok());
+  Envelope future;
+  ASSERT_TRUE(future.ParseFromString(*encoded));
+  future.set_format(kConfigurationFormat + 1);
+  ASSERT_TRUE(raw->Set(path, future.SerializeAsString(), -1).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return b->status().last_error.find("format") != std::string::npos;
+  })) << b->status().last_error;
+  // Never applied: epochs only move by one from the last good configuration.
+  ASSERT_TRUE(WaitFor([&] { return b->current()->epoch == before->epoch + 1; }));
+  EXPECT_EQ(Ids(*b), (std::vector<NodeId>{1, 2}));
+
+  // Garbage bytes: the same.
+  ASSERT_TRUE(raw->Set(path, "\x08\xff\xff garbage", -1).ok());
+  ASSERT_TRUE(WaitFor([&] { return b->current()->epoch == before->epoch + 2; }));
+  EXPECT_TRUE(Agree({a.get(), b.get()}, {1, 2}));
+  EXPECT_TRUE(b->gate().serving());
+}
+
+TEST_F(ZkMembershipTest, LosingZooKeeperFencesUntilRejoined) {
+  auto a = Join(1), b = Join(2);
+  ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get()}, {1, 2}); }));
+  const uint64_t before = a->current()->epoch;
+  zk_->Pause();  // a partition from ZooKeeper: sockets stay open, nothing answers
+  const bool fenced = WaitFor([&] { return !a->gate().serving() && !b->gate().serving(); },
+                              absl::Seconds(5));
+  zk_->Resume();
+  ASSERT_TRUE(fenced) << "a node cut off from ZooKeeper longer than its session must fence";
+  EXPECT_EQ(a->gate().Check(before).code(), absl::StatusCode::kUnavailable);
+  // Sessions expired while the server was stopped: both rejoin in a newer epoch.
+  ASSERT_TRUE(WaitFor([&] {
+    return Agree({a.get(), b.get()}, {1, 2}) && a->current()->epoch > before &&
+           a->gate().serving() && b->gate().serving();
+  }, absl::Seconds(20))) << a->status().last_error;
+}
+
+TEST_F(ZkMembershipTest, ASecondLiveProcessWithTheSameIdIsRefused) {
+  auto a = Join(1);
+  ASSERT_TRUE(a);
+  ZkMembershipOptions o = Options(1);
+  o.self.incarnation = 999;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> dup = ZkMembership::Create(o);
+  ASSERT_TRUE(dup.ok());
+  absl::Status s = (*dup)->Start(nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+  EXPECT_TRUE(a->gate().serving());
+}
+
+TEST_F(ZkMembershipTest, UnreachableZooKeeperIsABoundedClearError) {
+  ZkMembershipOptions o = Options(1);
+  o.zookeeper = "127.0.0.1:1";  // nothing listens there
+  o.connect_timeout = absl::Seconds(1);
+  absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
+  ASSERT_TRUE(m.ok());
+  const absl::Time start = absl::Now();
+  absl::Status s = (*m)->Start(nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("127.0.0.1:1"), std::string::npos) << s;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ZkClient::Options bad;
+  bad.hosts = "no-port-here";
+  EXPECT_EQ(ZkClient::Connect(bad, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace farm::membership
