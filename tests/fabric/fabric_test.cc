@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "farm/base/cpu_copy.h"
 #include "farm/fabric/socket_util.h"
 #include "farm/fabric/tcp/tcp_wire.h"
 #include "gtest/gtest.h"
@@ -419,10 +420,16 @@ TEST_P(FabricTest, HeldBackWriteGoesOutOnTheNextPoll) {
   wr.signaled = false;
   ASSERT_TRUE(ep_->Post(wr).ok());
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (std::strcmp(remote(), "held back") != 0 && absl::Now() < deadline) {
+  // The responder thread writes the target while we watch: read words atomically. The
+  // WRITE lands in address order, so once the second word is there the first is too.
+  char expected[16] = "held back";
+  uint64_t second_word;
+  std::memcpy(&second_word, expected + 8, 8);
+  while (LoadWordAcquire(remote(8)) != second_word && absl::Now() < deadline) {
     Completion c;
     EXPECT_EQ(cq_->Poll(absl::MakeSpan(&c, 1)), 0) << "an unsignaled success produced a completion";
   }
+  ASSERT_EQ(LoadWordAcquire(remote(8)), second_word);
   EXPECT_STREQ(remote(), "held back");
 }
 

@@ -331,13 +331,21 @@ TEST_P(MessengerTest, FullBacklogIsAnErrorNotUnboundedMemory) {
   absl::Status last;
   uint64_t accepted = 0;
   const std::string big(3000, 'b');
+  // The receiver's thread is held busy, so nothing drains the ring (on shm it would
+  // otherwise free space concurrently) and the backlog must fill.
+  Notification receiver_busy, release_receiver;
+  b->loop(0).Post([&] {
+    receiver_busy.Notify();
+    release_receiver.WaitForNotification();
+  });
+  receiver_busy.WaitForNotification();
   RunInLoop(a->loop(0), [&] {
-    // Without returning to the loop, nothing frees space: the backlog must fill.
     for (int i = 0; i < 1000 && last.ok(); ++i) {
       last = a->thread(0).Send(2, kSilent, big);
       if (last.ok()) ++accepted;
     }
   });
+  release_receiver.Notify();
   EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted) << last;
   EXPECT_LT(accepted, 30u);
   // Once the loop runs again everything accepted is delivered and sending works.
