@@ -290,9 +290,7 @@ absl::Status ZkMembership::ReadConfig() {
     config_ = config;
     cv_.SignalAll();
   }
-  Log(me != nullptr && gate_.serving()
-          ? absl::StrCat("serving in epoch ", config->epoch, " (", config->Summary(), ")")
-          : absl::StrCat("not serving in epoch ", config->epoch, " (", config->Summary(), ")"));
+  Log(absl::StrCat("applied ", config->Summary(), me != nullptr ? "" : " (without this node)"));
   if (on_config_) on_config_(config);
   return absl::OkStatus();
 }

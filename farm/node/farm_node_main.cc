@@ -1,0 +1,121 @@
+// farm_node: runs one FaRM node. Every flag can also come from a file with
+// --flagfile=PATH (one --flag=value per line; see deploy/farm-node.conf.example).
+// Exits 0 after SIGTERM or SIGINT (leaving the cluster cleanly), non-zero with a
+// one-line error when the node cannot start.
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "farm/node/node.h"
+#include <zookeeper/zookeeper.h>
+
+ABSL_FLAG(uint32_t, node_id, 0, "This node's id, 1..1048576, unique in the cluster (required).");
+ABSL_FLAG(std::string, cluster, "farm", "Cluster name: the ZooKeeper namespace /farm/<cluster>.");
+ABSL_FLAG(std::string, zookeeper, "",
+          "ZooKeeper ensemble host:port[,host:port...]. Exclusive with --members.");
+ABSL_FLAG(std::string, members, "",
+          "Static member list instead of ZooKeeper (tests, single-host clusters): "
+          "ID=BACKEND:ADDRESS,... e.g. 1=tcp:127.0.0.1:7001,2=tcp:127.0.0.1:7002.");
+ABSL_FLAG(std::string, fabric, "auto",
+          "Fabric backend: auto (shm when every member is on this host, else tcp), shm or tcp.");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0",
+          "tcp fabric listen address host:port (an address peers can reach; port 0 picks one).");
+ABSL_FLAG(std::string, admin_listen, "127.0.0.1:0",
+          "Admin port host:port for farm_admin (read-only, unauthenticated: keep on loopback "
+          "or a trusted network).");
+ABSL_FLAG(std::string, data_dir, "", "Node state directory (default ./farm-data/node-<id>).");
+ABSL_FLAG(std::string, secret_file, "",
+          "File holding the cluster secret (>= 16 bytes), shared by all members (required).");
+ABSL_FLAG(std::string, host_id, "",
+          "This machine's identity for shm eligibility (default: hostname and network namespace).");
+ABSL_FLAG(uint32_t, threads, 2, "Worker threads.");
+ABSL_FLAG(uint32_t, region_mb, 2048, "Region size in MB (reserved sparse; memory is used as touched).");
+ABSL_FLAG(uint32_t, replication, 3,
+          "Replicas per region (primary + backups); fixed by the cluster's first configuration.");
+ABSL_FLAG(uint32_t, virtual_rings, 100,
+          "Consistent-hashing rings; fixed by the cluster's first configuration.");
+ABSL_FLAG(uint32_t, session_timeout_ms, 4000,
+          "ZooKeeper session timeout: a node silent this long is removed from the configuration "
+          "and fences itself.");
+ABSL_FLAG(uint32_t, zk_connect_timeout_ms, 10000, "Give up reaching ZooKeeper after this long.");
+ABSL_FLAG(uint32_t, join_timeout_ms, 30000,
+          "Give up when no configuration includes this node after this long.");
+ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
+
+namespace {
+
+absl::StatusOr<std::string> ReadSecret(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("--secret_file is required");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read --secret_file ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string secret = ss.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  return secret;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Runs one FaRM node.\n  farm_node --node_id=N --secret_file=F (--zookeeper=H:P | --members=LIST) "
+      "[flags]\n  farm_node --flagfile=/etc/farm/farm-node.conf");
+  absl::ParseCommandLine(argc, argv);
+  zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);  // the C client logs every connection at INFO
+
+  // Block the stop signals in every thread; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const uint32_t id = absl::GetFlag(FLAGS_node_id);
+  auto fail = [id](const absl::Status& s) {
+    std::fprintf(stderr, "farm_node %u: %s\n", id, s.ToString().c_str());
+    return 1;
+  };
+  absl::StatusOr<std::string> secret = ReadSecret(absl::GetFlag(FLAGS_secret_file));
+  if (!secret.ok()) return fail(secret.status());
+
+  farm::node::NodeOptions o;
+  o.node_id = id;
+  o.cluster = absl::GetFlag(FLAGS_cluster);
+  o.zookeeper = absl::GetFlag(FLAGS_zookeeper);
+  o.static_members = absl::GetFlag(FLAGS_members);
+  o.fabric = absl::GetFlag(FLAGS_fabric);
+  o.listen = absl::GetFlag(FLAGS_listen);
+  o.admin_listen = absl::GetFlag(FLAGS_admin_listen);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.cluster_secret = *secret;
+  o.host_id = absl::GetFlag(FLAGS_host_id);
+  o.threads = absl::GetFlag(FLAGS_threads);
+  o.region_bytes = uint64_t{absl::GetFlag(FLAGS_region_mb)} << 20;
+  o.replication = absl::GetFlag(FLAGS_replication);
+  o.virtual_rings = absl::GetFlag(FLAGS_virtual_rings);
+  o.session_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_session_timeout_ms));
+  o.connect_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_zk_connect_timeout_ms));
+  o.join_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_join_timeout_ms));
+  o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+
+  absl::StatusOr<std::unique_ptr<farm::node::Node>> node = farm::node::Node::Create(o);
+  if (!node.ok()) return fail(node.status());
+  if (absl::Status s = (*node)->Start(); !s.ok()) {
+    (*node)->Stop();
+    return fail(s);
+  }
+  std::fprintf(stderr, "node %u: ready; admin port %s, fabric %s\n", id,
+               (*node)->admin_address().c_str(), (*node)->fabric().locator().c_str());
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "node %u: signal %d, leaving the cluster\n", id, sig);
+  (*node)->Stop();
+  return 0;
+}

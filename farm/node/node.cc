@@ -1,0 +1,342 @@
+#include "farm/node/node.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "membership/placement.h"
+#include "membership/static_membership.h"
+#include "membership/zk_membership.h"
+
+namespace farm::node {
+namespace {
+
+bool IsLoopbackHost(absl::string_view host_port) {
+  const size_t colon = host_port.rfind(':');
+  const absl::string_view host = host_port.substr(0, colon);
+  return absl::StartsWith(host, "127.") || host == "localhost" || host == "[::1]";
+}
+
+// How often links that failed are retried while their member stays in the configuration.
+constexpr absl::Duration kLinkRetry = absl::Seconds(1);
+
+void Log(NodeId id, const std::string& line) {
+  std::fprintf(stderr, "node %u: %s\n", id, line.c_str());
+}
+
+}  // namespace
+
+std::string DefaultHostId() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  struct stat ns {};
+  const uint64_t netns = ::stat("/proc/self/ns/net", &ns) == 0 ? ns.st_ino : 0;
+  return absl::StrCat(name, "/netns:", netns);
+}
+
+std::string ResolveBackend(const NodeOptions& o) {
+  if (o.fabric != "auto") return o.fabric;
+  if (!o.static_members.empty()) {
+    for (absl::string_view entry : absl::StrSplit(o.static_members, ',', absl::SkipWhitespace())) {
+      if (!absl::StrContains(entry, "shm:")) return "tcp";
+    }
+    return "shm";
+  }
+  for (absl::string_view host : absl::StrSplit(o.zookeeper, ',')) {
+    if (!IsLoopbackHost(host)) return "tcp";
+  }
+  return "shm";
+}
+
+absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
+  if (o.node_id == 0 || o.node_id > membership::kMaxNodeId) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--node_id must be in [1, %d]", membership::kMaxNodeId));
+  }
+  if (o.zookeeper.empty() == o.static_members.empty()) {
+    return absl::InvalidArgumentError(
+        "give exactly one of --zookeeper (a cluster) or --members (a static member list)");
+  }
+  if (o.fabric != "auto" && o.fabric != "shm" && o.fabric != "tcp") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fabric=", o.fabric, ": expected auto, shm or tcp"));
+  }
+  if (o.cluster_secret.size() < 16) {
+    return absl::InvalidArgumentError("the cluster secret must be at least 16 bytes (--secret_file)");
+  }
+  if (absl::StartsWith(o.listen, "0.0.0.0:") || absl::StartsWith(o.listen, "[::]:")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen=", o.listen, ": give an address peers can reach, not a wildcard"));
+  }
+  if (o.threads == 0 || o.threads > 64) return absl::InvalidArgumentError("--threads must be in [1, 64]");
+  if (o.region_bytes < (1u << 20) || o.region_bytes > (4ull << 30)) {
+    return absl::InvalidArgumentError("--region_mb must be in [1, 4096]");
+  }
+  if (o.data_dir.empty()) o.data_dir = absl::StrCat("farm-data/node-", o.node_id);
+  if (o.host_id.empty()) o.host_id = DefaultHostId();
+  if (o.capacity_bytes == 0) o.capacity_bytes = o.region_bytes;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<Node>> Node::Create(const NodeOptions& options) {
+  absl::StatusOr<NodeOptions> resolved = ResolveNodeOptions(options);
+  if (!resolved.ok()) return resolved.status();
+  std::error_code ec;
+  std::filesystem::create_directories(resolved->data_dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create data directory ", resolved->data_dir, ": ", ec.message()));
+  }
+  return std::unique_ptr<Node>(new Node(*resolved));
+}
+
+Node::Node(const NodeOptions& options)
+    : options_(options), backend_(ResolveBackend(options)), started_(absl::Now()) {}
+
+Node::~Node() { Stop(); }
+
+absl::Status Node::Start() {
+  Log(options_.node_id, absl::StrCat("fabric backend ", backend_,
+                                     options_.fabric == "auto" ? " (auto)" : " (forced)"));
+  FabricOptions fo;
+  fo.backend = backend_;
+  fo.cluster_secret = options_.cluster_secret;
+  fo.listen_address = backend_ == "shm"
+                          ? std::filesystem::absolute(options_.data_dir + "/fabric.sock").string()
+                          : options_.listen;
+  absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(fo);
+  if (!fabric.ok()) return fabric.status();
+  fabric_ = std::move(*fabric);
+
+  std::vector<EventLoop*> loops;
+  EventLoopOptions lo;
+  lo.spin = options_.spin;
+  for (uint32_t t = 0; t < options_.threads; ++t) {
+    absl::StatusOr<std::unique_ptr<Doorbell>> bell = fabric_->CreateDoorbell();
+    if (!bell.ok()) return bell.status();
+    absl::StatusOr<std::unique_ptr<EventLoop>> loop = EventLoop::Create(std::move(*bell), lo);
+    if (!loop.ok()) return loop.status();
+    loops_.push_back(std::make_unique<LoopThread>(std::move(*loop)));
+    loops.push_back(&loops_.back()->loop());
+  }
+  MessengerOptions mo;
+  mo.node_id = options_.node_id;
+  absl::StatusOr<std::unique_ptr<Messenger>> messenger = Messenger::Create(fabric_.get(), loops, mo);
+  if (!messenger.ok()) return messenger.status();
+  messenger_ = std::move(*messenger);
+  if (absl::Status s = messenger_->Start(); !s.ok()) return s;
+
+  absl::StatusOr<std::unique_ptr<AdminServer>> admin = AdminServer::Start(
+      options_.admin_listen, [this](const AdminRequest& request) {
+        AdminResponse response;
+        if (request.command() == AdminRequest::STATS) {
+          *response.mutable_stats() = Stats();
+        } else {
+          response.set_error(absl::StrCat("unknown admin command ", request.command()));
+        }
+        return response;
+      });
+  if (!admin.ok()) return admin.status();
+  admin_ = std::move(*admin);
+
+  connector_ = std::thread([this] { ConnectLoop(); });
+  if (absl::Status s = CreateMembership(); !s.ok()) return s;
+  if (absl::Status s = membership_->Start([this](auto config) { OnConfiguration(config); });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CreateRegion(); !s.ok()) return s;
+  started_up_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status Node::CreateMembership() {
+  membership::Member self;
+  self.id = options_.node_id;
+  self.host = options_.host_id;
+  self.fabric_addresses[backend_] = fabric_->locator();
+  self.admin_address = admin_->address();
+  self.capacity_bytes = options_.capacity_bytes;
+  self.threads = options_.threads;
+  self.incarnation = absl::Uniform<uint64_t>(absl::BitGen());
+  if (!options_.zookeeper.empty()) {
+    membership::ZkMembershipOptions zo;
+    zo.zookeeper = options_.zookeeper;
+    zo.cluster = options_.cluster;
+    zo.self = self;
+    zo.replication = options_.replication;
+    zo.virtual_rings = options_.virtual_rings;
+    zo.session_timeout = options_.session_timeout;
+    zo.connect_timeout = options_.connect_timeout;
+    zo.join_timeout = options_.join_timeout;
+    absl::StatusOr<std::unique_ptr<membership::ZkMembership>> zk = membership::ZkMembership::Create(zo);
+    if (!zk.ok()) return zk.status();
+    membership_ = std::move(*zk);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<membership::Member>> members =
+      membership::ParseMemberList(options_.static_members);
+  if (!members.ok()) return members.status();
+  membership::Configuration config;
+  config.cluster = options_.cluster;
+  config.epoch = 1;
+  config.manager = members->front().id;
+  config.replication = options_.replication;
+  config.virtual_rings = options_.virtual_rings;
+  config.members = std::move(*members);
+  for (membership::Member& m : config.members) {
+    if (m.id == self.id) m = self;  // our own entry with everything we know
+  }
+  absl::StatusOr<std::unique_ptr<membership::StaticMembership>> fixed =
+      membership::StaticMembership::Create(std::move(config), self.id);
+  if (!fixed.ok()) return fixed.status();
+  membership_ = std::move(*fixed);
+  return absl::OkStatus();
+}
+
+absl::Status Node::CreateRegion() {
+  std::shared_ptr<const membership::Configuration> config = membership_->current();
+  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
+  if (!placement.ok()) return placement.status();
+  // A ring at random and a position there so that this node is the primary; a ring
+  // where this node owns no arc (it shares its point with a smaller id) is skipped.
+  absl::BitGen rng;
+  const uint32_t first = absl::Uniform<uint32_t>(rng, 0, config->virtual_rings);
+  absl::StatusOr<RegionId> id = absl::NotFoundError("no ring");
+  uint32_t ring = first;
+  for (uint32_t i = 0; i < config->virtual_rings; ++i) {
+    ring = (first + i) % config->virtual_rings;
+    id = placement->PickRegionWithPrimary(options_.node_id, ring, absl::Uniform<uint64_t>(rng));
+    if (id.ok() || !absl::IsFailedPrecondition(id.status())) break;
+  }
+  if (!id.ok()) return id.status();
+  absl::StatusOr<Region> region = Region::Create(*id, options_.region_bytes);
+  if (!region.ok()) return region.status();
+  region_ = std::make_unique<Region>(std::move(*region));
+  absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region_);
+  if (!registered.ok()) return registered.status();
+  Log(options_.node_id, absl::StrFormat("region %d (%d MB) on ring %d, this node primary", *id,
+                                        options_.region_bytes >> 20, ring));
+  return absl::OkStatus();
+}
+
+void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> config) {
+  const bool serving = membership_->gate().serving();
+  Log(options_.node_id, absl::StrCat(serving ? "serving in epoch " : "not serving in epoch ",
+                                     config->epoch, " (", config->Summary(), ")"));
+  MutexLock lock(&mu_);
+  latest_ = std::move(config);
+  connect_cv_.SignalAll();
+}
+
+void Node::ConnectLoop() {
+  std::shared_ptr<const membership::Configuration> linked_for;  // fully linked config
+  for (;;) {
+    std::shared_ptr<const membership::Configuration> config;
+    {
+      MutexLock lock(&mu_);
+      // Wake for a new configuration, or after a pause to retry links that failed.
+      connect_cv_.WaitFor(&mu_, kLinkRetry, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return stopping_ || (latest_ != nullptr && latest_ != linked_for);
+      });
+      if (stopping_) return;
+      config = latest_;
+    }
+    if (config == nullptr || config == linked_for) continue;
+    bool all_linked = true;
+    for (const membership::Member& m : config->members) {
+      if (m.id == options_.node_id || messenger_->IsConnected(m.id)) continue;
+      const std::string locator = m.address(backend_);
+      if (locator.empty()) {
+        Log(options_.node_id, absl::StrFormat(
+            "cannot link to node %d: it has no %s address (a cluster uses one fabric "
+            "backend until per-peer selection)", m.id, backend_));
+        continue;
+      }
+      if (absl::Status s = messenger_->Connect(m.id, locator); !s.ok()) {
+        Log(options_.node_id, absl::StrFormat("link to node %d failed (retrying): %s", m.id,
+                                              s.ToString()));
+        all_linked = false;
+      }
+    }
+    if (all_linked) linked_for = config;
+  }
+}
+
+void Node::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    connect_cv_.SignalAll();
+  }
+  started_up_.store(false, std::memory_order_release);
+  if (membership_ != nullptr) membership_->Stop();
+  if (connector_.joinable()) connector_.join();
+  admin_.reset();
+  if (region_ != nullptr && fabric_ != nullptr) {
+    (void)fabric_->DeregisterRegion(region_->id());
+    region_.reset();
+  }
+  messenger_.reset();  // while the loops run (messenger.h)
+  loops_.clear();
+}
+
+NodeStats Node::Stats() const {
+  NodeStats s;
+  s.set_node_id(options_.node_id);
+  s.set_cluster(options_.cluster);
+  s.set_backend(backend_);
+  s.set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - started_));
+  if (!started_up_.load(std::memory_order_acquire)) {
+    s.set_last_error("starting");
+    return s;
+  }
+  {
+    const membership::MembershipStatus m = membership_->status();
+    s.set_epoch(m.epoch);
+    s.set_serving(m.serving);
+    s.set_membership(m.source);
+    s.set_session(m.session);
+    s.set_manager(m.manager);
+    s.set_last_error(m.last_error);
+    s.set_locator(fabric_->locator());
+    if (auto config = membership_->current()) {
+      uint32_t connected = 0;
+      for (const membership::Member& member : config->members) {
+        if (member.id != options_.node_id && messenger_->IsConnected(member.id)) ++connected;
+      }
+      s.set_connected_peers(connected);
+    }
+  }
+  for (size_t t = 0; t < loops_.size(); ++t) {
+    ThreadStats* ts = s.add_threads();
+    // Per-thread counters belong to the loop's thread: read them there.
+    RunInLoop(loops_[t]->loop(), [&, t] {
+      const EventLoopStats& ls = loops_[t]->loop().stats();
+      const MsgThreadStats& ms = messenger_->thread(t).stats();
+      ts->set_loop_iterations(ls.iterations);
+      ts->set_loop_events(ls.events);
+      ts->set_loop_parks(ls.parks);
+      ts->set_messages_sent(ms.sent);
+      ts->set_messages_received(ms.received);
+      ts->set_calls_failed(ms.calls_failed);
+    });
+  }
+  if (region_ != nullptr) {
+    RegionStats* r = s.add_regions();
+    r->set_id(region_->id());
+    r->set_bytes(region_->size());
+  }
+  return s;
+}
+
+}  // namespace farm::node
