@@ -1,6 +1,8 @@
 #include "membership/placement.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <vector>
@@ -549,6 +551,47 @@ TEST(PlacementCacheTest, NewEpochDropsEntriesThatMoved) {
   EXPECT_EQ(cache.cached_regions(), 0u);
   EXPECT_EQ(cache.stats().invalidations, 2u);
   EXPECT_EQ(cache.Lookup(region).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace farm::membership
+
+namespace farm::membership {
+namespace {
+
+// ---- The report the issue asks for: spread and movement for 3, 5 and 20 machines ----
+
+// For n machines and 10,000 regions: max/mean primaries per machine, and the fraction of
+// primaries that move when one machine is added or removed (ideal: 1/(n+1) and 1/n).
+TEST(PlacementReport, SpreadAndMovementFor3_5_20Machines) {
+  constexpr int kRegions = 10000;
+  for (NodeId n : {3u, 5u, 20u}) {
+    const Placement base = MustCreate(MakeConfig(Range(1, n)));
+    const Placement added = MustCreate(MakeConfig(Range(1, n + 1)));
+    const Placement removed = MustCreate(MakeConfig(Range(2, n)));  // machine 1 leaves
+    Random rng(n);
+    std::map<NodeId, int> primaries;
+    int moved_on_add = 0, moved_on_remove = 0;
+    for (int i = 0; i < kRegions; ++i) {
+      const RegionId region = rng.Region(kDefaultVirtualRings);
+      const NodeId primary = MustLookup(base, region).primary();
+      ++primaries[primary];
+      moved_on_add += MustLookup(added, region).primary() != primary ? 1 : 0;
+      moved_on_remove += MustLookup(removed, region).primary() != primary ? 1 : 0;
+    }
+    int max = 0;
+    for (const auto& [node, count] : primaries) max = std::max(max, count);
+    const double mean = static_cast<double>(kRegions) / n;
+    const double add_fraction = static_cast<double>(moved_on_add) / kRegions;
+    const double remove_fraction = static_cast<double>(moved_on_remove) / kRegions;
+    std::printf("placement n=%2u: max/mean primaries %.3f; moved on add %.3f (ideal %.3f), "
+                "on remove %.3f (ideal %.3f)\n",
+                n, max / mean, add_fraction, 1.0 / (n + 1), remove_fraction, 1.0 / n);
+    EXPECT_EQ(primaries.size(), n);
+    EXPECT_LT(max / mean, 1.3) << "k=100 rings keep every machine within 30% of the mean";
+    EXPECT_NEAR(add_fraction, 1.0 / (n + 1), 0.35 / (n + 1));
+    EXPECT_NEAR(remove_fraction, 1.0 / n, 0.35 / n);
+  }
 }
 
 }  // namespace
