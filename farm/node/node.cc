@@ -33,6 +33,25 @@ void Log(NodeId id, const std::string& line) {
   std::fprintf(stderr, "node %u: %s\n", id, line.c_str());
 }
 
+// FNV-1a over the replica sets of 4096 region ids drawn by a fixed SplitMix64 sequence.
+uint64_t PlacementDigest(const membership::Configuration& config) {
+  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(config);
+  if (!placement.ok()) return 0;
+  const uint64_t space = uint64_t{placement->positions_per_ring()} * placement->virtual_rings();
+  uint64_t digest = 0xcbf29ce484222325ull, x = 0;
+  for (int i = 0; i < 4096; ++i) {
+    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    absl::StatusOr<membership::ReplicaSet> set =
+        placement->Lookup(static_cast<RegionId>(1 + z % (space - 1)));
+    if (!set.ok()) continue;
+    for (NodeId n : set->nodes()) digest = (digest ^ n) * 0x100000001b3ull;
+  }
+  return digest;
+}
+
 }  // namespace
 
 std::string DefaultHostId() {
@@ -310,6 +329,7 @@ NodeStats Node::Stats() const {
     s.set_last_error(m.last_error);
     s.set_locator(fabric_->locator());
     if (auto config = membership_->current()) {
+      s.set_placement_digest(PlacementDigest(*config));
       uint32_t connected = 0;
       for (const membership::Member& member : config->members) {
         if (member.id != options_.node_id && messenger_->IsConnected(member.id)) ++connected;

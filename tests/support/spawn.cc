@@ -1,0 +1,44 @@
+#include "tests/support/spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+namespace farm::testing {
+
+absl::StatusOr<pid_t> SpawnWithLog(const std::vector<std::string>& argv, const std::string& log) {
+  if (argv.empty()) return absl::InvalidArgumentError("empty argv");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string FileTail(const std::string& path, size_t bytes) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string all = ss.str();
+  return all.size() > bytes ? all.substr(all.size() - bytes) : all;
+}
+
+}  // namespace farm::testing

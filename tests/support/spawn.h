@@ -1,0 +1,23 @@
+// Starting a program as a child process with its output in a log file; the child is
+// killed when the test process dies (PR_SET_PDEATHSIG).
+#ifndef FARM_TESTS_SUPPORT_SPAWN_H_
+#define FARM_TESTS_SUPPORT_SPAWN_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace farm::testing {
+
+// Runs argv[0] (a path) with stdout and stderr appended to `log`.
+absl::StatusOr<pid_t> SpawnWithLog(const std::vector<std::string>& argv, const std::string& log);
+
+// The last `bytes` of a file, for failure messages.
+std::string FileTail(const std::string& path, size_t bytes = 2000);
+
+}  // namespace farm::testing
+
+#endif  // FARM_TESTS_SUPPORT_SPAWN_H_
