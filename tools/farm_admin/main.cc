@@ -77,8 +77,8 @@ int Config(const ClusterView& v) {
   std::printf("cluster %s  epoch %lu  manager %u  replication %u  virtual rings %u\n",
               c.cluster.c_str(), static_cast<unsigned long>(c.epoch), c.manager, c.replication,
               c.virtual_rings);
-  std::printf("%-6s %-10s %-28s %-22s %-8s %s\n", "node", "state", "fabric", "admin", "threads",
-              "host");
+  std::printf("%-6s %-8s %-8s %-22s %-24s %s\n", "node", "state", "threads", "admin", "host",
+              "fabric");
   std::map<farm::NodeId, const Member*> all;
   for (const Member& m : c.members) all[m.id] = &m;
   for (const auto& [id, m] : v.registered) all.emplace(id, &m);
@@ -88,8 +88,8 @@ int Config(const ClusterView& v) {
     const char* state = in_config && registered ? "member" : in_config ? "failed" : "joining";
     std::string fabric = absl::StrJoin(m->fabric_addresses, " ",
                                        [](std::string* out, const auto& kv) { absl::StrAppend(out, kv.second); });
-    std::printf("%-6u %-10s %-28s %-22s %-8u %s\n", id, state, fabric.c_str(),
-                m->admin_address.c_str(), m->threads, m->host.c_str());
+    std::printf("%-6u %-8s %-8u %-22s %-24s %s\n", id, state, m->threads,
+                m->admin_address.c_str(), m->host.c_str(), fabric.c_str());
   }
   return 0;
 }
