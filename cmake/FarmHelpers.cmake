@@ -3,6 +3,8 @@
 # farm_cc_library(NAME SRCS ... DEPS ...): a static library rooted at the repository top,
 #   so code includes "farm/fabric/fabric.h". DEPS are PUBLIC: a layer states what it
 #   builds on, and a layering violation fails to link.
+# farm_proto_library(NAME PROTOS ...): C++ for protobuf files, included by their path
+#   from the repository top ("farm/msg/session.pb.h").
 # farm_cc_test(NAME SRCS ... DEPS ... [LABELS ...] [TIMEOUT s] [NO_MAIN]): a GoogleTest
 #   binary registered with ctest, one ctest entry per binary.
 
@@ -11,6 +13,16 @@ function(farm_cc_library NAME)
   add_library(${NAME} STATIC ${ARG_SRCS})
   target_include_directories(${NAME} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${NAME} PUBLIC ${ARG_DEPS})
+endfunction()
+
+function(farm_proto_library NAME)
+  cmake_parse_arguments(ARG "" "" "PROTOS" ${ARGN})
+  add_library(${NAME} STATIC)
+  protobuf_generate(TARGET ${NAME} LANGUAGE cpp APPEND_PATH PROTOS ${ARG_PROTOS})
+  target_include_directories(${NAME} PUBLIC ${PROJECT_BINARY_DIR})
+  target_link_libraries(${NAME} PUBLIC protobuf::libprotobuf)
+  # Generated code is not held to our warning flags.
+  target_compile_options(${NAME} PRIVATE -Wno-error)
 endfunction()
 
 function(farm_cc_binary NAME)

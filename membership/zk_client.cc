@@ -41,6 +41,10 @@ absl::Status CheckPath(absl::string_view path) {
 
 constexpr int kMaxPath = 1024;
 
+// The C client logs every failed connection attempt (many per second while ZooKeeper
+// is down); what matters reaches the caller as a status or a session event instead.
+void DropClientLog(const char*) {}
+
 }  // namespace
 
 const char* ZkSessionStateName(ZkSessionState state) {
@@ -88,8 +92,8 @@ absl::StatusOr<std::unique_ptr<ZkClient>> ZkClient::Connect(const Options& optio
   }
   std::unique_ptr<ZkClient> client(new ZkClient(options, std::move(on_event)));
   const int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(options.session_timeout));
-  client->zh_ = zookeeper_init(options.hosts.c_str(), &ZkClient::Watcher, timeout_ms, nullptr,
-                               client.get(), 0);
+  client->zh_ = zookeeper_init2(options.hosts.c_str(), &ZkClient::Watcher, timeout_ms, nullptr,
+                                client.get(), 0, &DropClientLog);
   if (client->zh_ == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ZooKeeper client refused '%s': %s", options.hosts, std::strerror(errno)));

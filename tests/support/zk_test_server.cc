@@ -1,9 +1,7 @@
 #include "tests/support/zk_test_server.h"
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,11 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm/fabric/socket_util.h"
+#include "tests/support/spawn.h"
 
 namespace farm::testing {
 namespace {
@@ -72,24 +70,13 @@ absl::StatusOr<std::unique_ptr<ZkTestServer>> ZkTestServer::Start() {
         << "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat\n";
   }
   std::filesystem::create_directories(zk->dir_ + "/data");
-  const std::string log = zk->dir_ + "/zookeeper.log";
-  const std::string classpath = absl::StrCat(kZkJar, ":", kSlf4jJar);
-  const std::string cfg = zk->dir_ + "/zoo.cfg";
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
-    if (::getppid() != parent) ::_exit(1);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::execl("/usr/bin/java", "java", "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1", "-cp", classpath.c_str(),
-            "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg.c_str(), nullptr);
-    ::_exit(127);
-  }
-  zk->pid_ = pid;
+  absl::StatusOr<pid_t> pid = SpawnWithLog(
+      {"/usr/bin/java", "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+       "-cp", absl::StrCat(kZkJar, ":", kSlf4jJar),
+       "org.apache.zookeeper.server.quorum.QuorumPeerMain", zk->dir_ + "/zoo.cfg"},
+      zk->dir_ + "/zookeeper.log");
+  if (!pid.ok()) return pid.status();
+  zk->pid_ = *pid;
   if (absl::Status s = zk->WaitReady(absl::Seconds(30)); !s.ok()) return s;
   return zk;
 }
@@ -121,12 +108,6 @@ std::string ZkTestServer::address() const { return absl::StrCat("127.0.0.1:", po
 void ZkTestServer::Pause() { ::kill(pid_, SIGSTOP); }
 void ZkTestServer::Resume() { ::kill(pid_, SIGCONT); }
 
-std::string ZkTestServer::LogTail() const {
-  std::ifstream in(dir_ + "/zookeeper.log");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string all = ss.str();
-  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
-}
+std::string ZkTestServer::LogTail() const { return FileTail(dir_ + "/zookeeper.log"); }
 
 }  // namespace farm::testing

@@ -72,6 +72,14 @@ absl::StatusOr<ClusterView> ReadCluster() {
   return view;
 }
 
+absl::StatusOr<farm::node::AdminResponse> FetchStats(const Member& m) {
+  farm::node::AdminRequest req;
+  req.set_format(farm::node::kAdminFormat);
+  req.set_command(farm::node::AdminRequest::STATS);
+  return farm::node::AdminCall(m.admin_address, req,
+                               absl::Milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+}
+
 int Config(const ClusterView& v) {
   const Configuration& c = v.config;
   std::printf("cluster %s  epoch %lu  manager %u  replication %u  virtual rings %u\n",
@@ -104,11 +112,7 @@ int Placement(const ClusterView& v) {
               v.config.replication);
   std::printf("%-12s %-10s %-8s %s\n", "region", "reported", "primary", "backups");
   for (const Member& m : v.config.members) {
-    farm::node::AdminRequest req;
-    req.set_format(farm::node::kAdminFormat);
-    req.set_command(farm::node::AdminRequest::STATS);
-    absl::StatusOr<farm::node::AdminResponse> r = farm::node::AdminCall(
-        m.admin_address, req, absl::Milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+    absl::StatusOr<farm::node::AdminResponse> r = FetchStats(m);
     if (!r.ok()) {
       std::printf("%-12s node %u unreachable: %s\n", "?", m.id, r.status().ToString().c_str());
       continue;
@@ -144,11 +148,7 @@ int Stats(const ClusterView& v) {
               "last error");
   int failures = 0;
   for (const Member& m : v.config.members) {
-    farm::node::AdminRequest req;
-    req.set_format(farm::node::kAdminFormat);
-    req.set_command(farm::node::AdminRequest::STATS);
-    absl::StatusOr<farm::node::AdminResponse> r = farm::node::AdminCall(
-        m.admin_address, req, absl::Milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+    absl::StatusOr<farm::node::AdminResponse> r = FetchStats(m);
     if (!r.ok()) {
       std::printf("%-5u unreachable at %s: %s\n", m.id, m.admin_address.c_str(),
                   r.status().ToString().c_str());
