@@ -415,14 +415,14 @@ TEST_P(FabricTest, WriteWithNotifyRingsTheTargetsDoorbell) {
 // with no next request, the next Poll must send it.
 TEST_P(FabricTest, HeldBackWriteGoesOutOnTheNextPoll) {
   std::memset(remote(), 0, 64);
-  std::memcpy(local(), "held back", 10);
-  WorkRequest wr = Op(Opcode::kWrite, 0, 10);
+  char expected[16] = "held back";  // two whole words: each lands with one atomic store
+  std::memcpy(local(), expected, sizeof(expected));
+  WorkRequest wr = Op(Opcode::kWrite, 0, sizeof(expected));
   wr.signaled = false;
   ASSERT_TRUE(ep_->Post(wr).ok());
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
   // The responder thread writes the target while we watch: read words atomically. The
   // WRITE lands in address order, so once the second word is there the first is too.
-  char expected[16] = "held back";
   uint64_t second_word;
   std::memcpy(&second_word, expected + 8, 8);
   while (LoadWordAcquire(remote(8)) != second_word && absl::Now() < deadline) {
