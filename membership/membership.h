@@ -6,10 +6,12 @@
 // The node picks one from its flags and never falls back from one to the other.
 //
 // Serving rule (ServingGate): a node serves a request only when (1) it holds its lease
-// — its ZooKeeper session is connected, or was lost less than a session timeout ago —
-// (2) it is a member of the newest configuration it applied, and (3) the request was
-// issued in that configuration's epoch. A node fenced by (1) serves nothing until it
-// has rejoined and applied a configuration that contains it again.
+// — its ZooKeeper session is connected, or its connection was lost so recently that the
+// server cannot yet have expired the session (see ZkMembership) — (2) it is a member of
+// the newest configuration it applied, with its current session, and (3) the request
+// was issued in that configuration's epoch. A node whose session expired, or that left,
+// serves nothing until it has rejoined and applied a configuration that contains it
+// again.
 #ifndef FARM_MEMBERSHIP_MEMBERSHIP_H_
 #define FARM_MEMBERSHIP_MEMBERSHIP_H_
 
@@ -27,35 +29,45 @@
 namespace farm::membership {
 
 // Lock-free check on every request (the transaction layer calls it per message).
+//
+// Membership is by session: a configuration counts this node as a member only when its
+// entry carries the session this process registered with (`SetSession`; 0 for static
+// membership), so a restarted process is never a member through its predecessor's
+// entry. The epoch and the member bit change together (one atomic word).
 class ServingGate {
  public:
   explicit ServingGate(NodeId self) : self_(self) {}
 
-  // OK, or Unavailable (fenced: lease lost) or FailedPrecondition (not a member of the
-  // current epoch, or `request_epoch` is another epoch). Any thread.
+  // OK, or Unavailable (fenced: lease lost, or left) or FailedPrecondition (not a
+  // member of the current epoch, or `request_epoch` is another epoch). Any thread.
   absl::Status Check(uint64_t request_epoch) const;
-  // Whether writes (and so any request) are accepted now: lease held and a member.
+  // Whether requests are accepted now: lease held and a member.
   bool serving() const;
 
   // Writers: the membership implementation.
+  void SetSession(uint64_t session) { session_.store(session, std::memory_order_release); }
+  // Adopts `config`; a configuration with this node's current session also lifts a
+  // fence set by Fence (the node has rejoined).
   void Apply(const Configuration& config);
-  void LeaseLost(absl::Time since);  // the session is not connected since `since`
+  // The session's connection is lost (monotonic clock, call from any thread as soon as
+  // it is known). The lease ends `grace` after the first loss unless LeaseHeld comes.
+  void LeaseLost();
   void LeaseHeld();
-  void SetLeaseTimeout(absl::Duration timeout) { lease_timeout_ns_ = absl::ToInt64Nanoseconds(timeout); }
-  void Fence() { fenced_.store(true, std::memory_order_release); }  // expired: until rejoin
-  void Unfence() { fenced_.store(false, std::memory_order_release); }
+  void SetLeaseGrace(absl::Duration grace) { grace_ns_ = absl::ToInt64Nanoseconds(grace); }
+  // Until a configuration with the current session is applied: session expired, or left.
+  void Fence() { fenced_.store(true, std::memory_order_release); }
 
-  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
-  bool member() const { return member_.load(std::memory_order_acquire); }
+  uint64_t epoch() const { return state_.load(std::memory_order_acquire) >> 1; }
+  bool member() const { return (state_.load(std::memory_order_acquire) & 1) != 0; }
   bool lease_held() const;
 
  private:
   const NodeId self_;
-  std::atomic<uint64_t> epoch_{0};
-  std::atomic<bool> member_{false};
-  std::atomic<bool> fenced_{false};          // session expired: until rejoined
-  std::atomic<int64_t> disconnected_ns_{0};  // absl::ToUnixNanos of the loss; 0: connected
-  std::atomic<int64_t> lease_timeout_ns_{4'000'000'000};
+  std::atomic<uint64_t> session_{0};
+  std::atomic<uint64_t> state_{0};           // epoch << 1 | member
+  std::atomic<bool> fenced_{false};
+  std::atomic<int64_t> disconnected_ns_{0};  // steady-clock ns of the loss; 0: connected
+  std::atomic<int64_t> grace_ns_{0};
 };
 
 struct MembershipStatus {
@@ -69,8 +81,10 @@ struct MembershipStatus {
 
 class Membership {
  public:
-  // Called on the membership's own thread with each newer configuration, in epoch
-  // order, after the gate reflects it. Must not block for long.
+  // Called with each newer configuration it applies — epochs increase, possibly with
+  // gaps (ZooKeeper watches report the latest value) — after the gate reflects it;
+  // never concurrently: first on the thread running Start, then on the membership's
+  // own thread. Must not block for long.
   using ConfigCallback = std::function<void(std::shared_ptr<const Configuration>)>;
 
   virtual ~Membership() = default;

@@ -21,7 +21,7 @@ class StaticMembership final : public Membership {
                                                                  NodeId self);
 
   absl::Status Start(ConfigCallback on_config) override;
-  void Stop() override {}
+  void Stop() override { gate_.Fence(); }
   std::shared_ptr<const Configuration> current() const override { return config_; }
   MembershipStatus status() const override;
   const ServingGate& gate() const override { return gate_; }

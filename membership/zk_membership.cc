@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<ZkMembership>> ZkMembership::Create(
 
 ZkMembership::ZkMembership(const ZkMembershipOptions& options)
     : options_(options), root_(Root(options.cluster)), gate_(options.self.id) {
-  gate_.SetLeaseTimeout(options.session_timeout);
+  gate_.SetLeaseGrace(options.session_timeout / 6);
 }
 
 ZkMembership::~ZkMembership() { Stop(); }
@@ -62,21 +62,29 @@ absl::Status ZkMembership::Start(ConfigCallback on_config) {
   }
   Refresh();
   thread_ = std::thread([this] { Run(); });
-  MutexLock lock(&mu_);
-  const bool joined = cv_.WaitFor(&mu_, options_.join_timeout, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return stopping_ || (config_ != nullptr && config_->Contains(options_.self.id));
-  });
-  if (!joined) {
-    return absl::DeadlineExceededError(absl::StrFormat(
-        "node %d registered but no configuration included it within %s (is a configuration "
-        "manager running? last error: %s)",
-        options_.self.id, absl::FormatDuration(options_.join_timeout),
-        last_error_.empty() ? "none" : last_error_));
+  bool joined = false, stopped = false;
+  std::string last_error;
+  {
+    MutexLock lock(&mu_);
+    // Joined: a configuration lists this node with this session (the gate checks it).
+    joined = cv_.WaitFor(&mu_, options_.join_timeout, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return stopping_ || gate_.member();
+    });
+    stopped = stopping_;
+    last_error = last_error_;
   }
-  return absl::OkStatus();
+  if (joined && !stopped) return absl::OkStatus();
+  Stop();  // leave: no registration or election node outlives a failed Start
+  if (stopped) return absl::CancelledError("membership stopped while joining");
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "node %d registered but no configuration included it within %s (is a configuration "
+      "manager running? last error: %s)",
+      options_.self.id, absl::FormatDuration(options_.join_timeout),
+      last_error.empty() ? "none" : last_error));
 }
 
 void ZkMembership::Stop() {
+  gate_.Fence();  // serve nothing from here on
   {
     MutexLock lock(&mu_);
     if (stopping_ && !thread_.joinable() && client_ == nullptr) return;
@@ -113,17 +121,23 @@ absl::Status ZkMembership::Join() {
   zo.session_timeout = options_.session_timeout;
   zo.connect_timeout = options_.connect_timeout;
   absl::StatusOr<std::unique_ptr<ZkClient>> client = ZkClient::Connect(zo, [this](const ZkEvent& e) {
+    // The lease clock starts here, on the client's thread, as soon as the loss is known
+    // (the gate is lock-free); the membership thread handles the rest.
+    if (e.type == ZkEvent::Type::kSession) {
+      if (e.state == ZkSessionState::kConnecting) gate_.LeaseLost();
+      if (e.state == ZkSessionState::kConnected) gate_.LeaseHeld();
+    }
     MutexLock lock(&mu_);
     events_.push_back(e);
     cv_.SignalAll();
   });
   if (!client.ok()) return client.status();
   client_ = std::move(*client);
-  {
-    MutexLock lock(&mu_);
-    session_ = ZkSessionState::kConnected;
-  }
-  gate_.SetLeaseTimeout(client_->negotiated_timeout());
+  // The client calls the connection lost after 2/3 of the session timeout T without an
+  // answer; the server may expire the session T after it last heard from us, so as
+  // little as T/3 after the loss is reported. Fence well inside that: T/6.
+  gate_.SetLeaseGrace(client_->negotiated_timeout() / 6);
+  gate_.SetSession(client_->session_id());
   gate_.LeaseHeld();
   for (const char* dir : {"/members", "/election"}) {
     if (absl::Status s = client_->EnsurePath(absl::StrCat(root_, dir)); !s.ok()) return s;
@@ -135,6 +149,10 @@ absl::Status ZkMembership::Join() {
   if (!election.ok()) return election.status();
   election_node_ = *election;
   config_version_ = -1;
+  {
+    MutexLock lock(&mu_);
+    session_ = ZkSessionState::kConnected;
+  }
   Log(absl::StrFormat("registered with ZooKeeper %s (session %x, timeout %s)", options_.zookeeper,
                       client_->session_id(), absl::FormatDuration(client_->negotiated_timeout())));
   return absl::OkStatus();
@@ -148,7 +166,11 @@ absl::Status ZkMembership::Register() {
   const std::string path = absl::StrCat(root_, "/members/", self.id);
   // A previous process with this id may still hold the znode until its session
   // expires; a live one holds it for good, which is a configuration error.
-  const absl::Time give_up = absl::Now() + options_.session_timeout + absl::Seconds(2);
+  // The server may have granted a longer timeout than asked for (it clamps to its
+  // bounds): wait that long for a dead predecessor's session to expire.
+  const absl::Time give_up = absl::Now() +
+                             std::max(options_.session_timeout, client_->negotiated_timeout()) +
+                             absl::Seconds(2);
   for (;;) {
     absl::StatusOr<std::string> created = client_->Create(path, *data, ZkNodeMode::kEphemeral);
     if (created.ok()) return absl::OkStatus();
@@ -211,11 +233,9 @@ void ZkMembership::OnSessionEvent(const ZkEvent& event) {
   }
   switch (event.state) {
     case ZkSessionState::kConnected:
-      gate_.LeaseHeld();
-      break;
+      break;  // the lease was renewed in the client's callback
     case ZkSessionState::kConnecting:
-      gate_.LeaseLost(absl::Now());
-      Log("lost the ZooKeeper connection; fenced if not back within the session timeout");
+      Log("lost the ZooKeeper connection; fenced unless it is back within the lease grace");
       break;
     case ZkSessionState::kExpired:
     case ZkSessionState::kAuthFailed:
@@ -234,6 +254,14 @@ void ZkMembership::OnSessionEvent(const ZkEvent& event) {
 }
 
 void ZkMembership::Refresh() {
+  // Our registration vanished while the session lives (deleted by hand): register again,
+  // or the manager would never list us (or, if we manage, freeze the configuration).
+  absl::StatusOr<bool> registered =
+      client_->Exists(absl::StrCat(root_, "/members/", options_.self.id), /*watch=*/true);
+  if (registered.ok() && !*registered) {
+    SetError(absl::DataLossError("this node's registration vanished; registering again"));
+    if (absl::Status s = Register(); !s.ok()) SetError(s);
+  }
   if (absl::Status s = ReadConfig(); !s.ok()) SetError(s);
   absl::StatusOr<bool> manager = IsManager();
   if (!manager.ok()) {
@@ -270,21 +298,20 @@ absl::Status ZkMembership::ReadConfig() {
         "rejected a configuration of cluster '%s' (this node is in '%s')", decoded->cluster,
         options_.cluster));
   }
-  config_valid_ = true;
   std::shared_ptr<const Configuration> previous = current();
   if (previous != nullptr && decoded->epoch <= previous->epoch) {
     if (decoded->epoch < previous->epoch) {
+      // Not valid as a base for the next epoch: the manager overwrites it.
       return absl::DataLossError(absl::StrFormat(
           "ZooKeeper holds epoch %d, older than the applied %d", decoded->epoch, previous->epoch));
     }
+    config_valid_ = true;
     return absl::OkStatus();  // already applied
   }
+  config_valid_ = true;
   auto config = std::make_shared<const Configuration>(std::move(*decoded));
   const Member* me = config->Find(options_.self.id);
-  if (me != nullptr && client_ != nullptr && me->session == client_->session_id()) {
-    gate_.Unfence();  // a configuration with our current session: rejoined
-  }
-  gate_.Apply(*config);
+  gate_.Apply(*config);  // a member only with our current session; lifts a fence then
   {
     MutexLock lock(&mu_);
     config_ = config;
@@ -332,6 +359,13 @@ absl::Status ZkMembership::Reconcile() {
             [](const Member& a, const Member& b) { return a.id < b.id; });
 
   std::shared_ptr<const Configuration> applied = current();
+  if (applied == nullptr && config_version_ >= 0 && !config_valid_) {
+    // The znode is unreadable and this manager knows no epoch: publishing would restart
+    // epochs (and placement parameters) from scratch under nodes that applied more.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the configuration in ", root_, "/config is unreadable and this manager has applied "
+        "none: not overwriting it (repair or delete it)"));
+  }
   Configuration next;
   next.cluster = options_.cluster;
   next.manager = options_.self.id;

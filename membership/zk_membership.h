@@ -14,13 +14,16 @@
 // configuration that does not decode or validate is rejected with an error and the
 // node keeps the one it had.
 //
-// Leases: the ZooKeeper session is the lease. A node whose session is lost longer than
-// the session timeout fences itself (the gate refuses requests), since the others have
-// removed it or soon will; a node whose session expired rejoins with a new session,
-// registers again and serves once a configuration contains it again.
+// Leases: the ZooKeeper session is the lease. The client reports a lost connection
+// after 2/3 of the session timeout T; the server may expire the session T/3 later, and
+// the manager then removes the node. So the node fences itself (the gate refuses
+// requests) T/6 after the loss is reported, unless the connection is back by then. A
+// node whose session expired rejoins with a new session, registers again and serves
+// once a configuration lists it with that session. Stop fences at once.
 //
-// Threads: one membership thread does all ZooKeeper calls; the C client's thread only
-// queues events for it.
+// Threads: Start joins on the caller's thread, then one membership thread makes every
+// ZooKeeper call; the C client's thread only stamps lease loss/renewal on the gate
+// (lock-free) and queues events.
 #ifndef FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
 #define FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
 

@@ -53,7 +53,10 @@ void AdminServer::Run() {
 }
 
 void AdminServer::Serve(int fd) {
-  for (;;) {  // requests until the client closes, errs or stalls
+  for (;;) {  // requests until the client closes, errs or stalls, or the server stops
+    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(kIoTimeout)));
+    if (ready <= 0 || fds[1].revents != 0) return;  // idle client, error, or stopping
     const absl::Time deadline = absl::Now() + kIoTimeout;
     absl::StatusOr<std::string> frame = ReadFrame(fd, deadline);
     if (!frame.ok()) return;

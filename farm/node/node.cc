@@ -224,6 +224,7 @@ absl::Status Node::CreateMembership() {
 
 absl::Status Node::CreateRegion() {
   std::shared_ptr<const membership::Configuration> config = membership_->current();
+  if (config == nullptr) return absl::FailedPreconditionError("no configuration to place a region in");
   absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
   if (!placement.ok()) return placement.status();
   // A ring at random and a position there so that this node is the primary; a ring
@@ -258,22 +259,29 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
 }
 
 void Node::ConnectLoop() {
-  std::shared_ptr<const membership::Configuration> linked_for;  // fully linked config
+  std::shared_ptr<const membership::Configuration> attempted;  // last config tried in full
+  bool all_linked = true;
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
       MutexLock lock(&mu_);
-      // Wake for a new configuration, or after a pause to retry links that failed.
-      connect_cv_.WaitFor(&mu_, kLinkRetry, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        return stopping_ || (latest_ != nullptr && latest_ != linked_for);
-      });
+      // Wake for a new configuration; after a pass that left links missing, also
+      // after kLinkRetry, to try them again.
+      connect_cv_.WaitFor(&mu_, all_linked ? absl::Hours(1) : kLinkRetry,
+                          [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                            return stopping_ || latest_ != attempted;
+                          });
       if (stopping_) return;
       config = latest_;
     }
-    if (config == nullptr || config == linked_for) continue;
-    bool all_linked = true;
+    attempted = config;
+    all_linked = true;
     for (const membership::Member& m : config->members) {
       if (m.id == options_.node_id || messenger_->IsConnected(m.id)) continue;
+      {
+        MutexLock lock(&mu_);
+        if (stopping_) return;
+      }
       const std::string locator = m.address(backend_);
       if (locator.empty()) {
         Log(options_.node_id, absl::StrFormat(
@@ -287,7 +295,6 @@ void Node::ConnectLoop() {
         all_linked = false;
       }
     }
-    if (all_linked) linked_for = config;
   }
 }
 

@@ -128,32 +128,57 @@ TEST(StaticMembershipTest, ServesEpochOneOnly) {
   EXPECT_FALSE(StaticMembership::Create(c, 4).ok());  // not a member
 }
 
-TEST(ServingGateTest, LeaseRunsOutATimeoutAfterTheFirstLoss) {
+TEST(ServingGateTest, LeaseRunsOutAGraceAfterTheFirstLoss) {
   ServingGate gate(1);
+  gate.SetSession(77);
   Configuration c = MakeConfig();
   c.members = {MakeMember(1)};
+  c.members[0].session = 77;
   c.manager = 1;
   gate.Apply(c);
-  gate.SetLeaseTimeout(absl::Seconds(1));
+  gate.SetLeaseGrace(absl::Milliseconds(300));
   EXPECT_TRUE(gate.Check(7).ok());
-  gate.LeaseLost(absl::Now() - absl::Milliseconds(500));
-  EXPECT_TRUE(gate.serving());  // within the lease
-  gate.LeaseLost(absl::Now());  // a later loss does not extend it
-  gate.LeaseLost(absl::Now() - absl::Seconds(5));
-  EXPECT_TRUE(gate.serving());  // the first loss stands
-  absl::SleepFor(absl::Milliseconds(600));
+  gate.LeaseLost();
+  EXPECT_TRUE(gate.serving()) << "within the grace";
+  absl::SleepFor(absl::Milliseconds(200));
+  gate.LeaseLost();  // a later report does not extend the lease
+  EXPECT_TRUE(gate.serving());
+  absl::SleepFor(absl::Milliseconds(150));
   EXPECT_FALSE(gate.serving());
   EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
   gate.LeaseHeld();
   EXPECT_TRUE(gate.Check(7).ok());
-  gate.Fence();
-  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
-  gate.Unfence();
-  c.members = {MakeMember(2)};
-  c.manager = 2;
+}
+
+TEST(ServingGateTest, MembershipIsBySessionAndAFenceLastsUntilRejoined) {
+  ServingGate gate(1);
+  gate.SetSession(2);  // a restarted process: its predecessor registered with session 1
+  Configuration c = MakeConfig();
+  c.members = {MakeMember(1)};
+  c.members[0].session = 1;
+  c.manager = 1;
+  gate.Apply(c);
+  EXPECT_FALSE(gate.member()) << "the predecessor's entry does not make this process a member";
+  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kFailedPrecondition);
+  c.members[0].session = 2;
   c.epoch = 8;
   gate.Apply(c);
-  EXPECT_EQ(gate.Check(8).code(), absl::StatusCode::kFailedPrecondition);  // left the cluster
+  EXPECT_TRUE(gate.Check(8).ok());
+  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kFailedPrecondition) << "an epoch left behind";
+  gate.Fence();  // session expired
+  EXPECT_EQ(gate.Check(8).code(), absl::StatusCode::kUnavailable);
+  gate.SetSession(3);
+  gate.Apply(c);  // still the old session's entry: stays fenced
+  EXPECT_FALSE(gate.serving());
+  c.members[0].session = 3;
+  c.epoch = 9;
+  gate.Apply(c);
+  EXPECT_TRUE(gate.Check(9).ok()) << "rejoined";
+  c.members = {MakeMember(2)};
+  c.manager = 2;
+  c.epoch = 10;
+  gate.Apply(c);
+  EXPECT_EQ(gate.Check(10).code(), absl::StatusCode::kFailedPrecondition) << "removed";
 }
 
 }  // namespace
