@@ -28,6 +28,8 @@ bool IsLoopbackHost(absl::string_view host_port) {
 
 // How often links that failed are retried while their member stays in the configuration.
 constexpr absl::Duration kLinkRetry = absl::Seconds(1);
+// How long Stats waits for a worker thread to report its counters.
+constexpr absl::Duration kStatsTimeout = absl::Milliseconds(500);
 
 void Log(NodeId id, const std::string& line) {
   std::fprintf(stderr, "node %u: %s\n", id, line.c_str());
@@ -345,18 +347,32 @@ NodeStats Node::Stats() const {
     }
   }
   for (size_t t = 0; t < loops_.size(); ++t) {
-    ThreadStats* ts = s.add_threads();
-    // Per-thread counters belong to the loop's thread: read them there.
-    RunInLoop(loops_[t]->loop(), [&, t] {
+    // Per-thread counters belong to the loop's thread: read them there, but never wait
+    // long for a busy or wedged loop (the admin port must stay responsive). The snapshot
+    // is shared, so a late read lands in memory that still exists.
+    struct Snapshot {
+      ThreadStats stats;
+      Notification done;
+    };
+    auto snapshot = std::make_shared<Snapshot>();
+    loops_[t]->loop().Post([this, t, snapshot] {
       const EventLoopStats& ls = loops_[t]->loop().stats();
       const MsgThreadStats& ms = messenger_->thread(t).stats();
-      ts->set_loop_iterations(ls.iterations);
-      ts->set_loop_events(ls.events);
-      ts->set_loop_parks(ls.parks);
-      ts->set_messages_sent(ms.sent);
-      ts->set_messages_received(ms.received);
-      ts->set_calls_failed(ms.calls_failed);
+      snapshot->stats.set_loop_iterations(ls.iterations);
+      snapshot->stats.set_loop_events(ls.events);
+      snapshot->stats.set_loop_parks(ls.parks);
+      snapshot->stats.set_messages_sent(ms.sent);
+      snapshot->stats.set_messages_received(ms.received);
+      snapshot->stats.set_calls_failed(ms.calls_failed);
+      snapshot->done.Notify();
     });
+    if (snapshot->done.WaitForNotificationWithTimeout(kStatsTimeout)) {
+      *s.add_threads() = snapshot->stats;
+    } else {
+      s.add_threads();  // zeros: unknown
+      s.set_last_error(absl::StrCat("worker thread ", t, " did not answer within ",
+                                    absl::FormatDuration(kStatsTimeout)));
+    }
   }
   if (region_ != nullptr) {
     RegionStats* r = s.add_regions();

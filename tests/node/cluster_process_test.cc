@@ -137,6 +137,16 @@ TEST_F(ClusterProcessTest, JoinFailDetectRejoinAndIdenticalPlacement) {
       EXPECT_EQ(s->placement_digest(), *digest) << "node " << m.id;
     }
     digest = s->placement_digest();
+  }
+  // Links follow each configuration asynchronously: every node gets linked to the others.
+  const absl::Time link_deadline = absl::Now() + absl::Seconds(15);
+  for (const auto& m : three->members) {
+    absl::StatusOr<NodeStats> s = Stats(m);
+    while (s.ok() && s->connected_peers() < 2 && absl::Now() < link_deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
+      s = Stats(m);
+    }
+    ASSERT_TRUE(s.ok()) << s.status();
     EXPECT_EQ(s->connected_peers(), 2u) << "node " << m.id << " linked to the others";
   }
 
