@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<ZkMembership>> ZkMembership::Create(
 
 ZkMembership::ZkMembership(const ZkMembershipOptions& options)
     : options_(options), root_(Root(options.cluster)), gate_(options.self.id) {
-  gate_.SetLeaseGrace(options.session_timeout / 6);
+  gate_.SetLeaseGrace(options.session_timeout / 8);
 }
 
 ZkMembership::~ZkMembership() { Stop(); }
@@ -135,8 +135,8 @@ absl::Status ZkMembership::Join() {
   client_ = std::move(*client);
   // The client calls the connection lost after 2/3 of the session timeout T without an
   // answer; the server may expire the session T after it last heard from us, so as
-  // little as T/3 after the loss is reported. Fence well inside that: T/6.
-  gate_.SetLeaseGrace(client_->negotiated_timeout() / 6);
+  // little as T/3 after the loss is reported. Fence well inside that: T/8.
+  gate_.SetLeaseGrace(client_->negotiated_timeout() / 8);
   gate_.SetSession(client_->session_id());
   gate_.LeaseHeld();
   for (const char* dir : {"/members", "/election"}) {

@@ -17,7 +17,7 @@
 // Leases: the ZooKeeper session is the lease. The client reports a lost connection
 // after 2/3 of the session timeout T; the server may expire the session T/3 later, and
 // the manager then removes the node. So the node fences itself (the gate refuses
-// requests) T/6 after the loss is reported, unless the connection is back by then. A
+// requests) T/8 after the loss is reported, unless the connection is back by then. A
 // node whose session expired rejoins with a new session, registers again and serves
 // once a configuration lists it with that session. Stop fences at once.
 //

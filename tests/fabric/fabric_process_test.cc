@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -355,6 +356,23 @@ TEST_P(FabricProcessTest, AtomicsFromSeveralProcessesLoseNoUpdate) {
               GetParam().c_str(), kClients, iterations, retries);
 }
 
+// True once process `pid` is stopped by a signal (state T in /proc/PID/stat).
+bool WaitUntilStopped(pid_t pid) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');  // the name may contain spaces
+    if (paren != std::string::npos && paren + 2 < line.size() &&
+        (line[paren + 2] == 'T' || line[paren + 2] == 't')) {
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return false;
+}
+
 TEST_P(FabricProcessTest, KilledPeerFailsOutstandingOpsAndTheEndpoint) {
   absl::StatusOr<ChildProcess> owner = testing::SpawnChild("plain_owner", {GetParam()});
   ASSERT_TRUE(owner.ok());
@@ -364,8 +382,10 @@ TEST_P(FabricProcessTest, KilledPeerFailsOutstandingOpsAndTheEndpoint) {
   ASSERT_TRUE(in->ep->Post(MakeOp(*in, Opcode::kRead, ready.cap, 0, 64)).ok());
   ASSERT_EQ(WaitForCompletion(*in->cq)->status, CompletionStatus::kSuccess);
 
-  // Freeze the owner so that ops stay outstanding (tcp), then kill it.
+  // Freeze the owner so that ops stay outstanding (tcp), then kill it. kill() returns
+  // before the signal takes effect: wait until the owner is really stopped.
   owner->Kill(SIGSTOP);
+  ASSERT_TRUE(WaitUntilStopped(owner->pid())) << "the owner did not stop";
   constexpr int kOutstanding = 8;
   for (int i = 0; i < kOutstanding; ++i) {
     WorkRequest wr = MakeOp(*in, Opcode::kRead, ready.cap, 0, 64);
