@@ -276,6 +276,7 @@ void Node::ConnectLoop() {
       if (stopping_) return;
       config = latest_;
     }
+    if (config == nullptr) continue;  // timed out before the first configuration
     attempted = config;
     all_linked = true;
     for (const membership::Member& m : config->members) {
