@@ -59,6 +59,24 @@ class FabricTest : public ::testing::TestWithParam<std::string> {
     return f.ok() ? std::move(*f) : nullptr;
   }
   std::unique_ptr<Fabric> MakeFabric() { return MakeFabric(TestFabricOptions(GetParam())); }
+
+  // A second initiator with its own (small) limits, connected to the target.
+  struct SmallInitiator {
+    std::unique_ptr<Fabric> fabric;
+    absl::StatusOr<RegisteredRegion> local;
+    absl::StatusOr<std::unique_ptr<CompletionQueue>> cq;
+    absl::StatusOr<Connection> conn;
+  };
+  void ConnectSmall(const FabricOptions& options, SmallInitiator& out) {
+    out.fabric = MakeFabric(options);
+    ASSERT_NE(out.fabric, nullptr);
+    out.local = out.fabric->RegisterRegion(*local_region_);
+    ASSERT_TRUE(out.local.ok()) << out.local.status();
+    out.cq = out.fabric->CreateCompletionQueue();
+    ASSERT_TRUE(out.cq.ok()) << out.cq.status();
+    out.conn = out.fabric->Connect(target_->locator(), "", out.cq->get(), 1);
+    ASSERT_TRUE(out.conn.ok()) << out.conn.status();
+  }
   std::unique_ptr<Region> MakeRegion(RegionId id) {
     absl::StatusOr<Region> r = Region::Create(id, kRegionSize);
     EXPECT_TRUE(r.ok());
@@ -298,13 +316,9 @@ TEST_P(FabricTest, PostBatchExecutesInOrderAndStopsAtTheFirstBadRequest) {
 TEST_P(FabricTest, PostBatchStopsWhenTheCompletionQueueIsFull) {
   FabricOptions options = TestFabricOptions(GetParam());
   options.cq_depth = 5;
-  std::unique_ptr<Fabric> small = MakeFabric(options);
-  absl::StatusOr<RegisteredRegion> local = small->RegisterRegion(*local_region_);
-  ASSERT_TRUE(local.ok());
-  auto cq = small->CreateCompletionQueue();
-  ASSERT_TRUE(cq.ok());
-  absl::StatusOr<Connection> conn = small->Connect(target_->locator(), "", cq->get(), 1);
-  ASSERT_TRUE(conn.ok());
+  SmallInitiator small;
+  ASSERT_NO_FATAL_FAILURE(ConnectSmall(options, small));
+  auto& [fabric, local, cq, conn] = small;
   std::vector<WorkRequest> wrs(8, Op(Opcode::kRead, 0, 8));
   for (WorkRequest& wr : wrs) wr.lkey = local->local.lkey;
   size_t posted = 0;
@@ -317,13 +331,9 @@ TEST_P(FabricTest, SendQueueDepthIsEnforced) {
   FabricOptions options = TestFabricOptions(GetParam());
   options.max_outstanding = 4;
   options.cq_depth = 6;
-  std::unique_ptr<Fabric> small = MakeFabric(options);
-  absl::StatusOr<RegisteredRegion> local = small->RegisterRegion(*local_region_);
-  ASSERT_TRUE(local.ok());
-  auto cq = small->CreateCompletionQueue();
-  ASSERT_TRUE(cq.ok());
-  absl::StatusOr<Connection> conn = small->Connect(target_->locator(), "", cq->get(), 1);
-  ASSERT_TRUE(conn.ok());
+  SmallInitiator small;
+  ASSERT_NO_FATAL_FAILURE(ConnectSmall(options, small));
+  auto& [fabric, local, cq, conn] = small;
   WorkRequest wr = Op(Opcode::kRead, 0, 8);
   wr.lkey = local->local.lkey;
   int accepted = 0;
