@@ -1,0 +1,28 @@
+// Message ids of the allocation layer (msgRegisterHandler ids 0x0100-0x01FF).
+//
+// Every payload starts with a one-byte format tag (kAllocWireFormat); a receiver refuses
+// another tag, and checks sizes before it reads.
+#ifndef FARM_ALLOC_MESSAGES_H_
+#define FARM_ALLOC_MESSAGES_H_
+
+#include "farm/msg/message.h"
+
+namespace farm::alloc {
+
+inline constexpr uint8_t kAllocWireFormat = 1;
+
+// End-of-epoch request (paper section 4.4): answered once every operation that started
+// on the receiving machine before the request arrived has ended. Empty body.
+inline constexpr MsgId kEndOfEpochMsgId = 0x0101;
+// Allocate near a hint whose region this node is primary of; answers a FatPtr.
+inline constexpr MsgId kRemoteAllocMsgId = 0x0102;
+// Free an object of a region this node is primary of.
+inline constexpr MsgId kRemoteFreeMsgId = 0x0103;
+// To a backup: hold a copy of a new region.
+inline constexpr MsgId kBackupRegionMsgId = 0x0104;
+// To a backup: a block-table entry changed.
+inline constexpr MsgId kBlockStateMsgId = 0x0105;
+
+}  // namespace farm::alloc
+
+#endif  // FARM_ALLOC_MESSAGES_H_

@@ -1,0 +1,528 @@
+#include "alloc/thread_allocator.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "farm/base/object_layout.h"
+
+namespace farm::alloc {
+namespace {
+
+// The fast path's "no slot at hand" (never returned to callers of Allocate).
+absl::Status Miss() { return absl::UnavailableError("no free slot at hand; a new block is needed"); }
+
+}  // namespace
+
+void ThreadAllocator::BlockList::Push(SlabBlock* b) {
+  b->prev = nullptr;
+  b->next = head;
+  if (head != nullptr) head->prev = b;
+  head = b;
+  ++size;
+}
+
+void ThreadAllocator::BlockList::Remove(SlabBlock* b) {
+  if (b->prev != nullptr) b->prev->next = b->next;
+  if (b->next != nullptr) b->next->prev = b->prev;
+  if (head == b) head = b->next;
+  b->next = b->prev = nullptr;
+  --size;
+}
+
+ThreadAllocator::ThreadAllocator(Allocator* allocator, ThreadChannel* channel,
+                                 EpochParticipant epoch)
+    : allocator_(allocator),
+      channel_(channel),
+      epoch_(std::move(epoch)),
+      alive_(std::make_shared<ThreadAllocator*>(this)) {}
+
+ThreadAllocator::~ThreadAllocator() {
+  alive_.reset();
+  // Every block goes back to the machine: with objects (or empty, or retired) it waits
+  // for the next thread that needs its class.
+  BlockAllocator& blocks = allocator_->blocks();
+  for (ClassState& cls : classes_) {
+    for (BlockList* list : {&cls.available, &cls.full}) {
+      while (list->head != nullptr) {
+        SlabBlock* b = list->head;
+        list->Remove(b);
+        b->list = SlabBlock::List::kNone;
+        blocks.Abandon(b);
+      }
+    }
+    if (cls.current != nullptr) blocks.Abandon(cls.current);
+    cls.current = nullptr;
+  }
+  for (std::vector<SlabBlock*>* retired : {&retired_waiting_, &retired_in_round_}) {
+    for (SlabBlock* b : *retired) {
+      b->retired = false;
+      blocks.Abandon(b);
+    }
+  }
+  std::deque<Pending> queue = std::move(queue_);
+  for (Pending& p : queue) p.done(absl::CancelledError("the thread allocator was destroyed"));
+}
+
+LocalRegion* ThreadAllocator::FindRegion(RegionId id) {
+  auto it = regions_.find(id);
+  if (it != regions_.end()) return it->second;
+  LocalRegion* r = allocator_->blocks().FindRegion(id);
+  if (r != nullptr) regions_[id] = r;  // regions are never removed
+  return r;
+}
+
+// --- Fast path ---
+
+absl::StatusOr<FatPtr> ThreadAllocator::TakeSlot(ClassState& cls, SlabBlock* block,
+                                                 uint64_t payload) {
+  int64_t slot = block->TakeLocal();
+  if (slot < 0 && block->CollectRemoteFrees() > 0) slot = block->TakeLocal();
+  if (block != cls.current) {
+    // Keep the lists true to the block's state.
+    SlabBlock::List want = block->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
+    if (block->list != want) {
+      (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
+      (want == SlabBlock::List::kAvailable ? cls.available : cls.full).Push(block);
+      block->list = want;
+    }
+  }
+  if (slot < 0) return Miss();
+  LocalRegion* r = block->region();
+  const uint64_t offset = block->SlotOffset(static_cast<uint32_t>(slot));
+  char* word = r->base() + offset + kIncarnationOffset;
+  const uint64_t old = LoadHeaderWord(word);
+  if (IsAllocated(old)) {
+    // The bitmap and the memory disagree: never hand out the slot twice. It stays
+    // taken (leaked) so that the live object keeps its memory.
+    return absl::InternalError(absl::StrFormat(
+        "slot at %s is free in the allocator but allocated in memory",
+        Addr(r->id(), static_cast<uint32_t>(offset)).ToString()));
+  }
+  StoreHeaderWord(word, IncarnationWord(IncarnationOf(old), true));
+  ++stats_.allocations;
+  return FatPtr{Addr(r->id(), static_cast<uint32_t>(offset)), static_cast<uint32_t>(payload),
+                FatIncarnation(IncarnationOf(old))};
+}
+
+void ThreadAllocator::MakeCurrent(ClassState& cls, SlabBlock* block) {
+  if (cls.current == block) return;
+  if (block->list != SlabBlock::List::kNone) {
+    (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
+    block->list = SlabBlock::List::kNone;
+  }
+  SlabBlock* old = cls.current;
+  cls.current = block;
+  if (old != nullptr) {
+    if (old->live() == 0 && old->HasLocalFree()) {
+      Retire(old);
+    } else {
+      old->list = old->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
+      (old->HasLocalFree() ? cls.available : cls.full).Push(old);
+    }
+  }
+}
+
+void ThreadAllocator::Own(SlabBlock* block) {
+  block->set_owner(this);
+  ClassState& cls = classes_[block->size_class()];
+  block->list = block->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
+  (block->HasLocalFree() ? cls.available : cls.full).Push(block);
+}
+
+SlabBlock* ThreadAllocator::FindOwnedBlock(ClassState& cls, RegionId region) {
+  for (SlabBlock* b = cls.available.head; b != nullptr; b = b->next) {
+    if (region == kNullRegion || b->region()->id() == region) return b;
+  }
+  // Full blocks may have been freed into by other threads.
+  for (SlabBlock* b = cls.full.head; b != nullptr;) {
+    SlabBlock* next = b->next;
+    if ((region == kNullRegion || b->region()->id() == region) && b->remote_pending() &&
+        b->CollectRemoteFrees() > 0) {
+      return b;
+    }
+    b = next;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint, Need* need) {
+  absl::StatusOr<SizeClass> c = ClassForPayload(payload);
+  if (!c.ok()) return c.status();
+  ClassState& cls = classes_[*c];
+  need->size_class = *c;
+  need->hint = {};
+
+  if (hint.is_null()) {
+    if (cls.current != nullptr) {
+      absl::StatusOr<FatPtr> p = TakeSlot(cls, cls.current, payload);
+      if (!absl::IsUnavailable(p.status())) return p;
+    }
+    while (SlabBlock* b = FindOwnedBlock(cls, kNullRegion)) {
+      MakeCurrent(cls, b);
+      absl::StatusOr<FatPtr> p = TakeSlot(cls, b, payload);
+      if (!absl::IsUnavailable(p.status())) return p;
+    }
+    while (SlabBlock* b = allocator_->blocks().Adopt(*c, BlockPlace::Anywhere(), this)) {
+      ++stats_.blocks_adopted;
+      b->CollectRemoteFrees();
+      Own(b);
+      if (!b->HasLocalFree()) continue;
+      MakeCurrent(cls, b);
+      return TakeSlot(cls, b, payload);
+    }
+    need->place = BlockPlace::Anywhere();
+    return Miss();
+  }
+
+  LocalRegion* r = FindRegion(hint.region());
+  if (r == nullptr) {
+    need->place = BlockPlace::In(hint.region());
+    return absl::NotFoundError(absl::StrFormat("region %d is not held here", hint.region()));
+  }
+  need->hint = hint;
+  // The hint's own block, when it is ours and of this class.
+  if (SlabBlock* hb = r->BlockAt(hint.offset());
+      hb != nullptr && hb->owner() == this && hb->size_class() == *c && !hb->retired) {
+    absl::StatusOr<FatPtr> p = TakeSlot(cls, hb, payload);
+    if (!absl::IsUnavailable(p.status())) return p;
+  }
+  // A block of ours in the hint's region.
+  if (cls.current != nullptr && cls.current->region() == r) {
+    absl::StatusOr<FatPtr> p = TakeSlot(cls, cls.current, payload);
+    if (!absl::IsUnavailable(p.status())) return p;
+  }
+  if (SlabBlock* b = FindOwnedBlock(cls, r->id())) return TakeSlot(cls, b, payload);
+  if (SlabBlock* b = allocator_->blocks().Adopt(*c, BlockPlace::In(r->id()), this)) {
+    ++stats_.blocks_adopted;
+    b->CollectRemoteFrees();
+    Own(b);
+    absl::StatusOr<FatPtr> p = TakeSlot(cls, b, payload);
+    if (!absl::IsUnavailable(p.status())) return p;
+  }
+  need->place = BlockPlace::In(r->id());
+  return Miss();
+}
+
+absl::StatusOr<FatPtr> ThreadAllocator::TryAllocate(uint64_t payload, Addr hint) {
+  Need need;
+  absl::StatusOr<FatPtr> p = AllocateHere(payload, hint, &need);
+  if (absl::IsNotFound(p.status())) return Miss();  // another machine's region
+  return p;
+}
+
+void ThreadAllocator::Allocate(uint64_t payload, Addr hint, PtrDone done) {
+  Need need;
+  absl::StatusOr<FatPtr> p = AllocateHere(payload, hint, &need);
+  if (absl::IsNotFound(p.status())) {
+    // The hint is in a region this node does not hold: its primary allocates.
+    std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+    absl::StatusOr<membership::ReplicaSet> replicas =
+        placement == nullptr ? absl::UnavailableError("no configuration yet")
+                             : placement->Lookup(hint.region());
+    if (!replicas.ok()) {
+      done(replicas.status());
+      return;
+    }
+    if (replicas->primary() == allocator_->options().self) {
+      done(absl::FailedPreconditionError(absl::StrFormat(
+          "region %d has this node as primary in epoch %d but this node holds no copy of it",
+          hint.region(), placement->epoch())));
+      return;
+    }
+    ++stats_.remote_allocations;
+    channel_->AllocateRemote(replicas->primary(), static_cast<uint32_t>(payload), hint, std::move(done));
+    return;
+  }
+  if (!absl::IsUnavailable(p.status())) {
+    done(std::move(p));
+    return;
+  }
+  Enqueue(Pending{payload, hint, std::move(done)});
+}
+
+// --- Slow path ---
+
+void ThreadAllocator::Enqueue(Pending pending) {
+  queue_.push_back(std::move(pending));
+  ServeQueue();
+}
+
+void ThreadAllocator::ServeQueue() {
+  while (!slow_step_running_ && !queue_.empty()) {
+    Need need;
+    absl::StatusOr<FatPtr> p = AllocateHere(queue_.front().payload, queue_.front().hint, &need);
+    if (!absl::IsUnavailable(p.status())) {
+      // Served (or failed) without a new block: a block arrived for an earlier one.
+      Pending done = std::move(queue_.front());
+      queue_.pop_front();
+      slow_step_running_ = true;  // a re-entrant Allocate from `done` only queues
+      done.done(std::move(p));
+      slow_step_running_ = false;
+      continue;
+    }
+    slow_step_running_ = true;
+    GetBlock(need);
+  }
+}
+
+void ThreadAllocator::FinishSlowStep(const absl::Status& error) {
+  if (!error.ok() && !queue_.empty()) {
+    Pending failed = std::move(queue_.front());
+    queue_.pop_front();
+    failed.done(error);
+  }
+  slow_step_running_ = false;
+  ServeQueue();
+}
+
+void ThreadAllocator::GetBlock(const Need& need) {
+  BlockAllocator& blocks = allocator_->blocks();
+  BlockTableUpdate update;
+  absl::StatusOr<SlabBlock*> block = blocks.Acquire(need.size_class, need.place, &update);
+  if (absl::IsResourceExhausted(block.status()) && need.place.kind == BlockPlace::Kind::kRegion) {
+    // The hint's region is full: a local region near it on its ring.
+    if (LocalRegion* r = FindRegion(need.place.region)) {
+      block = blocks.Acquire(need.size_class, BlockPlace::Near(r->ring(), r->position()), &update);
+    }
+  }
+  if (absl::IsResourceExhausted(block.status())) {
+    GetRegion(need);
+    return;
+  }
+  if (!block.ok()) {
+    FinishSlowStep(block.status());
+    return;
+  }
+  ++stats_.blocks_acquired;
+  SlabBlock* b = *block;
+  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+  std::vector<NodeId> backups;
+  if (placement != nullptr) {
+    if (absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(update.region); rs.ok()) {
+      backups.assign(rs->backups().begin(), rs->backups().end());
+    }
+  }
+  std::weak_ptr<ThreadAllocator*> alive = alive_;
+  Allocator* allocator = allocator_;
+  channel_->ReplicateBlockWords(
+      backups, update.region, update.first_unit, update.words,
+      [alive, allocator, b](const absl::Status& status) {
+        if (alive.expired()) {
+          allocator->blocks().Abandon(b);
+          return;
+        }
+        (*alive.lock())->OnBlockReady(b, status);
+      });
+}
+
+void ThreadAllocator::OnBlockReady(SlabBlock* block, const absl::Status& replicated) {
+  if (!replicated.ok()) {
+    // The backups do not know the block: it never held an object, so it goes back at
+    // once (no pointer into it can exist since its last release).
+    BlockTableUpdate undo;
+    allocator_->blocks().Release(block, &undo);
+    FinishSlowStep(absl::Status(replicated.code(),
+                                absl::StrCat("replicating a new block: ", replicated.message())));
+    return;
+  }
+  Own(block);
+  ClassState& cls = classes_[block->size_class()];
+  MakeCurrent(cls, block);
+  if (!queue_.empty()) {
+    // The new block serves the allocation that asked for it, wherever it landed (the
+    // hint's region, or one near it).
+    Pending head = std::move(queue_.front());
+    queue_.pop_front();
+    absl::StatusOr<FatPtr> p = TakeSlot(cls, block, head.payload);
+    slow_step_running_ = true;
+    head.done(std::move(p));
+  }
+  FinishSlowStep(absl::OkStatus());
+}
+
+void ThreadAllocator::GetRegion(const Need& need) {
+  std::optional<membership::RingPosition> near;
+  if (need.place.kind == BlockPlace::Kind::kRegion) {
+    if (LocalRegion* r = FindRegion(need.place.region)) near = membership::RingPosition{r->ring(), r->position()};
+  }
+  std::vector<NodeId> backups;
+  absl::StatusOr<std::unique_ptr<LocalRegion>> region = allocator_->CreateRegion(near, &backups);
+  if (!region.ok()) {
+    FinishSlowStep(region.status());
+    return;
+  }
+  ++stats_.regions_created;
+  const RegionId id = (*region)->id();
+  const uint64_t bytes = (*region)->bytes();
+  // Held here until the backups have it; owned by the continuation.
+  auto holder = std::make_shared<std::unique_ptr<LocalRegion>>(std::move(*region));
+  std::weak_ptr<ThreadAllocator*> alive = alive_;
+  Allocator* allocator = allocator_;
+  const SizeClass size_class = need.size_class;
+  channel_->ReplicateRegion(backups, id, bytes,
+                            [alive, allocator, holder, id, size_class](const absl::Status& status) {
+    absl::Status added = status.ok() ? allocator->AddCreatedRegion(std::move(*holder))
+                                     : absl::Status(status.code(), absl::StrCat(
+                                           "replicating new region ", id, ": ", status.message()));
+    if (!status.ok()) allocator->DropCreatedRegion(std::move(*holder));
+    if (alive.expired()) return;
+    ThreadAllocator* self = *alive.lock();
+    if (!added.ok()) {
+      self->FinishSlowStep(added);
+      return;
+    }
+    Need in_new;
+    in_new.size_class = size_class;
+    in_new.place = BlockPlace::In(id);
+    self->GetBlock(in_new);
+  });
+}
+
+// --- Free ---
+
+absl::Status ThreadAllocator::FreeLocal(FatPtr object) {
+  LocalRegion* r = FindRegion(object.addr.region());
+  if (r == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("region %d is not held by this node", object.addr.region()));
+  }
+  EpochGuard guard(epoch_);  // keeps the block alive while we look at it
+  const uint64_t offset = object.addr.offset();
+  SlabBlock* b = r->BlockAt(offset);
+  const int64_t slot = b == nullptr ? -1 : b->SlotAt(offset);
+  if (slot < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("no object starts at %s", object.addr.ToString()));
+  }
+  absl::StatusOr<SizeClass> c = ClassForPayload(object.size);
+  if (!c.ok() || *c != b->size_class()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the object at %s has %d-byte slots; a pointer to %d bytes cannot name it",
+        object.addr.ToString(), b->slot_bytes(), object.size));
+  }
+  char* word = r->base() + offset + kIncarnationOffset;
+  uint64_t old = LoadHeaderWord(word);
+  if (!IsAllocated(old)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the object at %s is not allocated (freed already?)", object.addr.ToString()));
+  }
+  if (FatIncarnation(IncarnationOf(old)) != object.incarnation) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "stale pointer to %s: incarnation %d, the object there is incarnation %d",
+        object.addr.ToString(), object.incarnation, FatIncarnation(IncarnationOf(old))));
+  }
+  if (!CasHeaderWord(word, old, IncarnationWord(IncarnationOf(old) + 1, false))) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the object at %s was freed concurrently", object.addr.ToString()));
+  }
+  ++stats_.frees;
+  if (b->owner() == this) {
+    b->FreeLocal(static_cast<uint32_t>(slot));
+    OnSlotFreed(b);
+  } else {
+    b->FreeRemote(static_cast<uint32_t>(slot));
+  }
+  return absl::OkStatus();
+}
+
+void ThreadAllocator::Free(FatPtr object, StatusDone done) {
+  if (FindRegion(object.addr.region()) != nullptr) {
+    done(FreeLocal(object));
+    return;
+  }
+  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+  absl::StatusOr<membership::ReplicaSet> replicas =
+      placement == nullptr ? absl::UnavailableError("no configuration yet")
+                           : placement->Lookup(object.addr.region());
+  if (!replicas.ok()) {
+    done(replicas.status());
+    return;
+  }
+  if (replicas->primary() == allocator_->options().self) {
+    done(absl::NotFoundError(absl::StrFormat(
+        "region %d has this node as primary but this node holds no copy of it", object.addr.region())));
+    return;
+  }
+  channel_->FreeRemote(replicas->primary(), object, std::move(done));
+}
+
+void ThreadAllocator::OnSlotFreed(SlabBlock* block) {
+  ClassState& cls = classes_[block->size_class()];
+  if (block == cls.current) return;
+  if (block->live() == 0) {
+    Retire(block);
+    return;
+  }
+  if (block->list == SlabBlock::List::kFull) {
+    cls.full.Remove(block);
+    cls.available.Push(block);
+    block->list = SlabBlock::List::kAvailable;
+  }
+}
+
+// --- Reclamation ---
+
+void ThreadAllocator::Retire(SlabBlock* block) {
+  ClassState& cls = classes_[block->size_class()];
+  if (block->list != SlabBlock::List::kNone) {
+    (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
+    block->list = SlabBlock::List::kNone;
+  }
+  block->retired = true;
+  retired_waiting_.push_back(block);
+  ++stats_.blocks_retired;
+  StartRound();
+}
+
+void ThreadAllocator::Reclaim() { StartRound(); }
+
+void ThreadAllocator::StartRound() {
+  if (round_running_ || retired_waiting_.empty()) return;
+  round_running_ = true;
+  ++stats_.rounds;
+  retired_in_round_.insert(retired_in_round_.end(), retired_waiting_.begin(), retired_waiting_.end());
+  retired_waiting_.clear();
+  std::vector<NodeId> members;
+  if (std::shared_ptr<const membership::Placement> p = allocator_->environment().placement()) {
+    members = p->members();
+  } else {
+    members.push_back(allocator_->options().self);
+  }
+  std::weak_ptr<ThreadAllocator*> alive = alive_;
+  channel_->EndOfEpochRound(std::move(members), [alive](const absl::Status& status) {
+    if (!alive.expired()) (*alive.lock())->OnRoundDone(status);
+  });
+}
+
+void ThreadAllocator::OnRoundDone(const absl::Status& status) {
+  round_running_ = false;
+  if (!status.ok()) {
+    // Retried with the next retirement or Reclaim (a failed member leaves the
+    // configuration, and the next round does not ask it).
+    ++stats_.rounds_failed;
+    retired_waiting_.insert(retired_waiting_.end(), retired_in_round_.begin(), retired_in_round_.end());
+    retired_in_round_.clear();
+    return;
+  }
+  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+  std::vector<SlabBlock*> released = std::move(retired_in_round_);
+  retired_in_round_.clear();
+  for (SlabBlock* b : released) {
+    BlockTableUpdate update;
+    allocator_->blocks().Release(b, &update);
+    ++stats_.blocks_released;
+    std::vector<NodeId> backups;
+    if (placement != nullptr) {
+      if (absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(update.region); rs.ok()) {
+        backups.assign(rs->backups().begin(), rs->backups().end());
+      }
+    }
+    // A backup that misses a release keeps the block as an empty slab block, which the
+    // scan of recovery rebuilds as such: nothing is lost, so the result is not awaited.
+    channel_->ReplicateBlockWords(backups, update.region, update.first_unit, update.words,
+                                  [](const absl::Status&) {});
+  }
+  StartRound();
+}
+
+}  // namespace farm::alloc

@@ -1,0 +1,166 @@
+// ThreadAllocator: one thread's slab allocators (paper section 3.3) — for each size
+// class, the blocks this thread owns — plus the thread's side of location hints,
+// remote allocation and epoch-based reclamation.
+//
+// Allocation of `payload` bytes near `hint`:
+//   - no hint: the class's current block, then another owned block with free slots
+//     (after collecting frees from other threads), then an adoptable block, then a new
+//     block from the BlockAllocator, then a new region;
+//   - a hint in a region this node holds: the hint's block when this thread owns it and
+//     it is of the same class and has a free slot; else a block of this thread in the
+//     hint's region; else a new block there; else a block in a local region on the
+//     same ring whose position is nearest the hint's; else a new region near it;
+//   - a hint in another machine's region: an RPC to that region's primary, which
+//     allocates near the hint as above.
+// The allocated object has its allocated bit set and keeps the incarnation its slot
+// had (0 for fresh memory); the FatPtr carries its low 32 bits.
+//
+// Free: a CAS of the header's incarnation word from (allocated, n) to (free, n + 1), so
+// a stale FatPtr or a second free is refused (FailedPrecondition) and never frees a
+// reallocated object. The slot is reused at once for its class. A block left empty is
+// retired (unless it is the class's current block): after an end-of-epoch round over
+// all members it returns to the BlockAllocator, so another class may reuse the memory
+// only when no operation that started before the retirement can still read it.
+//
+// Asynchrony: Allocate and Free complete through a continuation on this thread. When no
+// message is needed (a slot at hand, a local free) it runs before the call returns;
+// otherwise the thread's event loop must run for it to complete. Slow allocations of one
+// thread are served one at a time, in order.
+//
+// Thread safety: one thread at a time (the owner); Free of another thread's object
+// goes through that block's atomic bitmap.
+#ifndef FARM_ALLOC_THREAD_ALLOCATOR_H_
+#define FARM_ALLOC_THREAD_ALLOCATOR_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "alloc/allocator.h"
+#include "alloc/epoch.h"
+#include "alloc/slab_block.h"
+#include "alloc/thread_channel.h"
+
+namespace farm::alloc {
+
+struct ThreadAllocatorStats {
+  uint64_t allocations = 0;
+  uint64_t frees = 0;
+  uint64_t remote_allocations = 0;  // sent to another primary
+  uint64_t blocks_acquired = 0;
+  uint64_t blocks_adopted = 0;
+  uint64_t blocks_retired = 0;
+  uint64_t blocks_released = 0;  // returned to the BlockAllocator after a round
+  uint64_t regions_created = 0;
+  uint64_t rounds = 0;
+  uint64_t rounds_failed = 0;
+};
+
+class ThreadAllocator {
+ public:
+  ~ThreadAllocator();
+  ThreadAllocator(const ThreadAllocator&) = delete;
+  ThreadAllocator& operator=(const ThreadAllocator&) = delete;
+
+  // Allocates an object of `payload` bytes near `hint` (null: anywhere on this node).
+  // Errors: OutOfRange for a payload over MaxPayloadBytes(); ResourceExhausted when the
+  // node's capacity is used up and nothing is free; Unavailable/DeadlineExceeded when a
+  // backup or the hint's primary does not answer; FailedPrecondition when the hint's
+  // region has this node as primary but this node holds no copy of it.
+  void Allocate(uint64_t payload, Addr hint, PtrDone done);
+  // The part of Allocate that needs no message: a slot at hand, near a local hint.
+  // Unavailable when only the slow path (a new block, a new region, another primary)
+  // could serve it; other errors as Allocate.
+  absl::StatusOr<FatPtr> TryAllocate(uint64_t payload, Addr hint = {});
+
+  // Frees `object`. Errors: FailedPrecondition when it is not allocated or its
+  // incarnation differs (a stale pointer or a second free); InvalidArgument when no
+  // object of that size starts there; NotFound for a region this node does not hold
+  // and whose primary is this node.
+  void Free(FatPtr object, StatusDone done);
+  // Free of an object in a region this node holds. Synchronous.
+  absl::Status FreeLocal(FatPtr object);
+
+  // Starts an end-of-epoch round now if blocks wait for one and none is running.
+  // Rounds also start by themselves when a block is retired.
+  void Reclaim();
+  // Blocks retired and not yet released (waiting for or inside a round).
+  size_t retired_blocks() const { return retired_waiting_.size() + retired_in_round_.size(); }
+  bool round_running() const { return round_running_; }
+
+  EpochParticipant& epoch() { return epoch_; }
+  Allocator& allocator() const { return *allocator_; }
+  const ThreadAllocatorStats& stats() const { return stats_; }
+
+ private:
+  friend class Allocator;
+  ThreadAllocator(Allocator* allocator, ThreadChannel* channel, EpochParticipant epoch);
+
+  // Where an allocation that missed the fast path must get a block.
+  struct Need {
+    SizeClass size_class = 0;
+    BlockPlace place;
+    Addr hint;  // non-null: the hint's region is local
+  };
+  struct Pending {
+    uint64_t payload;
+    Addr hint;
+    PtrDone done;
+  };
+  // Intrusive list of owned blocks (SlabBlock::next/prev).
+  struct BlockList {
+    SlabBlock* head = nullptr;
+    size_t size = 0;
+    void Push(SlabBlock* b);
+    void Remove(SlabBlock* b);
+  };
+  struct ClassState {
+    SlabBlock* current = nullptr;
+    BlockList available;  // with slots in local_free, not current
+    BlockList full;       // no slot in local_free (remote frees may wait)
+  };
+
+  // The fast path; on a miss fills `need` and returns Unavailable.
+  absl::StatusOr<FatPtr> AllocateHere(uint64_t payload, Addr hint, Need* need);
+  absl::StatusOr<FatPtr> TakeSlot(ClassState& cls, SlabBlock* block, uint64_t payload);
+  // A block of `cls` with a free slot in region `region` (kNullRegion: any), or null.
+  SlabBlock* FindOwnedBlock(ClassState& cls, RegionId region);
+  void MakeCurrent(ClassState& cls, SlabBlock* block);
+  void Own(SlabBlock* block);
+  void OnSlotFreed(SlabBlock* block);
+  void Retire(SlabBlock* block);
+  LocalRegion* FindRegion(RegionId id);
+
+  // Slow path: one Need at a time for the pending queue.
+  void Enqueue(Pending pending);
+  void ServeQueue();
+  void GetBlock(const Need& need);
+  void GetRegion(const Need& need);
+  void OnBlockReady(SlabBlock* block, const absl::Status& replicated);
+  void FinishSlowStep(const absl::Status& error);
+  void StartRound();
+  void OnRoundDone(const absl::Status& status);
+
+  Allocator* const allocator_;
+  ThreadChannel* const channel_;
+  EpochParticipant epoch_;
+  std::array<ClassState, kSizeClassCount> classes_;
+  absl::flat_hash_map<RegionId, LocalRegion*> regions_;  // memo of BlockAllocator::FindRegion
+
+  std::deque<Pending> queue_;
+  bool slow_step_running_ = false;
+  std::vector<SlabBlock*> retired_waiting_;
+  std::vector<SlabBlock*> retired_in_round_;
+  bool round_running_ = false;
+  // Alive while this object is: continuations of messages check it before touching it.
+  std::shared_ptr<ThreadAllocator*> alive_;
+  ThreadAllocatorStats stats_;
+};
+
+}  // namespace farm::alloc
+
+#endif  // FARM_ALLOC_THREAD_ALLOCATOR_H_

@@ -1,0 +1,421 @@
+// The allocator on one machine: slabs, blocks, regions, hints, frees, reclamation,
+// out-of-memory and the recovery scan.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "alloc/region_format.h"
+#include "alloc/scan.h"
+#include "farm/base/mutex.h"
+#include "farm/base/object_layout.h"
+#include "gtest/gtest.h"
+#include "tests/alloc/alloc_test_util.h"
+
+namespace farm::alloc {
+namespace {
+
+using testing::SingleMachine;
+using testing::TestThread;
+
+double StressScale() {
+  const char* s = std::getenv("FARM_STRESS_SCALE");
+  return s == nullptr ? 1.0 : std::max(0.01, std::atof(s));
+}
+
+// A payload near `approx` whose class has blocks of one 1 MiB unit.
+uint64_t OneUnitPayload(uint64_t approx) {
+  while (ClassInfo(*ClassForPayload(approx)).block_units != 1) --approx;
+  return approx;
+}
+
+uint32_t UnitOf(Addr a) { return a.offset() / kBlockUnitBytes; }
+
+const char* HeaderOf(Allocator& allocator, Addr a) {
+  LocalRegion* r = allocator.blocks().FindRegion(a.region());
+  return r == nullptr ? nullptr : r->base() + a.offset();
+}
+
+TEST(Allocator, FreedSlotIsReusedWithTheNextIncarnation) {
+  SingleMachine m;
+  auto t = m.NewThread();
+  absl::StatusOr<FatPtr> a = t->Alloc(100);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->size, 100u);
+  EXPECT_EQ(a->addr.offset() % kObjectAlignment, 0u);
+  const char* header = HeaderOf(m.allocator(), a->addr);
+  ASSERT_NE(header, nullptr);
+  EXPECT_TRUE(IsAllocated(LoadHeaderWord(header + kIncarnationOffset)));
+  ASSERT_TRUE(t->Free(*a).ok());
+  EXPECT_FALSE(IsAllocated(LoadHeaderWord(header + kIncarnationOffset)));
+
+  absl::StatusOr<FatPtr> b = t->Alloc(98);  // same class (120-byte objects take 128-byte slots)
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->addr, a->addr);
+  EXPECT_EQ(b->incarnation, a->incarnation + 1);
+  // Each reuse bumps it again.
+  for (uint32_t i = 2; i < 10; ++i) {
+    ASSERT_TRUE(t->Free(*b).ok());
+    b = t->Alloc(100);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->addr, a->addr);
+    EXPECT_EQ(b->incarnation, a->incarnation + i);
+  }
+}
+
+TEST(Allocator, BadFreesAreRefusedAndChangeNothing) {
+  SingleMachine m;
+  auto t = m.NewThread();
+  FatPtr a = *t->Alloc(200);
+  FatPtr stale = a;
+  ASSERT_TRUE(t->Free(a).ok());
+  absl::Status twice = t->Free(a);
+  EXPECT_EQ(twice.code(), absl::StatusCode::kFailedPrecondition) << twice;
+  FatPtr b = *t->Alloc(200);  // the same slot, next incarnation
+  ASSERT_EQ(b.addr, a.addr);
+  absl::Status old = t->Free(stale);
+  EXPECT_EQ(old.code(), absl::StatusCode::kFailedPrecondition) << old;
+  EXPECT_NE(old.message().find("stale"), std::string::npos) << old;
+  EXPECT_TRUE(IsAllocated(LoadHeaderWord(HeaderOf(m.allocator(), b.addr) + kIncarnationOffset)));
+
+  FatPtr inside = b;
+  inside.addr = Addr(b.addr.region(), b.addr.offset() + 16);
+  EXPECT_EQ(t->Free(inside).code(), absl::StatusCode::kInvalidArgument);
+  FatPtr wrong_size = b;
+  wrong_size.size = 5000;
+  EXPECT_EQ(t->Free(wrong_size).code(), absl::StatusCode::kInvalidArgument);
+  FatPtr nowhere = b;
+  nowhere.addr = Addr(b.addr.region() + 1, 64);
+  EXPECT_NE(t->Free(nowhere).code(), absl::StatusCode::kOk);
+  FatPtr metadata = b;
+  metadata.addr = Addr(b.addr.region(), 4096);
+  EXPECT_EQ(t->Free(metadata).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(t->Free(b).ok());
+}
+
+TEST(Allocator, ObjectSizeLimits) {
+  SingleMachine m;
+  auto t = m.NewThread();
+  absl::StatusOr<FatPtr> too_big = t->Alloc(MaxPayloadBytes() + 1);
+  EXPECT_EQ(too_big.status().code(), absl::StatusCode::kOutOfRange);
+  absl::StatusOr<FatPtr> largest = t->Alloc(MaxPayloadBytes());
+  ASSERT_TRUE(largest.ok()) << largest.status();
+  absl::StatusOr<FatPtr> empty = t->Alloc(0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_NE(empty->addr, largest->addr);
+}
+
+TEST(Allocator, OutOfMemoryIsAnErrorAndRecovers) {
+  // Two regions of 32 MiB: 62 usable units of 1 MiB.
+  SingleMachine m(32 << 20, 64 << 20);
+  auto t = m.NewThread();
+  const uint64_t payload = OneUnitPayload(60000);
+  const SizeClassInfo& info = ClassInfo(*ClassForPayload(payload));
+  ASSERT_EQ(info.block_units, 1u);
+  std::vector<FatPtr> objects;
+  absl::Status last;
+  while (true) {
+    absl::StatusOr<FatPtr> p = t->Alloc(payload);
+    if (!p.ok()) {
+      last = p.status();
+      break;
+    }
+    objects.push_back(*p);
+    ASSERT_LT(objects.size(), 10000u);
+  }
+  EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted) << last;
+  EXPECT_NE(last.message().find("capacity"), std::string::npos) << last;
+  EXPECT_EQ(objects.size(), 62u * info.slots);
+  EXPECT_EQ(m.allocator().Stats().blocks.regions, 2u);
+  // Every object still intact and freeable; the memory is usable again.
+  ASSERT_TRUE(t->Free(objects.back()).ok());
+  objects.pop_back();
+  absl::StatusOr<FatPtr> again = t->Alloc(payload);
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (const FatPtr& p : objects) ASSERT_TRUE(t->Free(p).ok());
+}
+
+TEST(Allocator, HintsPlaceObjectsInTheSameBlockThenRegionThenNearby) {
+  SingleMachine m(32 << 20, 256 << 20);
+  auto t = m.NewThread();
+  FatPtr a = *t->Alloc(100);
+  const SizeClassInfo& info = ClassInfo(*ClassForPayload(100));
+  // Fill a's block and more, so that the current block moves on.
+  std::vector<FatPtr> same_class;
+  for (uint32_t i = 0; i < info.slots + 10; ++i) same_class.push_back(*t->Alloc(100));
+  FatPtr in_a_block;
+  for (const FatPtr& p : same_class) {
+    if (UnitOf(p.addr) == UnitOf(a.addr) && p.addr.region() == a.addr.region()) in_a_block = p;
+  }
+  ASSERT_FALSE(in_a_block.is_null());
+  ASSERT_TRUE(t->Free(in_a_block).ok());
+  // Same block: the freed slot in a's block, though the current block is another.
+  FatPtr near_a = *t->Alloc(100, a.addr);
+  EXPECT_EQ(near_a.addr.region(), a.addr.region());
+  EXPECT_EQ(UnitOf(near_a.addr), UnitOf(a.addr));
+  EXPECT_EQ(near_a.addr, in_a_block.addr);
+
+  // Another class cannot share the block, but shares the region.
+  FatPtr other = *t->Alloc(3000, a.addr);
+  EXPECT_EQ(other.addr.region(), a.addr.region());
+  EXPECT_NE(UnitOf(other.addr), UnitOf(a.addr));
+
+  // Fill the region with hinted objects; then the hint leads to a new region nearby on
+  // the same ring.
+  const auto rings = m.env().placement()->virtual_rings();
+  const auto at = *membership::SplitRegion(a.addr.region(), rings);
+  FatPtr p;
+  int in_hint_region = 0;
+  for (int i = 0; i < 1000; ++i) {
+    p = *t->Alloc(200000, a.addr);
+    if (p.addr.region() != a.addr.region()) break;
+    ++in_hint_region;
+  }
+  ASSERT_GT(in_hint_region, 0);
+  ASSERT_NE(p.addr.region(), a.addr.region());
+  const auto np = *membership::SplitRegion(p.addr.region(), rings);
+  EXPECT_EQ(np.ring, at.ring);
+  const uint32_t distance = np.position > at.position ? np.position - at.position : at.position - np.position;
+  EXPECT_LE(distance, 1u << 16) << "position " << np.position << " vs hint " << at.position;
+  // Further hinted allocations go to that nearby region, not to yet another.
+  FatPtr q = *t->Alloc(200000, a.addr);
+  EXPECT_EQ(q.addr.region(), p.addr.region());
+}
+
+TEST(Allocator, ReclamationWaitsForEveryOperationThatCouldStillRead) {
+  // One region of 32 MiB: units 1..31.
+  SingleMachine m(32 << 20, 32 << 20);
+  auto t = m.NewThread();
+  const uint64_t small = OneUnitPayload(60000);  // ~17 slots per 1 MiB block
+  const uint32_t slots = ClassInfo(*ClassForPayload(small)).slots;
+  std::vector<FatPtr> first_block;
+  for (uint32_t i = 0; i < slots; ++i) first_block.push_back(*t->Alloc(small));
+  FatPtr second = *t->Alloc(small);  // a second block becomes current
+  const uint32_t retired_unit = UnitOf(first_block[0].addr);
+  ASSERT_NE(UnitOf(second.addr), retired_unit);
+  // Every other unit goes to another class.
+  const uint64_t filler = OneUnitPayload(250000);
+  for (int i = 0;; ++i) {
+    ASSERT_LT(i, 1000);
+    absl::StatusOr<FatPtr> f = t->Alloc(filler);
+    if (!f.ok()) {
+      ASSERT_EQ(f.status().code(), absl::StatusCode::kResourceExhausted) << f.status();
+      break;
+    }
+    ASSERT_NE(UnitOf(f->addr), retired_unit);
+  }
+  const uint64_t other = OneUnitPayload(400000);
+  ASSERT_NE(*ClassForPayload(other), *ClassForPayload(filler));
+
+  // A reader that may hold a pointer into the first block.
+  absl::StatusOr<EpochParticipant> reader = m.epochs().Register();
+  ASSERT_TRUE(reader.ok());
+  reader->Enter();
+  for (const FatPtr& p : first_block) ASSERT_TRUE(t->Free(p).ok());
+  EXPECT_EQ(t->allocator->retired_blocks(), 1u);
+  EXPECT_TRUE(t->allocator->round_running());
+  for (int i = 0; i < 2000; ++i) t->loop->RunOnce();
+  EXPECT_TRUE(t->allocator->round_running());
+  // The retired memory is not handed to another class while the reader runs.
+  absl::StatusOr<FatPtr> big = t->Alloc(other);
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+  const char* base = m.allocator().blocks().FindRegion(second.addr.region())->base();
+  EXPECT_EQ(BlockState::Decode(LoadBlockWord(base, retired_unit)).kind, BlockKind::kSlab);
+
+  reader->Exit();
+  ASSERT_TRUE(t->RunUntil([&] { return !t->allocator->round_running(); }));
+  EXPECT_EQ(t->allocator->retired_blocks(), 0u);
+  EXPECT_EQ(BlockState::Decode(LoadBlockWord(base, retired_unit)).kind, BlockKind::kFree);
+  big = t->Alloc(other);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(UnitOf(big->addr), retired_unit);
+  // The reused unit was cleared: no old header survives at the new slot boundaries.
+  EXPECT_EQ(IncarnationOf(LoadHeaderWord(base + big->addr.offset() + kIncarnationOffset)), 0u);
+}
+
+// Random alloc/free from several threads, frees often by another thread than the
+// allocating one, checked against a shadow map of live extents and a fill pattern.
+TEST(Allocator, StressNoTwoLiveObjectsOverlap) {
+  SingleMachine m(32 << 20, 1024 << 20);
+  const int threads = 4;
+  const int ops = static_cast<int>(150000 * StressScale());
+  std::atomic<uint64_t> released{0};
+  Mutex mu;
+  std::map<uint64_t, uint64_t> extents ABSL_GUARDED_BY(mu);  // raw addr -> end
+  std::vector<FatPtr> pool ABSL_GUARDED_BY(mu);                // live, any thread frees
+  std::atomic<int> failures{0};
+
+  auto fill = [&](FatPtr p, bool check) {
+    char* base = m.allocator().blocks().FindRegion(p.addr.region())->base() + p.addr.offset();
+    const uint64_t n = std::min<uint64_t>(p.size, 256);
+    const char c = static_cast<char>(p.addr.raw() * 31 + p.incarnation);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (check && base[kObjectHeaderBytes + i + 2] != c) {
+        failures.fetch_add(1);
+        return;
+      }
+      base[kObjectHeaderBytes + i + 2] = c;
+    }
+  };
+
+  std::vector<std::thread> workers;
+  for (int w = 0; w < threads; ++w) {
+    workers.emplace_back([&, w] {
+      auto t = m.NewThread();
+      std::mt19937_64 rng(w + 1);
+      std::vector<FatPtr> mine;
+      for (int i = 0; i < ops; ++i) {
+        if (i % 64 == 0) t->loop->RunOnce();
+        const bool alloc = rng() % 100 < 55 || mine.empty();
+        if (alloc) {
+          const uint64_t r = rng() % 100;
+          const uint64_t size = r < 70 ? rng() % 200 : r < 95 ? rng() % 4000 : rng() % 70000;
+          absl::StatusOr<FatPtr> p = t->Alloc(size);
+          if (!p.ok()) {
+            failures.fetch_add(1);
+            ADD_FAILURE() << p.status();
+            return;
+          }
+          const uint64_t start = p->addr.raw();
+          const uint64_t end = start + MaxStoredBytes(size);
+          {
+            MutexLock lock(&mu);
+            auto next = extents.lower_bound(start);
+            if (next != extents.end() && next->first < end) failures.fetch_add(1);
+            if (next != extents.begin() && std::prev(next)->second > start) failures.fetch_add(1);
+            extents[start] = end;
+          }
+          fill(*p, false);
+          if (rng() % 3 == 0) {
+            MutexLock lock(&mu);
+            pool.push_back(*p);
+          } else {
+            mine.push_back(*p);
+          }
+        } else {
+          FatPtr victim;
+          if (rng() % 2 == 0) {
+            MutexLock lock(&mu);
+            if (!pool.empty()) {
+              const size_t k = rng() % pool.size();
+              victim = pool[k];
+              pool[k] = pool.back();
+              pool.pop_back();
+            }
+          }
+          if (victim.is_null()) {
+            const size_t k = rng() % mine.size();
+            victim = mine[k];
+            mine[k] = mine.back();
+            mine.pop_back();
+          }
+          fill(victim, true);
+          {
+            MutexLock lock(&mu);
+            extents.erase(victim.addr.raw());
+          }
+          absl::Status s = t->Free(victim);
+          if (!s.ok()) {
+            failures.fetch_add(1);
+            ADD_FAILURE() << s;
+          }
+        }
+      }
+      for (const FatPtr& p : mine) {
+        {
+          MutexLock lock(&mu);
+          extents.erase(p.addr.raw());
+        }
+        if (!t->Free(p).ok()) failures.fetch_add(1);
+      }
+      t->RunUntil([&] { return !t->allocator->round_running(); });
+      released.fetch_add(t->allocator->stats().blocks_released);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(released.load(), 0u) << "no block emptied and went through a round";
+  // The shared pool is freed by a thread that owns none of the blocks.
+  auto t = m.NewThread();
+  for (const FatPtr& p : pool) ASSERT_TRUE(t->Free(p).ok());
+}
+
+TEST(Allocator, ScanRebuildsExactlyTheLiveSet) {
+  SingleMachine m(256 << 20, 256 << 20);
+  auto t = m.NewThread();
+  std::mt19937_64 rng(3);
+  std::map<uint64_t, FatPtr> live;
+  for (int i = 0; i < 4000; ++i) {
+    if (rng() % 3 != 0 || live.empty()) {
+      const uint64_t size = rng() % 2 == 0 ? rng() % 300 : rng() % 30000;
+      FatPtr p = *t->Alloc(size);
+      live[p.addr.raw()] = p;
+    } else {
+      auto it = live.begin();
+      std::advance(it, rng() % live.size());
+      ASSERT_TRUE(t->Free(it->second).ok());
+      live.erase(it);
+    }
+  }
+  std::vector<LocalRegion*> regions = m.allocator().blocks().Regions();
+  ASSERT_EQ(regions.size(), 1u);
+  LocalRegion* r = regions[0];
+  absl::StatusOr<RegionScan> scan = ScanRegion(r->base(), r->id(), r->bytes());
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  std::vector<RegionScan::Object> found = scan->LiveObjects();
+  ASSERT_EQ(found.size(), live.size());
+  for (const RegionScan::Object& o : found) {
+    auto it = live.find(o.addr.raw());
+    ASSERT_NE(it, live.end()) << o.addr.ToString();
+    EXPECT_EQ(FatIncarnation(o.incarnation), it->second.incarnation);
+  }
+
+  // A second allocator takes the region over from its memory alone and carries on.
+  SingleMachine restarted(256 << 20, 512 << 20);
+  absl::StatusOr<Region> copy = Region::Attach(r->id(), UniqueFd(dup(r->region().fd())), r->bytes());
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  ASSERT_TRUE(restarted.allocator().AdoptRegion(std::make_unique<Region>(std::move(*copy))).ok());
+  auto t2 = restarted.NewThread();
+  std::map<uint64_t, uint64_t> extents;
+  for (const auto& [raw, p] : live) extents[raw] = raw + MaxStoredBytes(p.size);
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t size = rng() % 2 == 0 ? rng() % 300 : rng() % 30000;
+    absl::StatusOr<FatPtr> p = t2->Alloc(size);
+    ASSERT_TRUE(p.ok()) << p.status();
+    const uint64_t start = p->addr.raw(), end = start + MaxStoredBytes(size);
+    auto next = extents.lower_bound(start);
+    ASSERT_FALSE(next != extents.end() && next->first < end) << p->addr.ToString();
+    ASSERT_FALSE(next != extents.begin() && std::prev(next)->second > start) << p->addr.ToString();
+    extents[start] = end;
+  }
+  // The objects found by the scan are freed through the new allocator.
+  for (const auto& [raw, p] : live) ASSERT_TRUE(t2->Free(p).ok()) << p.addr.ToString();
+}
+
+TEST(Allocator, ScanRefusesACorruptTable) {
+  SingleMachine m(32 << 20, 32 << 20);
+  auto t = m.NewThread();
+  ASSERT_TRUE(t->Alloc(200000).ok());
+  LocalRegion* r = m.allocator().blocks().Regions()[0];
+  ASSERT_TRUE(ScanRegion(r->base(), r->id(), r->bytes()).ok());
+  // A continuation without its slab block.
+  const uint32_t free_unit = r->units() - 1;
+  const uint64_t saved = LoadBlockWord(r->base(), free_unit);
+  StoreBlockWord(r->base(), free_unit, BlockState{BlockKind::kContinuation, 0, 1, 1}.Encode());
+  absl::StatusOr<RegionScan> bad = ScanRegion(r->base(), r->id(), r->bytes());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
+  StoreBlockWord(r->base(), free_unit, uint64_t{7} << 60);
+  EXPECT_EQ(ScanRegion(r->base(), r->id(), r->bytes()).status().code(), absl::StatusCode::kDataLoss);
+  StoreBlockWord(r->base(), free_unit, saved);
+  EXPECT_TRUE(ScanRegion(r->base(), r->id(), r->bytes()).ok());
+}
+
+}  // namespace
+}  // namespace farm::alloc
