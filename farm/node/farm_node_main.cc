@@ -36,6 +36,8 @@ ABSL_FLAG(std::string, host_id, "",
           "This machine's identity for shm eligibility (default: hostname and network namespace).");
 ABSL_FLAG(uint32_t, threads, 2, "Worker threads.");
 ABSL_FLAG(uint32_t, region_mb, 2048, "Region size in MB (reserved sparse; memory is used as touched).");
+ABSL_FLAG(uint64_t, capacity_mb, 0,
+          "MB of regions this node may be primary of (whole regions; default: one region).");
 ABSL_FLAG(uint32_t, replication, 3,
           "Replicas per region (primary + backups); fixed by the cluster's first configuration.");
 ABSL_FLAG(uint32_t, virtual_rings, 100,
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
   o.host_id = absl::GetFlag(FLAGS_host_id);
   o.threads = absl::GetFlag(FLAGS_threads);
   o.region_bytes = uint64_t{absl::GetFlag(FLAGS_region_mb)} << 20;
+  o.capacity_bytes = absl::GetFlag(FLAGS_capacity_mb) << 20;
   o.replication = absl::GetFlag(FLAGS_replication);
   o.virtual_rings = absl::GetFlag(FLAGS_virtual_rings);
   o.session_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_session_timeout_ms));

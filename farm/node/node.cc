@@ -99,12 +99,17 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
         "--listen=", o.listen, ": give an address peers can reach, not a wildcard"));
   }
   if (o.threads == 0 || o.threads > 64) return absl::InvalidArgumentError("--threads must be in [1, 64]");
-  if (o.region_bytes < (1u << 20) || o.region_bytes > (4ull << 30)) {
-    return absl::InvalidArgumentError("--region_mb must be in [1, 4096]");
+  if (o.region_bytes < alloc::kMinRegionBytes || o.region_bytes > (4ull << 30) ||
+      o.region_bytes % alloc::kBlockUnitBytes != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--region_mb must be in [%d, 4096]", alloc::kMinRegionBytes >> 20));
   }
   if (o.data_dir.empty()) o.data_dir = absl::StrCat("farm-data/node-", o.node_id);
   if (o.host_id.empty()) o.host_id = DefaultHostId();
   if (o.capacity_bytes == 0) o.capacity_bytes = o.region_bytes;
+  if (o.capacity_bytes < o.region_bytes) {
+    return absl::InvalidArgumentError("--capacity_mb must be at least one region (--region_mb)");
+  }
   return o;
 }
 
@@ -134,6 +139,7 @@ absl::Status Node::Start() {
   fo.listen_address = backend_ == "shm"
                           ? std::filesystem::absolute(options_.data_dir + "/fabric.sock").string()
                           : options_.listen;
+  if (absl::Status s = CreateAllocator(); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(fo);
   if (!fabric.ok()) return fabric.status();
   fabric_ = std::move(*fabric);
@@ -154,6 +160,10 @@ absl::Status Node::Start() {
   absl::StatusOr<std::unique_ptr<Messenger>> messenger = Messenger::Create(fabric_.get(), loops, mo);
   if (!messenger.ok()) return messenger.status();
   messenger_ = std::move(*messenger);
+  absl::StatusOr<std::unique_ptr<alloc::AllocService>> service =
+      alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get());
+  if (!service.ok()) return service.status();
+  alloc_service_ = std::move(*service);
   if (absl::Status s = messenger_->Start(); !s.ok()) return s;
 
   absl::StatusOr<std::unique_ptr<AdminServer>> admin = AdminServer::Start(
@@ -175,7 +185,6 @@ absl::Status Node::Start() {
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CreateRegion(); !s.ok()) return s;
   started_up_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -224,30 +233,42 @@ absl::Status Node::CreateMembership() {
   return absl::OkStatus();
 }
 
-absl::Status Node::CreateRegion() {
-  std::shared_ptr<const membership::Configuration> config = membership_->current();
-  if (config == nullptr) return absl::FailedPreconditionError("no configuration to place a region in");
-  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
-  if (!placement.ok()) return placement.status();
-  // A ring at random and a position there so that this node is the primary; a ring
-  // where this node owns no arc (it shares its point with a smaller id) is skipped.
-  absl::BitGen rng;
-  const uint32_t first = absl::Uniform<uint32_t>(rng, 0, config->virtual_rings);
-  absl::StatusOr<RegionId> id = absl::NotFoundError("no ring");
-  uint32_t ring = first;
-  for (uint32_t i = 0; i < config->virtual_rings; ++i) {
-    ring = (first + i) % config->virtual_rings;
-    id = placement->PickRegionWithPrimary(options_.node_id, ring, absl::Uniform<uint64_t>(rng));
-    if (id.ok() || !absl::IsFailedPrecondition(id.status())) break;
+// The allocator's view of the node: the placement of the newest configuration and the
+// fabric that regions are registered with.
+class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
+ public:
+  explicit AllocEnvironment(Node* node) : node_(node) {}
+  std::shared_ptr<const membership::Placement> placement() const override {
+    MutexLock lock(&node_->mu_);
+    return node_->placement_;
   }
-  if (!id.ok()) return id.status();
-  absl::StatusOr<Region> region = Region::Create(*id, options_.region_bytes);
-  if (!region.ok()) return region.status();
-  region_ = std::make_unique<Region>(std::move(*region));
-  absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region_);
-  if (!registered.ok()) return registered.status();
-  Log(options_.node_id, absl::StrFormat("region %d (%d MB) on ring %d, this node primary", *id,
-                                        options_.region_bytes >> 20, ring));
+  absl::Status RegisterRegion(const Region& region) override {
+    absl::StatusOr<RegisteredRegion> registered = node_->fabric_->RegisterRegion(region);
+    if (!registered.ok()) return registered.status();
+    Log(node_->options_.node_id,
+        absl::StrFormat("region %d (%d MB) created, this node primary", region.id(), region.size() >> 20));
+    return absl::OkStatus();
+  }
+  absl::Status DeregisterRegion(RegionId region) override {
+    return node_->fabric_->DeregisterRegion(region);
+  }
+
+ private:
+  Node* const node_;
+};
+
+absl::Status Node::CreateAllocator() {
+  epochs_ = std::make_unique<alloc::EpochManager>();
+  backups_ = std::make_unique<alloc::BackupRegions>();
+  alloc_environment_ = std::make_unique<AllocEnvironment>(this);
+  alloc::AllocatorOptions ao;
+  ao.self = options_.node_id;
+  ao.region_bytes = options_.region_bytes;
+  ao.capacity_bytes = options_.capacity_bytes;
+  absl::StatusOr<std::unique_ptr<alloc::Allocator>> allocator =
+      alloc::Allocator::Create(ao, alloc_environment_.get(), epochs_.get());
+  if (!allocator.ok()) return allocator.status();
+  allocator_ = std::move(*allocator);
   return absl::OkStatus();
 }
 
@@ -255,7 +276,10 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
   const bool serving = membership_->gate().serving();
   Log(options_.node_id, absl::StrCat(serving ? "serving in epoch " : "not serving in epoch ",
                                      config->epoch, " (", config->Summary(), ")"));
+  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
+  if (!placement.ok()) Log(options_.node_id, absl::StrCat("no placement: ", placement.status().ToString()));
   MutexLock lock(&mu_);
+  if (placement.ok()) placement_ = std::make_shared<const membership::Placement>(std::move(*placement));
   latest_ = std::move(config);
   connect_cv_.SignalAll();
 }
@@ -311,12 +335,16 @@ void Node::Stop() {
   if (membership_ != nullptr) membership_->Stop();
   if (connector_.joinable()) connector_.join();
   admin_.reset();
-  if (region_ != nullptr && fabric_ != nullptr) {
-    (void)fabric_->DeregisterRegion(region_->id());
-    region_.reset();
+  if (alloc_service_ != nullptr) {
+    // Each thread's allocator goes on its own thread, before the messenger it answers
+    // through (its pending requests are answered Cancelled).
+    for (size_t t = 0; t < loops_.size(); ++t) {
+      RunInLoop(loops_[t]->loop(), [this, t] { alloc_service_->StopThread(t); });
+    }
   }
   messenger_.reset();  // while the loops run (messenger.h)
   loops_.clear();
+  alloc_service_.reset();
 }
 
 NodeStats Node::Stats() const {
@@ -375,10 +403,10 @@ NodeStats Node::Stats() const {
                                     absl::FormatDuration(kStatsTimeout)));
     }
   }
-  if (region_ != nullptr) {
+  for (const alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     RegionStats* r = s.add_regions();
-    r->set_id(region_->id());
-    r->set_bytes(region_->size());
+    r->set_id(region->id());
+    r->set_bytes(region->bytes());
   }
   return s;
 }

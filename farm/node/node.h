@@ -1,12 +1,15 @@
 // Node: one FaRM node process's runtime — fabric, worker threads with their event
-// loops, messaging, its region, membership and the admin port — composed from options.
+// loops, messaging, the allocator, membership and the admin port — composed from
+// options.
 //
-// Start order: fabric (listening), worker loops, messenger, admin port, membership
-// (join: blocks until a configuration includes this node), then the node's region
-// (placed so that this node is its primary) and links to every member. Each new
+// Start order: fabric (listening), worker loops, messenger with the allocation
+// protocol's handlers (alloc/alloc_service.h), admin port, membership (join: blocks
+// until a configuration includes this node), then links to every member. Each new
 // configuration links the node to members it has not linked yet (on a connector
-// thread; a slow peer never blocks the membership thread). Stop undoes it in reverse:
-// leave membership first, so peers see the node go at once.
+// thread; a slow peer never blocks the membership thread) and becomes the placement the
+// allocator uses. Regions are created by the allocator when the first blocks are
+// needed, placed so that this node is their primary. Stop undoes it in reverse: leave
+// membership first, so peers see the node go at once.
 #ifndef FARM_NODE_NODE_H_
 #define FARM_NODE_NODE_H_
 
@@ -19,6 +22,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "alloc/alloc_service.h"
+#include "alloc/allocator.h"
+#include "alloc/backup_regions.h"
+#include "alloc/epoch.h"
 #include "farm/base/mutex.h"
 #include "farm/base/region.h"
 #include "farm/event/event_loop.h"
@@ -43,7 +50,7 @@ struct NodeOptions {
   std::string host_id;         // default: hostname and network namespace
   uint32_t threads = 2;
   uint64_t region_bytes = 2ull << 30;
-  uint64_t capacity_bytes = 0;  // default: region_bytes
+  uint64_t capacity_bytes = 0;  // bytes of regions this node may be primary of; default: region_bytes
   uint32_t replication = 3;
   uint32_t virtual_rings = 100;
   absl::Duration session_timeout = absl::Seconds(4);
@@ -74,29 +81,41 @@ class Node {
   Messenger& messenger() const { return *messenger_; }
   Fabric& fabric() const { return *fabric_; }
   const std::string& admin_address() const { return admin_->address(); }
-  // The node's region (after Start).
-  const Region* region() const { return region_.get(); }
+  // The allocator and its per-thread side (after Start). Thread i's allocator is used
+  // only on loop(i)'s thread.
+  alloc::Allocator& allocator() const { return *allocator_; }
+  alloc::AllocService& alloc_service() const { return *alloc_service_; }
+  alloc::BackupRegions& backups() const { return *backups_; }
+  EventLoop& loop(size_t i) const { return loops_[i]->loop(); }
+  size_t thread_count() const { return loops_.size(); }
 
  private:
   explicit Node(const NodeOptions& options);
+  class AllocEnvironment;
   absl::Status CreateMembership();
-  absl::Status CreateRegion();
+  absl::Status CreateAllocator();
   void OnConfiguration(std::shared_ptr<const membership::Configuration> config);
   void ConnectLoop();
 
   const NodeOptions options_;
   const std::string backend_;
   const absl::Time started_;
-  std::unique_ptr<Region> region_;  // declared first: outlives the fabric it is registered with
+  // Declared before the fabric: the allocator owns region memory registered with it.
+  std::unique_ptr<alloc::EpochManager> epochs_;
+  std::unique_ptr<alloc::BackupRegions> backups_;
+  std::unique_ptr<AllocEnvironment> alloc_environment_;
+  std::unique_ptr<alloc::Allocator> allocator_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<LoopThread>> loops_;
   std::unique_ptr<Messenger> messenger_;
+  std::unique_ptr<alloc::AllocService> alloc_service_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
 
   Mutex mu_;
   CondVar connect_cv_;
   std::shared_ptr<const membership::Configuration> latest_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const membership::Placement> placement_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread connector_;
   // Set once Start has built everything: the admin thread reads only after it.

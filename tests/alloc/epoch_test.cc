@@ -278,7 +278,7 @@ TEST_F(EpochManagerTest, StressReadersNeverSeeReclaimedObjects) {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> reads{0}, bad_reads{0}, reregistrations{0};
 
-  auto reader = [&](int id) {
+  auto reader = [&] {
     EpochParticipant p = MustRegister(epochs);
     uint64_t n = 0, bad = 0;
     while (!stop.load(std::memory_order_relaxed)) {
@@ -300,7 +300,7 @@ TEST_F(EpochManagerTest, StressReadersNeverSeeReclaimedObjects) {
     bad_reads.fetch_add(bad);
   };
   std::vector<std::thread> readers;
-  for (int i = 0; i < kReaders; ++i) readers.emplace_back(reader, i);
+  for (int i = 0; i < kReaders; ++i) readers.emplace_back(reader);
 
   uint64_t waited = 0;
   const auto start = std::chrono::steady_clock::now();

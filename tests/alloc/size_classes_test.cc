@@ -113,8 +113,8 @@ TEST(RegionFormat, BlockStateRoundTrips) {
 }
 
 TEST(RegionFormat, HeaderChecks) {
-  std::vector<char> memory(kBlockTableOffset + 8 * 16, 0);
-  const uint64_t bytes = 16 * kBlockUnitBytes;
+  std::vector<char> memory(kBlockTableOffset + 8 * 32, 0);
+  const uint64_t bytes = 32 * kBlockUnitBytes;
   ASSERT_TRUE(FormatRegion(memory.data(), 9, bytes).ok());
   EXPECT_TRUE(CheckRegionHeader(memory.data(), 9, bytes).ok());
   EXPECT_EQ(CheckRegionHeader(memory.data(), 10, bytes).code(), absl::StatusCode::kDataLoss);

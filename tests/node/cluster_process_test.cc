@@ -56,7 +56,7 @@ class ClusterProcessTest : public ::testing::Test {
     absl::StatusOr<pid_t> pid = SpawnWithLog(
         {FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=test",
          "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
-         absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=8", "--threads=1",
+         absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32", "--threads=1",
          absl::StrCat("--session_timeout_ms=", kSessionTimeoutMs)},
         log);
     ASSERT_TRUE(pid.ok()) << pid.status();
@@ -192,7 +192,7 @@ TEST_F(ClusterProcessTest, StartupErrorsAreOneClearLine) {
   ASSERT_TRUE(WaitForCluster({1}, absl::Seconds(30)).has_value()) << Logs();
   absl::StatusOr<pid_t> dup = SpawnWithLog(
       {FARM_NODE_BINARY, "--node_id=1", "--cluster=test", "--zookeeper=" + zk_->address(),
-       "--secret_file=" + dir_ + "/secret", "--data_dir=" + dir_ + "/dup", "--region_mb=8",
+       "--secret_file=" + dir_ + "/secret", "--data_dir=" + dir_ + "/dup", "--region_mb=32",
        "--session_timeout_ms=1000"},
       log);
   ASSERT_TRUE(dup.ok());
@@ -205,7 +205,7 @@ TEST_F(ClusterProcessTest, StartupErrorsAreOneClearLine) {
   const absl::Time start = absl::Now();
   absl::StatusOr<pid_t> lost = SpawnWithLog(
       {FARM_NODE_BINARY, "--node_id=5", "--zookeeper=127.0.0.1:1", "--secret_file=" + dir_ + "/secret",
-       "--data_dir=" + dir_ + "/lost", "--region_mb=8", "--zk_connect_timeout_ms=1000"},
+       "--data_dir=" + dir_ + "/lost", "--region_mb=32", "--zk_connect_timeout_ms=1000"},
       log);
   ASSERT_TRUE(lost.ok());
   ::waitpid(*lost, &status, 0);

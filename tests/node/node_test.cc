@@ -21,7 +21,7 @@ NodeOptions BaseOptions(NodeId id, const std::string& dir) {
   NodeOptions o;
   o.node_id = id;
   o.cluster_secret = "0123456789abcdef-node-test";
-  o.region_bytes = 8u << 20;
+  o.region_bytes = 32u << 20;
   o.threads = 2;
   o.data_dir = absl::StrCat(dir, "/node-", id);
   o.session_timeout = absl::Seconds(1);
@@ -38,6 +38,22 @@ class NodeTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
 };
+
+// Allocates on `node`'s thread 0 and waits for the result.
+absl::StatusOr<FatPtr> AllocateOn(Node& node, uint64_t payload) {
+  auto result = std::make_shared<absl::StatusOr<FatPtr>>(absl::UnknownError("unset"));
+  auto done = std::make_shared<Notification>();
+  node.loop(0).Post([&node, payload, result, done] {
+    node.alloc_service().thread(0)->Allocate(payload, {}, [result, done](absl::StatusOr<FatPtr> p) {
+      *result = std::move(p);
+      done->Notify();
+    });
+  });
+  if (!done->WaitForNotificationWithTimeout(absl::Seconds(10))) {
+    return absl::DeadlineExceededError("the allocation did not complete in 10 s");
+  }
+  return *result;
+}
 
 AdminResponse Stats(const std::string& address) {
   AdminRequest req;
@@ -112,6 +128,9 @@ TEST_F(NodeTest, StaticClusterLinksAndReportsOverTheAdminPort) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   ASSERT_TRUE(nodes[0]->messenger().IsConnected(2));
+  EXPECT_EQ(Stats(nodes[1]->admin_address()).stats().regions_size(), 0) << "regions come with use";
+  absl::StatusOr<FatPtr> object = AllocateOn(*nodes[1], 64);
+  ASSERT_TRUE(object.ok()) << object.status();
   const AdminResponse r = Stats(nodes[1]->admin_address());
   EXPECT_EQ(r.stats().node_id(), 2u);
   EXPECT_EQ(r.stats().epoch(), 1u);
@@ -121,7 +140,8 @@ TEST_F(NodeTest, StaticClusterLinksAndReportsOverTheAdminPort) {
   EXPECT_EQ(r.stats().connected_peers(), 1u);
   EXPECT_EQ(r.stats().threads_size(), 2);
   ASSERT_EQ(r.stats().regions_size(), 1);
-  EXPECT_EQ(r.stats().regions(0).bytes(), 8u << 20);
+  EXPECT_EQ(r.stats().regions(0).id(), object->addr.region());
+  EXPECT_EQ(r.stats().regions(0).bytes(), 32u << 20);
   for (auto& n : nodes) n->Stop();
 }
 
@@ -180,12 +200,14 @@ TEST_F(NodeTest, ZooKeeperNodeJoinsAndIsPrimaryOfItsRegion) {
   ASSERT_EQ(config->members.size(), 2u);
   absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
   ASSERT_TRUE(placement.ok());
-  // The last to join chose its region under this configuration: it is the primary.
-  // (The first chose under a configuration without the second; primaries of existing
-  // regions move when members join, which recovery handles.)
-  absl::StatusOr<membership::ReplicaSet> set = placement->Lookup(nodes[1]->region()->id());
+  // A region created under this configuration has its creator as primary.
+  absl::StatusOr<FatPtr> object = AllocateOn(*nodes[1], 100);
+  ASSERT_TRUE(object.ok()) << object.status();
+  absl::StatusOr<membership::ReplicaSet> set = placement->Lookup(object->addr.region());
   ASSERT_TRUE(set.ok());
   EXPECT_EQ(set->primary(), 9u);
+  EXPECT_NE(nodes[0]->backups().Find(object->addr.region()), nullptr)
+      << "the other member holds a backup copy";
   EXPECT_EQ(set->size(), 2u) << "r=3 with two members: both";
   const AdminResponse r = Stats(nodes[0]->admin_address());
   EXPECT_EQ(r.stats().session(), "connected");

@@ -1,0 +1,282 @@
+#include "alloc/alloc_service.h"
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "alloc/end_of_epoch.h"
+#include "alloc/messages.h"
+
+namespace farm::alloc {
+namespace {
+
+// --- Wire format: tag byte, then fixed little-endian fields (x86-64 and aarch64 are
+// little-endian; a big-endian port would byte-swap here). ---
+
+class WireWriter {
+ public:
+  WireWriter() { out_.push_back(static_cast<char>(kAllocWireFormat)); }
+  template <typename T>
+  WireWriter& Put(T value) {
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    return *this;
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class WireReader {
+ public:
+  explicit WireReader(absl::string_view in) : in_(in) {}
+  // Checks the tag; false for another one or an empty payload.
+  bool Tag() { return in_.size() >= 1 && static_cast<uint8_t>(in_[0]) == kAllocWireFormat && Skip(1); }
+  template <typename T>
+  bool Get(T* value) {
+    if (in_.size() < sizeof(T)) return false;
+    std::memcpy(value, in_.data(), sizeof(T));
+    in_.remove_prefix(sizeof(T));
+    return true;
+  }
+  bool done() const { return in_.empty(); }
+  size_t left() const { return in_.size(); }
+
+ private:
+  bool Skip(size_t n) {
+    in_.remove_prefix(n);
+    return true;
+  }
+  absl::string_view in_;
+};
+
+absl::Status Malformed(absl::string_view what, const Message& m) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "malformed %s request from node %d (%d bytes)", what, m.from, m.payload.size()));
+}
+
+std::string EncodeFatPtr(FatPtr p) {
+  return WireWriter().Put(p.addr.raw()).Put(p.size).Put(p.incarnation).Take();
+}
+
+bool DecodeFatPtr(WireReader& r, FatPtr* p) {
+  uint64_t raw = 0;
+  if (!r.Get(&raw) || !r.Get(&p->size) || !r.Get(&p->incarnation)) return false;
+  p->addr = Addr::FromRaw(raw);
+  return true;
+}
+
+absl::Status TagOnlyAnswer(absl::string_view payload) {
+  WireReader r(payload);
+  return r.Tag() && r.done() ? absl::OkStatus()
+                             : absl::InternalError("malformed allocation-protocol answer");
+}
+
+}  // namespace
+
+// --- MsgChannel ---
+
+void MsgChannel::FanOut(std::span<const NodeId> nodes, MsgId id, std::string payload,
+                        StatusDone done) {
+  if (nodes.empty()) {
+    done(absl::OkStatus());
+    return;
+  }
+  struct State {
+    StatusDone done;
+    size_t outstanding;
+    absl::Status first_error;
+  };
+  auto state = std::make_shared<State>(State{std::move(done), nodes.size(), absl::OkStatus()});
+  auto answered = [state](NodeId node, const absl::Status& status) {
+    if (!status.ok() && state->first_error.ok()) {
+      state->first_error = absl::Status(status.code(), absl::StrCat("node ", node, ": ", status.message()));
+    }
+    if (--state->outstanding == 0) state->done(state->first_error);
+  };
+  for (NodeId node : nodes) {
+    absl::Status sent = thread_->Call(node, id, payload,
+                                      [answered, node](const absl::Status& s, absl::string_view reply) {
+                                        answered(node, s.ok() ? TagOnlyAnswer(reply) : s);
+                                      });
+    if (!sent.ok()) answered(node, sent);
+  }
+}
+
+void MsgChannel::ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
+                                 StatusDone done) {
+  FanOut(backups, kBackupRegionMsgId, WireWriter().Put(region).Put(bytes).Take(), std::move(done));
+}
+
+void MsgChannel::ReplicateBlockWords(std::span<const NodeId> backups, RegionId region,
+                                     uint32_t first_unit, std::span<const uint64_t> words,
+                                     StatusDone done) {
+  WireWriter w;
+  w.Put(region).Put(first_unit).Put(static_cast<uint32_t>(words.size()));
+  for (uint64_t word : words) w.Put(word);
+  FanOut(backups, kBlockStateMsgId, w.Take(), std::move(done));
+}
+
+void MsgChannel::AllocateRemote(NodeId primary, uint32_t payload, Addr hint, PtrDone done) {
+  auto shared = std::make_shared<PtrDone>(std::move(done));
+  absl::Status sent = thread_->Call(
+      primary, kRemoteAllocMsgId, WireWriter().Put(payload).Put(hint.raw()).Take(),
+      [shared, primary](const absl::Status& s, absl::string_view reply) {
+        if (!s.ok()) {
+          (*shared)(absl::Status(s.code(), absl::StrCat("allocating on node ", primary, ": ", s.message())));
+          return;
+        }
+        WireReader r(reply);
+        FatPtr p;
+        if (!r.Tag() || !DecodeFatPtr(r, &p) || !r.done()) {
+          (*shared)(absl::InternalError(absl::StrCat("malformed allocation answer from node ", primary)));
+          return;
+        }
+        (*shared)(p);
+      });
+  if (!sent.ok()) (*shared)(sent);
+}
+
+void MsgChannel::FreeRemote(NodeId primary, FatPtr object, StatusDone done) {
+  auto shared = std::make_shared<StatusDone>(std::move(done));
+  absl::Status sent = thread_->Call(primary, kRemoteFreeMsgId, EncodeFatPtr(object),
+                                    [shared](const absl::Status& s, absl::string_view reply) {
+                                      (*shared)(s.ok() ? TagOnlyAnswer(reply) : s);
+                                    });
+  if (!sent.ok()) (*shared)(sent);
+}
+
+void MsgChannel::EndOfEpochRound(std::vector<NodeId> members, StatusDone done) {
+  RunEndOfEpochRound(*thread_, self_, *epochs_, std::move(members),
+                     [done = std::move(done)](absl::Status s) mutable { done(s); });
+}
+
+// --- AllocService ---
+
+absl::StatusOr<std::unique_ptr<AllocService>> AllocService::Create(Messenger* messenger,
+                                                                   Allocator* allocator,
+                                                                   BackupRegions* backups) {
+  std::unique_ptr<AllocService> service(new AllocService(messenger, allocator, backups));
+  if (absl::Status s = service->RegisterHandlers(); !s.ok()) return s;
+  for (size_t i = 0; i < messenger->thread_count(); ++i) {
+    service->channels_.push_back(std::make_unique<MsgChannel>(
+        &messenger->thread(i), messenger->node_id(), &allocator->epochs()));
+    absl::StatusOr<std::unique_ptr<ThreadAllocator>> t =
+        allocator->NewThread(service->channels_.back().get());
+    if (!t.ok()) return t.status();
+    service->threads_.push_back(std::move(*t));
+  }
+  return service;
+}
+
+AllocService::~AllocService() {
+  threads_.clear();  // before the channels they send through
+  channels_.clear();
+}
+
+absl::Status AllocService::RegisterHandlers() {
+  struct Entry {
+    MsgId id;
+    void (AllocService::*handler)(MsgThread&, const Message&);
+  };
+  for (const Entry& e : {Entry{kRemoteAllocMsgId, &AllocService::OnRemoteAlloc},
+                         Entry{kRemoteFreeMsgId, &AllocService::OnRemoteFree},
+                         Entry{kBackupRegionMsgId, &AllocService::OnBackupRegion},
+                         Entry{kBlockStateMsgId, &AllocService::OnBlockState}}) {
+    auto handler = e.handler;
+    if (absl::Status s = messenger_->RegisterHandler(
+            e.id, [this, handler](MsgThread& t, const Message& m) { (this->*handler)(t, m); });
+        !s.ok()) {
+      return s;
+    }
+  }
+  return RegisterEndOfEpochHandler(*messenger_, allocator_->epochs());
+}
+
+void AllocService::OnRemoteAlloc(MsgThread& thread, const Message& message) {
+  if (!message.expects_reply()) return;
+  WireReader r(message.payload);
+  uint32_t payload = 0;
+  uint64_t hint = 0;
+  if (!r.Tag() || !r.Get(&payload) || !r.Get(&hint) || !r.done()) {
+    (void)thread.ReplyError(message.reply_to, Malformed("allocation", message));
+    return;
+  }
+  const Addr at = Addr::FromRaw(hint);
+  if (allocator_->blocks().FindRegion(at.region()) == nullptr) {
+    // Never forwarded again: two nodes with different configurations must not bounce
+    // the request between them.
+    (void)thread.ReplyError(message.reply_to, absl::FailedPreconditionError(absl::StrFormat(
+        "node %d holds no region %d to allocate near", messenger_->node_id(), at.region())));
+    return;
+  }
+  ThreadAllocator* allocator = threads_[thread.index()].get();
+  if (allocator == nullptr) {
+    (void)thread.ReplyError(message.reply_to, absl::UnavailableError("the node is stopping"));
+    return;
+  }
+  allocator->Allocate(
+      payload, at, [&thread, to = message.reply_to](absl::StatusOr<FatPtr> p) {
+        if (p.ok()) {
+          (void)thread.Reply(to, EncodeFatPtr(*p));
+        } else {
+          (void)thread.ReplyError(to, p.status());
+        }
+      });
+}
+
+void AllocService::OnRemoteFree(MsgThread& thread, const Message& message) {
+  WireReader r(message.payload);
+  FatPtr p;
+  if (!r.Tag() || !DecodeFatPtr(r, &p) || !r.done()) {
+    if (message.expects_reply()) (void)thread.ReplyError(message.reply_to, Malformed("free", message));
+    return;
+  }
+  ThreadAllocator* allocator = threads_[thread.index()].get();
+  absl::Status s = allocator == nullptr ? absl::UnavailableError("the node is stopping")
+                                        : allocator->FreeLocal(p);
+  if (!message.expects_reply()) return;
+  if (s.ok()) {
+    (void)thread.Reply(message.reply_to, WireWriter().Take());
+  } else {
+    (void)thread.ReplyError(message.reply_to, s);
+  }
+}
+
+void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
+  WireReader r(message.payload);
+  RegionId region = 0;
+  uint64_t bytes = 0;
+  absl::Status s = r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done()
+                       ? backups_->Create(region, bytes)
+                       : Malformed("backup region", message);
+  if (!message.expects_reply()) return;
+  if (s.ok()) {
+    (void)thread.Reply(message.reply_to, WireWriter().Take());
+  } else {
+    (void)thread.ReplyError(message.reply_to, s);
+  }
+}
+
+void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
+  WireReader r(message.payload);
+  RegionId region = 0;
+  uint32_t first = 0, count = 0;
+  absl::Status s;
+  if (!r.Tag() || !r.Get(&region) || !r.Get(&first) || !r.Get(&count) ||
+      r.left() != uint64_t{count} * sizeof(uint64_t) || count > kMaxBlockUnits) {
+    s = Malformed("block state", message);
+  } else {
+    std::vector<uint64_t> words(count);
+    for (uint64_t& w : words) r.Get(&w);
+    s = backups_->Apply(region, first, words);
+  }
+  if (!message.expects_reply()) return;
+  if (s.ok()) {
+    (void)thread.Reply(message.reply_to, WireWriter().Take());
+  } else {
+    (void)thread.ReplyError(message.reply_to, s);
+  }
+}
+
+}  // namespace farm::alloc

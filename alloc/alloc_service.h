@@ -1,0 +1,92 @@
+// AllocService: the allocation protocol over a node's messaging.
+//
+// Sending side: MsgChannel, a ThreadChannel over one MsgThread — replication of new
+// regions and block-table entries to backups (a request to each, OK when all answer),
+// allocation near a remote hint and free on the object's primary, end-of-epoch rounds.
+// Receiving side: handlers for the same messages, registered on the Messenger before it
+// starts:
+//   kRemoteAllocMsgId   allocate near a hint in a region this node holds (answer: FatPtr)
+//   kRemoteFreeMsgId    free an object of a region this node holds
+//   kBackupRegionMsgId  hold a backup copy of a new region (BackupRegions)
+//   kBlockStateMsgId    apply block-table entries to a backup copy
+//   kEndOfEpochMsgId    end_of_epoch.h
+// Payloads are little-endian, start with the kAllocWireFormat tag, and are checked for
+// size before they are read; a malformed request is answered with InvalidArgument.
+//
+// Threads: one ThreadAllocator per messenger thread, used on that thread's loop only
+// (requests are handled on the thread that receives them). Stop each thread's allocator
+// on its loop (StopThread) before the messenger goes; destroy the service after that.
+#ifndef FARM_ALLOC_ALLOC_SERVICE_H_
+#define FARM_ALLOC_ALLOC_SERVICE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/allocator.h"
+#include "alloc/backup_regions.h"
+#include "alloc/thread_allocator.h"
+#include "alloc/thread_channel.h"
+#include "farm/msg/messenger.h"
+
+namespace farm::alloc {
+
+// ThreadChannel over one MsgThread. Every method on that thread.
+class MsgChannel final : public ThreadChannel {
+ public:
+  MsgChannel(MsgThread* thread, NodeId self, EpochManager* epochs)
+      : thread_(thread), self_(self), epochs_(epochs) {}
+
+  void ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
+                       StatusDone done) override;
+  void ReplicateBlockWords(std::span<const NodeId> backups, RegionId region, uint32_t first_unit,
+                           std::span<const uint64_t> words, StatusDone done) override;
+  void AllocateRemote(NodeId primary, uint32_t payload, Addr hint, PtrDone done) override;
+  void FreeRemote(NodeId primary, FatPtr object, StatusDone done) override;
+  void EndOfEpochRound(std::vector<NodeId> members, StatusDone done) override;
+
+ private:
+  // Sends `payload` as `id` to every node; `done` once all answered (the first error).
+  void FanOut(std::span<const NodeId> nodes, MsgId id, std::string payload, StatusDone done);
+
+  MsgThread* const thread_;
+  const NodeId self_;
+  EpochManager* const epochs_;
+};
+
+class AllocService {
+ public:
+  // Registers the handlers (before messenger->Start()) and creates one channel and
+  // ThreadAllocator per messenger thread. Everything passed must outlive the service.
+  static absl::StatusOr<std::unique_ptr<AllocService>> Create(Messenger* messenger,
+                                                              Allocator* allocator,
+                                                              BackupRegions* backups);
+  ~AllocService();
+
+  // Thread i's allocator; only on messenger thread i's loop. Null after StopThread(i).
+  ThreadAllocator* thread(size_t i) const { return threads_[i].get(); }
+  // Destroys thread i's allocator, on thread i's loop while the messenger still works:
+  // its waiting requests are answered Cancelled and its blocks go back to the machine.
+  void StopThread(size_t i) { threads_[i].reset(); }
+  size_t thread_count() const { return threads_.size(); }
+  BackupRegions& backups() const { return *backups_; }
+
+ private:
+  AllocService(Messenger* messenger, Allocator* allocator, BackupRegions* backups)
+      : messenger_(messenger), allocator_(allocator), backups_(backups) {}
+  absl::Status RegisterHandlers();
+  void OnRemoteAlloc(MsgThread& thread, const Message& message);
+  void OnRemoteFree(MsgThread& thread, const Message& message);
+  void OnBackupRegion(MsgThread& thread, const Message& message);
+  void OnBlockState(MsgThread& thread, const Message& message);
+
+  Messenger* const messenger_;
+  Allocator* const allocator_;
+  BackupRegions* const backups_;
+  std::vector<std::unique_ptr<MsgChannel>> channels_;
+  std::vector<std::unique_ptr<ThreadAllocator>> threads_;
+};
+
+}  // namespace farm::alloc
+
+#endif  // FARM_ALLOC_ALLOC_SERVICE_H_

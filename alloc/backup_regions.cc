@@ -1,0 +1,82 @@
+#include "alloc/backup_regions.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "alloc/region_format.h"
+
+namespace farm::alloc {
+
+absl::Status BackupRegions::Create(RegionId region, uint64_t bytes) {
+  if (bytes < kMinRegionBytes || bytes > kMaxRegionSize || bytes % kBlockUnitBytes != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a backup of region %d cannot have %d bytes", region, bytes));
+  }
+  MutexLock lock(&mu_);
+  if (auto it = copies_.find(region); it != copies_.end()) {
+    if (it->second->size() == bytes) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "a backup of region %d with %d bytes is held already, not %d", region, it->second->size(), bytes));
+  }
+  absl::StatusOr<Region> copy = Region::Create(region, bytes, options_);
+  if (!copy.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot hold a backup of region ", region, ": ",
+                                                     copy.status().message()));
+  }
+  auto held = std::make_unique<Region>(std::move(*copy));
+  if (absl::Status s = FormatRegion(held->base(), region, bytes); !s.ok()) return s;
+  copies_[region] = std::move(held);
+  return absl::OkStatus();
+}
+
+absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
+                                  std::span<const uint64_t> words) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) {
+    return absl::NotFoundError(absl::StrFormat("no backup of region %d is held here", region));
+  }
+  Region& copy = *it->second;
+  const uint32_t units = UnitsOf(copy.size());
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (first_unit + i >= units) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "block-table update of region %d runs past its %d units", region, units));
+    }
+    if (absl::Status s = ValidateBlockWord(static_cast<uint32_t>(first_unit + i), words[i], units);
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (size_t i = 0; i < words.size(); ++i) {
+    const uint32_t unit = static_cast<uint32_t>(first_unit + i);
+    const BlockState now = BlockState::Decode(LoadBlockWord(copy.base(), unit));
+    const BlockState next = BlockState::Decode(words[i]);
+    const bool newer = next.generation > now.generation ||
+                       (next.generation == now.generation && next.kind == BlockKind::kFree);
+    if (!newer) continue;
+    if (next.kind != BlockKind::kFree && next.generation > 1 && next.generation != now.generation) {
+      if (!copy.Discard(uint64_t{unit} * kBlockUnitBytes, kBlockUnitBytes).ok()) {
+        std::fill_n(copy.base() + uint64_t{unit} * kBlockUnitBytes, kBlockUnitBytes, 0);
+      }
+    }
+    StoreBlockWord(copy.base(), unit, words[i]);
+  }
+  return absl::OkStatus();
+}
+
+const Region* BackupRegions::Find(RegionId region) const {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  return it == copies_.end() ? nullptr : it->second.get();
+}
+
+std::vector<RegionId> BackupRegions::Held() const {
+  MutexLock lock(&mu_);
+  std::vector<RegionId> ids;
+  for (const auto& [id, copy] : copies_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace farm::alloc

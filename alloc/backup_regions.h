@@ -1,0 +1,54 @@
+// BackupRegions: the copies of other nodes' regions that this node holds as a backup
+// (paper section 3.3: "information about region and block allocations is replicated at
+// allocation time"). A copy is created when its primary creates the region and receives
+// every block-table change; the transaction layer will write committed objects into it,
+// and recovery promotes it (Allocator::AdoptRegion).
+//
+// Block-table words from one primary may arrive out of order (they travel on different
+// threads' rings). Generations order them: a word is applied when its generation is
+// newer than the entry's, or equal and it frees the unit (the release that ends the
+// assignment of the same generation). A unit assigned anew after earlier use is zeroed,
+// as the primary zeroes it (BlockAllocator::Carve).
+//
+// Thread safety: any thread.
+#ifndef FARM_ALLOC_BACKUP_REGIONS_H_
+#define FARM_ALLOC_BACKUP_REGIONS_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "farm/base/mutex.h"
+#include "farm/base/region.h"
+
+namespace farm::alloc {
+
+class BackupRegions {
+ public:
+  explicit BackupRegions(RegionOptions options = {}) : options_(options) {}
+
+  // Holds a new, formatted copy of `region` (idempotent for the same size).
+  // InvalidArgument for a size the format cannot hold; AlreadyExists for another size.
+  absl::Status Create(RegionId region, uint64_t bytes);
+  // Applies block-table words [first_unit, first_unit + words.size()). NotFound for a
+  // region not held; InvalidArgument for a word that is not valid at its unit (nothing
+  // is applied then).
+  absl::Status Apply(RegionId region, uint32_t first_unit, std::span<const uint64_t> words);
+
+  // The copy of `region`, or null. Valid while this object lives (copies are not
+  // dropped yet: that is recovery's job).
+  const Region* Find(RegionId region) const;
+  std::vector<RegionId> Held() const;
+
+ private:
+  const RegionOptions options_;
+  mutable Mutex mu_;
+  absl::flat_hash_map<RegionId, std::unique_ptr<Region>> copies_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::alloc
+
+#endif  // FARM_ALLOC_BACKUP_REGIONS_H_
