@@ -1,0 +1,248 @@
+// The allocator across nodes: three Nodes in one process (static membership, r = 3)
+// over shm and tcp. Regions and block-table entries reach the backups when they are
+// made; a hint in another node's region allocates on that node; frees travel to the
+// primary; end-of-epoch rounds wait for every node; malformed requests are refused.
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "alloc/messages.h"
+#include "alloc/region_format.h"
+#include "farm/base/object_layout.h"
+#include "farm/fabric/socket_util.h"
+#include "farm/node/node.h"
+#include "gtest/gtest.h"
+#include "membership/placement.h"
+
+namespace farm::node {
+namespace {
+
+class AllocClusterTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "alloc_cluster_" + GetParam() + "_" +
+           std::to_string(::getpid());
+    std::filesystem::remove_all(dir_);
+    std::vector<std::string> entries;
+    for (NodeId id = 1; id <= 3; ++id) {
+      const std::string node_dir = absl::StrCat(dir_, "/node-", id);
+      std::filesystem::create_directories(node_dir);
+      std::string locator;
+      if (GetParam() == "shm") {
+        locator = absl::StrCat("shm:", std::filesystem::absolute(node_dir + "/fabric.sock").string());
+      } else {
+        absl::StatusOr<UniqueFd> port = ListenTcp("127.0.0.1:0");
+        ASSERT_TRUE(port.ok());
+        listen_[id] = *LocalTcpAddress(port->get());
+        locator = absl::StrCat("tcp:", listen_[id]);
+      }
+      entries.push_back(absl::StrCat(id, "=", locator));
+    }
+    const std::string members = absl::StrJoin(entries, ",");
+    for (NodeId id = 1; id <= 3; ++id) {
+      NodeOptions o;
+      o.node_id = id;
+      o.static_members = members;
+      o.fabric = GetParam();
+      if (GetParam() == "tcp") o.listen = listen_[id];
+      o.data_dir = absl::StrCat(dir_, "/node-", id);
+      o.cluster_secret = "0123456789abcdef0123456789abcdef";
+      o.threads = 2;
+      o.region_bytes = 32u << 20;
+      o.capacity_bytes = 256u << 20;
+      o.replication = 3;
+      absl::StatusOr<std::unique_ptr<Node>> n = Node::Create(o);
+      ASSERT_TRUE(n.ok()) << n.status();
+      ASSERT_TRUE((*n)->Start().ok());
+      nodes_.push_back(std::move(*n));
+    }
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    auto linked = [&] {
+      for (auto& a : nodes_) {
+        for (auto& b : nodes_) {
+          if (a != b && !a->messenger().IsConnected(b->options().node_id)) return false;
+        }
+      }
+      return true;
+    };
+    while (!linked() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+    ASSERT_TRUE(linked());
+  }
+
+  void TearDown() override {
+    for (auto& n : nodes_) n->Stop();
+    nodes_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+
+  Node& node(NodeId id) { return *nodes_[id - 1]; }
+
+  // Runs `op(thread allocator, finish)` on `n`'s thread `t` and waits for `finish`.
+  template <typename Result, typename Op>
+  Result RunOn(Node& n, size_t t, Op op) {
+    auto result = std::make_shared<Result>(absl::UnknownError("unset"));
+    auto done = std::make_shared<Notification>();
+    n.loop(t).Post([&n, t, op, result, done]() mutable {
+      op(*n.alloc_service().thread(t), [result, done](Result r) {
+        *result = std::move(r);
+        done->Notify();
+      });
+    });
+    if (!done->WaitForNotificationWithTimeout(absl::Seconds(20))) {
+      return absl::DeadlineExceededError("no completion in 20 s");
+    }
+    return *result;
+  }
+
+  absl::StatusOr<FatPtr> Allocate(Node& n, uint64_t payload, Addr hint = {}, size_t t = 0) {
+    return RunOn<absl::StatusOr<FatPtr>>(n, t, [payload, hint](alloc::ThreadAllocator& a, auto finish) {
+      a.Allocate(payload, hint, [finish](absl::StatusOr<FatPtr> p) mutable { finish(std::move(p)); });
+    });
+  }
+
+  absl::Status Free(Node& n, FatPtr p, size_t t = 0) {
+    return RunOn<absl::Status>(n, t, [p](alloc::ThreadAllocator& a, auto finish) {
+      a.Free(p, [finish](const absl::Status& s) mutable { finish(s); });
+    });
+  }
+
+  // A raw request from `from`'s thread 0 to `to`.
+  absl::Status Call(Node& from, NodeId to, MsgId id, std::string payload) {
+    return RunOn<absl::Status>(from, 0, [&from, to, id, payload](alloc::ThreadAllocator&, auto finish) {
+      absl::Status sent = from.messenger().thread(0).Call(
+          to, id, payload, [finish](const absl::Status& s, absl::string_view) mutable { finish(s); });
+      if (!sent.ok()) finish(sent);
+    });
+  }
+
+  bool AllocatedAt(Node& primary, Addr a) {
+    alloc::LocalRegion* r = primary.allocator().blocks().FindRegion(a.region());
+    return r != nullptr && IsAllocated(LoadHeaderWord(r->base() + a.offset() + kIncarnationOffset));
+  }
+
+  std::string dir_;
+  std::map<NodeId, std::string> listen_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+TEST_P(AllocClusterTest, RegionsAndBlocksReachTheBackupsWhenMade) {
+  absl::StatusOr<FatPtr> p = Allocate(node(1), 500);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const RegionId region = p->addr.region();
+  auto placement = membership::Placement::Create(*node(1).membership().current());
+  ASSERT_TRUE(placement.ok());
+  absl::StatusOr<membership::ReplicaSet> set = placement->Lookup(region);
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->primary(), 1u);
+  ASSERT_EQ(set->backups().size(), 2u);
+  const uint32_t unit = p->addr.offset() / alloc::kBlockUnitBytes;
+  const char* primary_base = node(1).allocator().blocks().FindRegion(region)->base();
+  for (NodeId b : set->backups()) {
+    const Region* copy = node(b).backups().Find(region);
+    ASSERT_NE(copy, nullptr) << "node " << b;
+    EXPECT_TRUE(alloc::CheckRegionHeader(copy->base(), region, copy->size()).ok());
+    EXPECT_EQ(alloc::LoadBlockWord(copy->base(), unit), alloc::LoadBlockWord(primary_base, unit))
+        << "node " << b;
+  }
+}
+
+TEST_P(AllocClusterTest, ARemoteHintAllocatesOnThePrimaryAndFreesGoThere) {
+  absl::StatusOr<FatPtr> anchor = Allocate(node(1), 200);
+  ASSERT_TRUE(anchor.ok()) << anchor.status();
+  // Node 2 allocates next to node 1's object: the object lives in node 1's region.
+  absl::StatusOr<FatPtr> near = Allocate(node(2), 1000, anchor->addr);
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->addr.region(), anchor->addr.region());
+  EXPECT_TRUE(AllocatedAt(node(1), near->addr));
+  EXPECT_EQ(node(2).allocator().blocks().FindRegion(near->addr.region()), nullptr);
+
+  // Node 3 frees it on node 1; a second free is refused there.
+  ASSERT_TRUE(Free(node(3), *near).ok());
+  EXPECT_FALSE(AllocatedAt(node(1), near->addr));
+  absl::Status again = Free(node(3), *near);
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
+  // A hint naming a region nobody holds fails cleanly.
+  Addr nowhere(anchor->addr.region() + 1, 0);
+  absl::StatusOr<FatPtr> lost = Allocate(node(2), 10, nowhere);
+  EXPECT_FALSE(lost.ok());
+}
+
+TEST_P(AllocClusterTest, EndOfEpochRoundsWaitForEveryNode) {
+  // Node 1 fills one block and empties it: the block is retired.
+  const uint64_t payload = 60000;
+  const alloc::SizeClassInfo& info = alloc::ClassInfo(*alloc::ClassForPayload(payload));
+  std::vector<FatPtr> objects;
+  for (uint32_t i = 0; i < info.slots * info.block_units + 1; ++i) {
+    absl::StatusOr<FatPtr> p = Allocate(node(1), payload);
+    ASSERT_TRUE(p.ok()) << p.status();
+    objects.push_back(*p);
+  }
+  // A reader on node 3 that started before the frees.
+  absl::StatusOr<alloc::EpochParticipant> reader = node(3).allocator().epochs().Register();
+  ASSERT_TRUE(reader.ok());
+  reader->Enter();
+  const uint32_t first_unit = objects[0].addr.offset() / alloc::kBlockUnitBytes;
+  for (uint32_t i = 0; i < info.slots; ++i) ASSERT_TRUE(Free(node(1), objects[i]).ok());
+  auto round_state = [&] {
+    return RunOn<absl::StatusOr<size_t>>(node(1), 0, [](alloc::ThreadAllocator& a, auto finish) {
+      finish(a.retired_blocks());
+    });
+  };
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(*round_state(), 1u) << "the round waits for node 3's reader";
+  const char* base = node(1).allocator().blocks().FindRegion(objects[0].addr.region())->base();
+  EXPECT_EQ(alloc::BlockState::Decode(alloc::LoadBlockWord(base, first_unit)).kind,
+            alloc::BlockKind::kSlab);
+  reader->Exit();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (*round_state() != 0u && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(*round_state(), 0u);
+  EXPECT_EQ(alloc::BlockState::Decode(alloc::LoadBlockWord(base, first_unit)).kind,
+            alloc::BlockKind::kFree);
+  // The release reaches the backups too (not awaited by the primary: poll).
+  const Region* copy = node(2).backups().Find(objects[0].addr.region());
+  ASSERT_NE(copy, nullptr);
+  while (alloc::BlockState::Decode(alloc::LoadBlockWord(copy->base(), first_unit)).kind !=
+             alloc::BlockKind::kFree &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(alloc::BlockState::Decode(alloc::LoadBlockWord(copy->base(), first_unit)).kind,
+            alloc::BlockKind::kFree);
+}
+
+TEST_P(AllocClusterTest, MalformedRequestsAreRefused) {
+  const std::string tag(1, static_cast<char>(alloc::kAllocWireFormat));
+  absl::Status s = Call(node(2), 1, alloc::kRemoteAllocMsgId, tag + "xy");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  s = Call(node(2), 1, alloc::kRemoteAllocMsgId, std::string(13, '\x07'));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s << " (wrong tag)";
+  s = Call(node(2), 1, alloc::kRemoteFreeMsgId, "");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  s = Call(node(2), 1, alloc::kBackupRegionMsgId, tag + std::string(12, '\0'));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s << " (a zero-byte region)";
+  // A block-table entry for a region node 1 holds no copy of.
+  std::string block = tag;
+  const uint32_t fields[3] = {12345, 1, 1};
+  block.append(reinterpret_cast<const char*>(fields), sizeof(fields));
+  block.append(8, '\0');
+  s = Call(node(2), 1, alloc::kBlockStateMsgId, block);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  // Length disagreeing with the count.
+  s = Call(node(2), 1, alloc::kBlockStateMsgId, block + "z");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  // The node still serves.
+  EXPECT_TRUE(Allocate(node(1), 64).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, AllocClusterTest, ::testing::Values("shm", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace farm::node
