@@ -48,9 +48,10 @@ absl::StatusOr<RegionId> Allocator::PickRegionId(const membership::Placement& pl
   const NodeId self = options_.self;
   const uint32_t rings = placement.virtual_rings();
   const uint32_t positions = placement.positions_per_ring();
-  auto usable = [&](absl::StatusOr<RegionId> id) {
-    if (!id.ok() || *id == kNullRegion || blocks_.FindRegion(*id) != nullptr) return false;
-    absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(*id);
+  // A region id this node would be primary of and does not hold yet.
+  auto usable = [&](RegionId id) {
+    if (id == kNullRegion || blocks_.FindRegion(id) != nullptr) return false;
+    absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(id);
     return rs.ok() && rs->primary() == self;
   };
   if (near.has_value()) {
@@ -62,13 +63,13 @@ absl::StatusOr<RegionId> Allocator::PickRegionId(const membership::Placement& pl
       const uint32_t position = static_cast<uint32_t>(
           (static_cast<int64_t>(near->position) + delta % positions + positions) % positions);
       absl::StatusOr<RegionId> id = membership::JoinRegion({near->ring, position}, rings);
-      if (usable(id)) return *id;
+      if (id.ok() && usable(*id)) return *id;
     }
     for (int attempt = 0; attempt < 16; ++attempt) {
       absl::StatusOr<RegionId> id =
           placement.PickRegionWithPrimary(self, near->ring, absl::Uniform<uint64_t>(rng));
-      if (usable(id)) return *id;
       if (!id.ok()) break;
+      if (usable(*id)) return *id;
     }
   }
   // A ring at random and a position in this node's arc there; rings where it owns no
@@ -79,7 +80,7 @@ absl::StatusOr<RegionId> Allocator::PickRegionId(const membership::Placement& pl
     const uint32_t ring = (first + i) % rings;
     for (int attempt = 0; attempt < 4; ++attempt) {
       absl::StatusOr<RegionId> id = placement.PickRegionWithPrimary(self, ring, absl::Uniform<uint64_t>(rng));
-      if (usable(id)) return *id;
+      if (id.ok() && usable(*id)) return *id;
       if (!id.ok()) {
         last = id.status();
         if (!absl::IsFailedPrecondition(last)) return last;

@@ -273,6 +273,36 @@ TEST(Allocator, StressNoTwoLiveObjectsOverlap) {
       std::vector<FatPtr> mine;
       for (int i = 0; i < ops; ++i) {
         if (i % 64 == 0) t->loop->RunOnce();
+        if (i % 4000 == 2000) {
+          // A burst that fills more than a block of one class and frees it all: the
+          // first block empties while not current, is retired, and after a round its
+          // memory goes to whatever class asks next.
+          const uint64_t size = 20000 + 16 * w;
+          const uint32_t n = ClassInfo(*ClassForPayload(size)).slots + 1;
+          std::vector<FatPtr> burst;
+          for (uint32_t k = 0; k < n; ++k) {
+            absl::StatusOr<FatPtr> p = t->Alloc(size);
+            if (!p.ok()) {
+              failures.fetch_add(1);
+              ADD_FAILURE() << p.status();
+              return;
+            }
+            const uint64_t start = p->addr.raw(), end = start + MaxStoredBytes(size);
+            MutexLock lock(&mu);
+            auto next = extents.lower_bound(start);
+            if (next != extents.end() && next->first < end) failures.fetch_add(1);
+            if (next != extents.begin() && std::prev(next)->second > start) failures.fetch_add(1);
+            extents[start] = end;
+            burst.push_back(*p);
+          }
+          for (const FatPtr& p : burst) {
+            {
+              MutexLock lock(&mu);
+              extents.erase(p.addr.raw());
+            }
+            if (!t->Free(p).ok()) failures.fetch_add(1);
+          }
+        }
         const bool alloc = rng() % 100 < 55 || mine.empty();
         if (alloc) {
           const uint64_t r = rng() % 100;
