@@ -180,10 +180,16 @@ absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint
     return absl::NotFoundError(absl::StrFormat("region %d is not held here", hint.region()));
   }
   need->hint = hint;
-  // The hint's own block, when it is ours and of this class.
-  if (SlabBlock* hb = r->BlockAt(hint.offset());
-      hb != nullptr && hb->owner() == this && hb->size_class() == *c && !hb->retired) {
-    absl::StatusOr<FatPtr> p = TakeSlot(cls, hb, payload);
+  // The hint's own block, when it is ours and of this class. Another thread's block may
+  // be released meanwhile: look at it inside an operation (the release waits for it).
+  SlabBlock* hint_block = nullptr;
+  {
+    EpochGuard guard(epoch_);
+    SlabBlock* hb = r->BlockAt(hint.offset());
+    if (hb != nullptr && hb->owner() == this) hint_block = hb;
+  }
+  if (hint_block != nullptr && hint_block->size_class() == *c && !hint_block->retired) {
+    absl::StatusOr<FatPtr> p = TakeSlot(cls, hint_block, payload);
     if (!absl::IsUnavailable(p.status())) return p;
   }
   // A block of ours in the hint's region.
@@ -354,17 +360,27 @@ void ThreadAllocator::GetRegion(const Need& need) {
   ++stats_.regions_created;
   const RegionId id = (*region)->id();
   const uint64_t bytes = (*region)->bytes();
-  // Held here until the backups have it; owned by the continuation.
-  auto holder = std::make_shared<std::unique_ptr<LocalRegion>>(std::move(*region));
+  // Held by the continuation until the backups have it; given back (deregistered and
+  // its capacity returned) if the continuation is dropped without running.
+  struct PendingRegion {
+    Allocator* allocator = nullptr;
+    std::unique_ptr<LocalRegion> region;
+    ~PendingRegion() {
+      if (region != nullptr) allocator->DropCreatedRegion(std::move(region));
+    }
+  };
+  auto holder = std::make_shared<PendingRegion>();
+  holder->allocator = allocator_;
+  holder->region = std::move(*region);
   std::weak_ptr<ThreadAllocator*> alive = alive_;
   Allocator* allocator = allocator_;
   const SizeClass size_class = need.size_class;
   channel_->ReplicateRegion(backups, id, bytes,
                             [alive, allocator, holder, id, size_class](const absl::Status& status) {
-    absl::Status added = status.ok() ? allocator->AddCreatedRegion(std::move(*holder))
+    absl::Status added = status.ok() ? allocator->AddCreatedRegion(std::move(holder->region))
                                      : absl::Status(status.code(), absl::StrCat(
                                            "replicating new region ", id, ": ", status.message()));
-    if (!status.ok()) allocator->DropCreatedRegion(std::move(*holder));
+    if (!status.ok()) allocator->DropCreatedRegion(std::move(holder->region));
     if (alive.expired()) return;
     ThreadAllocator* self = *alive.lock();
     if (!added.ok()) {
