@@ -238,8 +238,15 @@ absl::Status Node::CreateMembership() {
 class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
  public:
   explicit AllocEnvironment(Node* node) : node_(node) {}
+  // The newest configuration's placement: the membership's current one may be newer
+  // than the last OnConfiguration (Start returns once it lists this node).
   std::shared_ptr<const membership::Placement> placement() const override {
+    std::shared_ptr<const membership::Configuration> config = node_->membership_->current();
     MutexLock lock(&node_->mu_);
+    if (config != nullptr && (node_->placement_ == nullptr || node_->placement_->epoch() < config->epoch)) {
+      absl::StatusOr<membership::Placement> p = membership::Placement::Create(*config);
+      if (p.ok()) node_->placement_ = std::make_shared<const membership::Placement>(std::move(*p));
+    }
     return node_->placement_;
   }
   absl::Status RegisterRegion(const Region& region) override {
@@ -279,7 +286,9 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
   absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
   if (!placement.ok()) Log(options_.node_id, absl::StrCat("no placement: ", placement.status().ToString()));
   MutexLock lock(&mu_);
-  if (placement.ok()) placement_ = std::make_shared<const membership::Placement>(std::move(*placement));
+  if (placement.ok() && (placement_ == nullptr || placement_->epoch() < placement->epoch())) {
+    placement_ = std::make_shared<const membership::Placement>(std::move(*placement));
+  }
   latest_ = std::move(config);
   connect_cv_.SignalAll();
 }
