@@ -16,6 +16,8 @@ packages=(
   libabsl-dev libprotobuf-dev protobuf-compiler libsodium-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # allocation benchmark's comparison column (tools/alloc_bench; optional at build time)
+  libmimalloc-dev
 )
 
 missing=()
