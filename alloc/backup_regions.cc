@@ -55,10 +55,8 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
     const bool newer = next.generation > now.generation ||
                        (next.generation == now.generation && next.kind == BlockKind::kFree);
     if (!newer) continue;
-    if (next.kind != BlockKind::kFree && next.generation > 1 && next.generation != now.generation) {
-      if (!copy.Discard(uint64_t{unit} * kBlockUnitBytes, kBlockUnitBytes).ok()) {
-        std::fill_n(copy.base() + uint64_t{unit} * kBlockUnitBytes, kBlockUnitBytes, 0);
-      }
+    if (next.kind == BlockKind::kSlab && next.generation > 1 && next.generation != now.generation) {
+      ClearSlotHeaders(copy.base(), unit, next.size_class);
     }
     StoreBlockWord(copy.base(), unit, words[i]);
   }

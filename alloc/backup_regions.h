@@ -7,8 +7,8 @@
 // Block-table words from one primary may arrive out of order (they travel on different
 // threads' rings). Generations order them: a word is applied when its generation is
 // newer than the entry's, or equal and it frees the unit (the release that ends the
-// assignment of the same generation). A unit assigned anew after earlier use is zeroed,
-// as the primary zeroes it (BlockAllocator::Carve).
+// assignment of the same generation). A block assigned anew after earlier use has its
+// slot headers cleared, as on the primary (BlockAllocator::Carve).
 //
 // Thread safety: any thread.
 #ifndef FARM_ALLOC_BACKUP_REGIONS_H_

@@ -120,15 +120,7 @@ SlabBlock* BlockAllocator::Carve(LocalRegion* r, uint32_t first, SizeClass size_
     now.generation = old.generation + 1;
     update->words.push_back(now.Encode());
   }
-  if (used_before) {
-    // Old headers must not look like objects of the new class (to the scan, to readers
-    // of stale pointers): the units read as zero again. Best effort for the pages, and
-    // exact for the memory: a failed discard is replaced by clearing.
-    const uint64_t offset = uint64_t{first} * kBlockUnitBytes;
-    if (!r->region().Discard(offset, uint64_t{units} * kBlockUnitBytes).ok()) {
-      std::fill_n(r->base() + offset, uint64_t{units} * kBlockUnitBytes, 0);
-    }
-  }
+  if (used_before) ClearSlotHeaders(r->base(), first, size_class);
   for (uint32_t i = 0; i < units; ++i) StoreBlockWord(r->base(), first + i, update->words[i]);
   auto block = std::make_unique<SlabBlock>(r, first, size_class,
                                            BlockState::Decode(update->words[0]).generation);

@@ -6,8 +6,8 @@
 // few times per MiB of objects), and reported to the caller as the words to send to
 // the region's backups: a block is used only after they have them (thread_allocator.cc).
 //
-// Life of a block: Acquire (entries: slab + continuations, memory zeroed when the units
-// were used before) -> owned by a thread -> empty, retired by its owner -> after an
+// Life of a block: Acquire (entries: slab + continuations; slot headers cleared when the
+// units were used before) -> owned by a thread -> empty, retired by its owner -> after an
 // end-of-epoch round, Release (entries: free) -> Acquire again, maybe for another
 // class. A block whose owner goes away without emptying it is Abandoned and adopted by
 // the next thread that needs a block of its class. Units are never handed out twice:

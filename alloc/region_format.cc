@@ -58,6 +58,16 @@ void StoreBlockWord(char* base, uint32_t unit, uint64_t word) {
   StoreHeaderWord(base + kBlockTableOffset + uint64_t{unit} * 8, word);
 }
 
+void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class) {
+  const SizeClassInfo& info = ClassInfo(size_class);
+  char* first = base + uint64_t{first_unit} * kBlockUnitBytes;
+  for (uint32_t slot = 0; slot < info.slots; ++slot) {
+    char* header = first + uint64_t{slot} * info.slot_bytes;
+    StoreHeaderWord(header + kVersionOffset, 0, std::memory_order_relaxed);
+    StoreHeaderWord(header + kIncarnationOffset, 0, std::memory_order_relaxed);
+  }
+}
+
 absl::Status ValidateBlockWord(uint32_t unit, uint64_t word, uint32_t units) {
   const BlockState s = BlockState::Decode(word);
   if (unit == 0 || unit >= units) {

@@ -15,7 +15,7 @@
 //   bits 39..0   generation: how many times the unit has been assigned to a block
 // Entries change only on the region's primary, one at a time, and each change is sent to
 // the backups before the block is used (block_allocator.h); backups apply the same
-// words with ApplyBlockState. Format changes bump kRegionFormat.
+// words (backup_regions.h). Format changes bump kRegionFormat.
 #ifndef FARM_ALLOC_REGION_FORMAT_H_
 #define FARM_ALLOC_REGION_FORMAT_H_
 
@@ -85,6 +85,13 @@ absl::Status CheckRegionHeader(const char* base, RegionId region, uint64_t regio
 // while the primary writes.
 uint64_t LoadBlockWord(const char* base, uint32_t unit);
 void StoreBlockWord(char* base, uint32_t unit, uint64_t word);
+
+// Makes every slot of a `size_class` block starting at `first_unit` read as a free,
+// never-allocated object (both header words 0). Done when units are assigned anew after
+// earlier use, on the primary and on each backup alike, so old headers never look like
+// objects of the new class; payload bytes are left as they are (nothing reads them
+// before a new object is written).
+void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class);
 
 // Checks that `word` may be written at `unit` of a region of `units` units: a known
 // kind, a slab's class and length that fit the region, a continuation pointing back

@@ -92,6 +92,20 @@ constexpr std::array<SizeClass, kDirectBytes / kObjectAlignment + 1> MakeDirect(
 }
 constexpr auto kDirect = MakeDirect();
 
+// Direct lookup by payload up to kDirectPayload bytes (the allocation fast path).
+constexpr uint64_t kDirectPayload = 4096;
+constexpr std::array<SizeClass, kDirectPayload + 1> MakeDirectPayload() {
+  std::array<SizeClass, kDirectPayload + 1> direct{};
+  uint32_t c = 0;
+  for (uint64_t p = 0; p <= kDirectPayload; ++p) {
+    const uint64_t stored = MaxStoredBytes(p);
+    while (kSlotSizes[c] < stored) ++c;
+    direct[p] = static_cast<SizeClass>(c);
+  }
+  return direct;
+}
+constexpr auto kDirectPayloadClass = MakeDirectPayload();
+
 constexpr uint64_t FnvOfSlots() {
   uint64_t h = 0xcbf29ce484222325ull;
   for (uint32_t s : kSlotSizes) {
@@ -119,6 +133,7 @@ absl::StatusOr<SizeClass> ClassForStoredBytes(uint64_t stored_bytes) {
 }
 
 absl::StatusOr<SizeClass> ClassForPayload(uint64_t payload) {
+  if (payload <= kDirectPayload) return kDirectPayloadClass[payload];
   if (payload > MaxPayloadBytes()) {
     return absl::OutOfRangeError(absl::StrFormat(
         "an object of %d bytes is larger than the largest object a block holds (%d bytes)",

@@ -16,11 +16,13 @@ SlabBlock::SlabBlock(LocalRegion* region, uint32_t first_unit, SizeClass size_cl
       offset_(uint64_t{first_unit} * kBlockUnitBytes),
       generation_(generation),
       local_free_(new uint64_t[words()]),
+      summary_(new uint64_t[summary_words()]()),
       local_free_count_(slots_),
       remote_free_(new std::atomic<uint64_t>[words()]) {
   for (uint32_t w = 0; w < words(); ++w) {
     const uint32_t bits_here = std::min(kBits, slots_ - w * kBits);
     local_free_[w] = bits_here == kBits ? ~uint64_t{0} : (uint64_t{1} << bits_here) - 1;
+    MarkWord(w);
     remote_free_[w].store(0, std::memory_order_relaxed);
   }
 }
@@ -35,15 +37,15 @@ int64_t SlabBlock::SlotAt(uint64_t offset) const {
 
 int64_t SlabBlock::TakeLocal() {
   if (local_free_count_ == 0) return -1;
-  for (uint32_t w = search_from_; w < words(); ++w) {
-    if (local_free_[w] != 0) {
-      const uint32_t bit = static_cast<uint32_t>(std::countr_zero(local_free_[w]));
-      local_free_[w] &= local_free_[w] - 1;
-      search_from_ = w;
-      --local_free_count_;
-      ++live_;
-      return int64_t{w} * kBits + bit;
-    }
+  for (uint32_t s = 0; s < summary_words(); ++s) {
+    if (summary_[s] == 0) continue;
+    const uint32_t w = s * kBits + static_cast<uint32_t>(std::countr_zero(summary_[s]));
+    const uint32_t bit = static_cast<uint32_t>(std::countr_zero(local_free_[w]));
+    local_free_[w] &= local_free_[w] - 1;
+    if (local_free_[w] == 0) summary_[s] &= summary_[s] - 1;  // w was the lowest set bit
+    --local_free_count_;
+    ++live_;
+    return int64_t{w} * kBits + bit;
   }
   return -1;  // unreachable while local_free_count_ is right
 }
@@ -51,7 +53,7 @@ int64_t SlabBlock::TakeLocal() {
 void SlabBlock::FreeLocal(uint32_t slot) {
   const uint32_t w = slot / kBits;
   local_free_[w] |= uint64_t{1} << (slot % kBits);
-  if (w < search_from_) search_from_ = w;
+  MarkWord(w);
   ++local_free_count_;
   --live_;
 }
@@ -69,7 +71,7 @@ uint32_t SlabBlock::CollectRemoteFrees() {
     const uint64_t bits = remote_free_[w].exchange(0, std::memory_order_acquire);
     if (bits == 0) continue;
     local_free_[w] |= bits;
-    if (w < search_from_) search_from_ = w;
+    MarkWord(w);
     collected += static_cast<uint32_t>(std::popcount(bits));
   }
   local_free_count_ += collected;
@@ -81,9 +83,12 @@ void SlabBlock::ResetFromScan(const std::vector<uint32_t>& live_slots) {
   for (uint32_t slot : live_slots) {
     local_free_[slot / kBits] &= ~(uint64_t{1} << (slot % kBits));
   }
+  for (uint32_t s = 0; s < summary_words(); ++s) summary_[s] = 0;
+  for (uint32_t w = 0; w < words(); ++w) {
+    if (local_free_[w] != 0) MarkWord(w);
+  }
   local_free_count_ = slots_ - static_cast<uint32_t>(live_slots.size());
   live_ = static_cast<uint32_t>(live_slots.size());
-  search_from_ = 0;
 }
 
 }  // namespace farm::alloc

@@ -5,7 +5,8 @@
 //
 // Ownership: a block belongs to at most one ThreadAllocator (its owner), which alone
 // allocates from it, so allocation takes no lock and no atomic read-modify-write:
-//   local_free  bitmap of free slots, owner only (bit set = free);
+//   local_free  bitmap of free slots, owner only (bit set = free), with a summary
+//               bitmap of its non-zero words;
 //   remote_free bitmap of slots freed by other threads (fetch_or), which the owner
 //               merges into local_free when it runs short (CollectRemoteFrees);
 //   remote_pending  a hint that remote_free has bits (set after the fetch_or).
@@ -90,9 +91,13 @@ class SlabBlock {
   const uint64_t generation_;
   std::atomic<ThreadAllocator*> owner_{nullptr};
 
+  uint32_t summary_words() const { return (words() + kBits - 1) / kBits; }
+  void MarkWord(uint32_t w) { summary_[w / kBits] |= uint64_t{1} << (w % kBits); }
+
   std::unique_ptr<uint64_t[]> local_free_;
+  // Bit w set exactly when local_free_[w] != 0: finding a free slot is two bit scans.
+  std::unique_ptr<uint64_t[]> summary_;
   uint32_t local_free_count_ = 0;
-  uint32_t search_from_ = 0;  // no free bit in words below this
   uint32_t live_ = 0;
   std::unique_ptr<std::atomic<uint64_t>[]> remote_free_;
   std::atomic<bool> remote_pending_{false};

@@ -64,10 +64,17 @@ ThreadAllocator::~ThreadAllocator() {
 }
 
 LocalRegion* ThreadAllocator::FindRegion(RegionId id) {
-  auto it = regions_.find(id);
-  if (it != regions_.end()) return it->second;
-  LocalRegion* r = allocator_->blocks().FindRegion(id);
-  if (r != nullptr) regions_[id] = r;  // regions are never removed
+  if (id == last_region_id_ && id != kNullRegion) return last_region_;
+  LocalRegion* r = nullptr;
+  if (auto it = regions_.find(id); it != regions_.end()) {
+    r = it->second;
+  } else {
+    r = allocator_->blocks().FindRegion(id);
+    if (r == nullptr) return nullptr;
+    regions_[id] = r;  // regions are never removed
+  }
+  last_region_id_ = id;
+  last_region_ = r;
   return r;
 }
 
@@ -155,7 +162,7 @@ absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint
   if (hint.is_null()) {
     if (cls.current != nullptr) {
       absl::StatusOr<FatPtr> p = TakeSlot(cls, cls.current, payload);
-      if (!absl::IsUnavailable(p.status())) return p;
+      if (p.ok() || !absl::IsUnavailable(p.status())) return p;
     }
     while (SlabBlock* b = FindOwnedBlock(cls, kNullRegion)) {
       MakeCurrent(cls, b);
@@ -219,6 +226,10 @@ absl::StatusOr<FatPtr> ThreadAllocator::TryAllocate(uint64_t payload, Addr hint)
 void ThreadAllocator::Allocate(uint64_t payload, Addr hint, PtrDone done) {
   Need need;
   absl::StatusOr<FatPtr> p = AllocateHere(payload, hint, &need);
+  if (p.ok()) {
+    done(std::move(p));
+    return;
+  }
   if (absl::IsNotFound(p.status())) {
     // The hint is in a region this node does not hold: its primary allocates.
     std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
@@ -402,15 +413,26 @@ absl::Status ThreadAllocator::FreeLocal(FatPtr object) {
     return absl::NotFoundError(
         absl::StrFormat("region %d is not held by this node", object.addr.region()));
   }
-  EpochGuard guard(epoch_);  // keeps the block alive while we look at it
   const uint64_t offset = object.addr.offset();
   SlabBlock* b = r->BlockAt(offset);
+  absl::StatusOr<SizeClass> c = ClassForPayload(object.size);
+  // Another thread's block may be released while we look at it, unless we are inside an
+  // operation (the release waits for it). Our current block cannot be: it is ours.
+  const bool current = c.ok() && b != nullptr && b == classes_[*c].current;
+  if (!current) epoch_.Enter();
+  absl::Status freed = FreeSlot(object, r, b, c);
+  if (!current) epoch_.Exit();
+  return freed;
+}
+
+absl::Status ThreadAllocator::FreeSlot(FatPtr object, LocalRegion* r, SlabBlock* b,
+                                       const absl::StatusOr<SizeClass>& c) {
+  const uint64_t offset = object.addr.offset();
   const int64_t slot = b == nullptr ? -1 : b->SlotAt(offset);
   if (slot < 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("no object starts at %s", object.addr.ToString()));
   }
-  absl::StatusOr<SizeClass> c = ClassForPayload(object.size);
   if (!c.ok() || *c != b->size_class()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the object at %s has %d-byte slots; a pointer to %d bytes cannot name it",

@@ -134,6 +134,8 @@ class ThreadAllocator {
   void OnSlotFreed(SlabBlock* block);
   void Retire(SlabBlock* block);
   LocalRegion* FindRegion(RegionId id);
+  // FreeLocal once the block is known and cannot be released meanwhile.
+  absl::Status FreeSlot(FatPtr object, LocalRegion* r, SlabBlock* b, const absl::StatusOr<SizeClass>& c);
 
   // Slow path: one Need at a time for the pending queue.
   void Enqueue(Pending pending);
@@ -150,6 +152,8 @@ class ThreadAllocator {
   EpochParticipant epoch_;
   std::array<ClassState, kSizeClassCount> classes_;
   absl::flat_hash_map<RegionId, LocalRegion*> regions_;  // memo of BlockAllocator::FindRegion
+  RegionId last_region_id_ = kNullRegion;  // the last region looked up, in front of regions_
+  LocalRegion* last_region_ = nullptr;
 
   std::deque<Pending> queue_;
   bool slow_step_running_ = false;
