@@ -615,8 +615,8 @@ void RunRates(FarmMachine& machine, const Mimalloc& mi) {
   if (farm) {
     std::printf("   FaRM blocks taken = blocks acquired from the BlockAllocator or adopted, per 10k "
                 "pairs in the timed runs: a block emptied by frees is retired and, after the next "
-                "end-of-epoch round, released; reusing its memory means a new block (its pages "
-                "discarded and faulted in again).\n\n");
+                "end-of-epoch round, released; reusing its memory means a new block (its slot "
+                "headers cleared).\n\n");
   }
 }
 
