@@ -49,10 +49,12 @@ absl::StatusOr<RegionId> Allocator::PickRegionId(const membership::Placement& pl
   const uint32_t rings = placement.virtual_rings();
   const uint32_t positions = placement.positions_per_ring();
   // A region id this node would be primary of and does not hold yet.
+  // Claims it for this creation when it is (BeginCreation: no concurrent creation of
+  // the same id).
   auto usable = [&](RegionId id) {
     if (id == kNullRegion || blocks_.FindRegion(id) != nullptr) return false;
     absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(id);
-    return rs.ok() && rs->primary() == self;
+    return rs.ok() && rs->primary() == self && BeginCreation(id);
   };
   if (near.has_value()) {
     // Positions close to the hint's, widening: a region there has (with high
@@ -108,40 +110,57 @@ absl::StatusOr<std::unique_ptr<LocalRegion>> Allocator::CreateRegion(
   if (placement == nullptr) return release(absl::UnavailableError("no configuration to place a region in"));
   absl::StatusOr<RegionId> id = PickRegionId(*placement, near);
   if (!id.ok()) return release(id.status());
+  auto release_id = [&](absl::Status s) {
+    EndCreation(*id);
+    return release(std::move(s));
+  };
   absl::StatusOr<membership::RingPosition> at = membership::SplitRegion(*id, placement->virtual_rings());
-  if (!at.ok()) return release(at.status());
+  if (!at.ok()) return release_id(at.status());
   absl::StatusOr<Region> region = Region::Create(*id, options_.region_bytes, options_.region);
   if (!region.ok()) {
-    return release(absl::ResourceExhaustedError(
+    return release_id(absl::ResourceExhaustedError(
         absl::StrCat("out of memory: cannot create region ", *id, ": ", region.status().message())));
   }
   auto memory = std::make_unique<Region>(std::move(*region));
-  if (absl::Status s = FormatRegion(memory->base(), *id, memory->size()); !s.ok()) return release(s);
-  if (absl::Status s = environment_->RegisterRegion(*memory); !s.ok()) return release(s);
+  if (absl::Status s = FormatRegion(memory->base(), *id, memory->size()); !s.ok()) return release_id(s);
+  if (absl::Status s = environment_->RegisterRegion(*memory); !s.ok()) return release_id(s);
   absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(*id);
   if (!replicas.ok()) {
     (void)environment_->DeregisterRegion(*id);
-    return release(replicas.status());
+    return release_id(replicas.status());
   }
   backups->assign(replicas->backups().begin(), replicas->backups().end());
   return std::make_unique<LocalRegion>(std::move(memory), at->ring, at->position);
 }
 
 absl::Status Allocator::AddCreatedRegion(std::unique_ptr<LocalRegion> region) {
-  if (blocks_.FindRegion(region->id()) != nullptr) {
-    const RegionId id = region->id();
+  const RegionId id = region->id();
+  if (absl::Status s = blocks_.AddRegion(region); !s.ok()) {
     DropCreatedRegion(std::move(region));
-    return absl::AlreadyExistsError(absl::StrFormat("region %d was created twice", id));
+    return s;
   }
+  EndCreation(id);
   regions_created_.fetch_add(1);
-  return blocks_.AddRegion(std::move(region));
+  return absl::OkStatus();
 }
 
 void Allocator::DropCreatedRegion(std::unique_ptr<LocalRegion> region) {
   if (region == nullptr) return;
-  (void)environment_->DeregisterRegion(region->id());
+  const RegionId id = region->id();
+  (void)environment_->DeregisterRegion(id);
   region.reset();
+  EndCreation(id);
   regions_reserved_.fetch_sub(1);
+}
+
+bool Allocator::BeginCreation(RegionId id) {
+  MutexLock lock(&creating_mu_);
+  return creating_.insert(id).second;
+}
+
+void Allocator::EndCreation(RegionId id) {
+  MutexLock lock(&creating_mu_);
+  creating_.erase(id);
 }
 
 absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region) {
@@ -156,10 +175,8 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region) {
   absl::StatusOr<RegionScan> scan = ScanRegion(region->base(), region->id(), region->size());
   if (!scan.ok()) return scan.status();
   const RegionId id = region->id();
-  if (absl::Status s = blocks_.AddRegion(std::make_unique<LocalRegion>(std::move(region), at->ring, at->position));
-      !s.ok()) {
-    return s;
-  }
+  auto local = std::make_unique<LocalRegion>(std::move(region), at->ring, at->position);
+  if (absl::Status s = blocks_.AddRegion(local); !s.ok()) return s;
   regions_reserved_.fetch_add(1);
   regions_created_.fetch_add(1);
   std::vector<uint32_t> firsts;

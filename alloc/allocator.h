@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "alloc/block_allocator.h"
 #include "alloc/epoch.h"
@@ -96,6 +97,9 @@ class Allocator {
   Allocator(const AllocatorOptions& options, AllocatorEnvironment* environment, EpochManager* epochs);
   absl::StatusOr<RegionId> PickRegionId(const membership::Placement& placement,
                                         std::optional<membership::RingPosition> near);
+  // Ids of regions being created (between PickRegionId and Add/DropCreatedRegion).
+  bool BeginCreation(RegionId id);
+  void EndCreation(RegionId id);
 
   const AllocatorOptions options_;
   const uint64_t max_regions_;
@@ -104,6 +108,8 @@ class Allocator {
   BlockAllocator blocks_;
   std::atomic<uint64_t> regions_reserved_{0};  // created or being created
   std::atomic<uint64_t> regions_created_{0};
+  Mutex creating_mu_;
+  absl::flat_hash_set<RegionId> creating_ ABSL_GUARDED_BY(creating_mu_);
 };
 
 }  // namespace farm::alloc

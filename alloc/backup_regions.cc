@@ -29,6 +29,32 @@ absl::Status BackupRegions::Create(RegionId region, uint64_t bytes) {
   return absl::OkStatus();
 }
 
+void BackupRegions::FreeStaleBlock(char* base, uint32_t units, uint32_t unit, uint32_t skip_from,
+                                   uint32_t skip_to) {
+  const BlockState old = BlockState::Decode(LoadBlockWord(base, unit));
+  uint32_t head = unit, length = 1;
+  if (old.kind == BlockKind::kSlab) {
+    length = old.units;
+  } else if (old.kind == BlockKind::kContinuation && old.units <= unit) {
+    const BlockState h = BlockState::Decode(LoadBlockWord(base, unit - old.units));
+    if (h.kind == BlockKind::kSlab && h.generation == old.generation) {
+      head = unit - old.units;
+      length = h.units;
+    }
+  } else {
+    return;  // free or metadata: nothing else to clean
+  }
+  for (uint32_t u = head; u < head + length && u < units; ++u) {
+    if (u >= skip_from && u < skip_to) continue;  // rewritten by this update
+    BlockState s = BlockState::Decode(LoadBlockWord(base, u));
+    if (s.kind == BlockKind::kFree || s.generation != old.generation) continue;
+    s.kind = BlockKind::kFree;
+    s.size_class = 0;
+    s.units = 0;
+    StoreBlockWord(base, u, s.Encode());
+  }
+}
+
 absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
                                   std::span<const uint64_t> words) {
   MutexLock lock(&mu_);
@@ -48,6 +74,7 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
       return s;
     }
   }
+  const uint32_t end_unit = first_unit + static_cast<uint32_t>(words.size());
   for (size_t i = 0; i < words.size(); ++i) {
     const uint32_t unit = static_cast<uint32_t>(first_unit + i);
     const BlockState now = BlockState::Decode(LoadBlockWord(copy.base(), unit));
@@ -55,8 +82,9 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
     const bool newer = next.generation > now.generation ||
                        (next.generation == now.generation && next.kind == BlockKind::kFree);
     if (!newer) continue;
+    if (next.generation > now.generation) FreeStaleBlock(copy.base(), units, unit, first_unit, end_unit);
     if (next.kind == BlockKind::kSlab && next.generation > 1 && next.generation != now.generation) {
-      ClearSlotHeaders(copy.base(), unit, next.size_class);
+      ClearSlotHeaders(copy.base(), unit, next.size_class, next.generation);
     }
     StoreBlockWord(copy.base(), unit, words[i]);
   }

@@ -8,7 +8,10 @@
 // threads' rings). Generations order them: a word is applied when its generation is
 // newer than the entry's, or equal and it frees the unit (the release that ends the
 // assignment of the same generation). A block assigned anew after earlier use has its
-// slot headers cleared, as on the primary (BlockAllocator::Carve).
+// slot headers cleared, as on the primary (BlockAllocator::Carve). A release that never
+// arrived (the primary does not retry them) must not leave half a block behind: a newer
+// entry over a unit of an older block frees that block's other units, so the table
+// always scans.
 //
 // Thread safety: any thread.
 #ifndef FARM_ALLOC_BACKUP_REGIONS_H_
@@ -44,6 +47,11 @@ class BackupRegions {
   std::vector<RegionId> Held() const;
 
  private:
+  // Frees the units of the block that `unit` belongs to before an update rewrites it,
+  // except those in [skip_from, skip_to) that the update itself rewrites.
+  static void FreeStaleBlock(char* base, uint32_t units, uint32_t unit, uint32_t skip_from,
+                             uint32_t skip_to);
+
   const RegionOptions options_;
   mutable Mutex mu_;
   absl::flat_hash_map<RegionId, std::unique_ptr<Region>> copies_ ABSL_GUARDED_BY(mu_);

@@ -21,7 +21,7 @@ LocalRegion::LocalRegion(std::unique_ptr<Region> region, uint32_t ring, uint32_t
 
 BlockAllocator::~BlockAllocator() = default;
 
-absl::Status BlockAllocator::AddRegion(std::unique_ptr<LocalRegion> region) {
+absl::Status BlockAllocator::AddRegion(std::unique_ptr<LocalRegion>& region) {
   MutexLock lock(&mu_);
   if (by_id_.contains(region->id())) {
     return absl::AlreadyExistsError(absl::StrFormat("region %d is held already", region->id()));
@@ -109,24 +109,26 @@ SlabBlock* BlockAllocator::Carve(LocalRegion* r, uint32_t first, SizeClass size_
   update->region = r->id();
   update->first_unit = first;
   update->words.clear();
-  bool used_before = false;
+  // Every unit of the block takes one generation, newer than any of theirs.
+  uint64_t newest = 0;
   for (uint32_t i = 0; i < units; ++i) {
-    const BlockState old = BlockState::Decode(LoadBlockWord(r->base(), first + i));
-    used_before |= old.generation != 0;
+    newest = std::max(newest, BlockState::Decode(LoadBlockWord(r->base(), first + i)).generation);
+  }
+  const uint64_t generation = newest + 1;
+  for (uint32_t i = 0; i < units; ++i) {
     BlockState now;
     now.kind = i == 0 ? BlockKind::kSlab : BlockKind::kContinuation;
     now.size_class = i == 0 ? size_class : 0;
     now.units = i == 0 ? units : i;
-    now.generation = old.generation + 1;
+    now.generation = generation;
     update->words.push_back(now.Encode());
   }
-  if (used_before) ClearSlotHeaders(r->base(), first, size_class);
+  if (newest != 0) ClearSlotHeaders(r->base(), first, size_class, generation);
   for (uint32_t i = 0; i < units; ++i) StoreBlockWord(r->base(), first + i, update->words[i]);
   auto block = std::make_unique<SlabBlock>(r, first, size_class,
                                            BlockState::Decode(update->words[0]).generation);
   SlabBlock* raw = block.get();
   r->owned_[first] = std::move(block);
-  for (uint32_t i = 0; i < units; ++i) r->blocks_[first + i].store(raw, std::memory_order_release);
   r->free_units_ -= units;
   if (first == r->search_from_) r->search_from_ = first + units;
   return raw;
@@ -148,8 +150,27 @@ SlabBlock* BlockAllocator::Adopt(SizeClass size_class, const BlockPlace& place,
   return nullptr;
 }
 
+void BlockAllocator::SetPublished(SlabBlock* block, bool published) {
+  LocalRegion* r = block->region();
+  SlabBlock* value = published ? block : nullptr;
+  for (uint32_t i = 0; i < ClassInfo(block->size_class()).block_units; ++i) {
+    r->blocks_[block->first_unit() + i].store(value, std::memory_order_release);
+  }
+}
+
+void BlockAllocator::Publish(SlabBlock* block) {
+  MutexLock lock(&mu_);
+  SetPublished(block, true);
+}
+
+void BlockAllocator::Unpublish(SlabBlock* block) {
+  MutexLock lock(&mu_);
+  SetPublished(block, false);
+}
+
 void BlockAllocator::Abandon(SlabBlock* block) {
   MutexLock lock(&mu_);
+  SetPublished(block, true);
   block->set_owner(nullptr);
   block->next = block->prev = nullptr;
   adoptable_[block->size_class()].push_back(block);
@@ -170,8 +191,8 @@ void BlockAllocator::Release(SlabBlock* block, BlockTableUpdate* update) {
     s.units = 0;
     update->words.push_back(s.Encode());
     StoreBlockWord(r->base(), first + i, update->words.back());
-    r->blocks_[first + i].store(nullptr, std::memory_order_release);
   }
+  SetPublished(block, false);
   r->free_units_ += units;
   r->search_from_ = std::min(r->search_from_, first);
   r->owned_.erase(first);  // deletes the SlabBlock

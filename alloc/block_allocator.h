@@ -7,11 +7,17 @@
 // the region's backups: a block is used only after they have them (thread_allocator.cc).
 //
 // Life of a block: Acquire (entries: slab + continuations; slot headers cleared when the
-// units were used before) -> owned by a thread -> empty, retired by its owner -> after an
-// end-of-epoch round, Release (entries: free) -> Acquire again, maybe for another
-// class. A block whose owner goes away without emptying it is Abandoned and adopted by
-// the next thread that needs a block of its class. Units are never handed out twice:
-// a unit is free in the table exactly when no SlabBlock covers it.
+// units were used before) -> Publish once its backups have the entries -> owned by a
+// thread -> empty: Unpublish, retired by its owner -> after an end-of-epoch round,
+// Release (entries: free; the descriptor is deleted) -> Acquire again, maybe for another
+// class. A block whose owner goes away is Abandoned (published again if it was retired)
+// and adopted by the next thread that needs a block of its class. Units are never
+// handed out twice: a unit is free in the table exactly when no SlabBlock covers it.
+//
+// Publication: LocalRegion::BlockAt finds only published blocks. A block is unpublished
+// before the round that precedes its Release, so an operation that finds it (and may
+// dereference it) started before that round and the Release waits for it; a block that
+// never was published (its replication failed) may be Released at once.
 //
 // Thread safety: all methods on any thread. FindRegion is what frees use; regions are
 // only added, never removed, while the BlockAllocator lives, so its result stays valid.
@@ -47,8 +53,9 @@ class LocalRegion {
   uint32_t position() const { return position_; }
   Region& region() const { return *region_; }
 
-  // The slab block covering `offset`, or null. Any thread; valid while the caller is
-  // inside an epoch operation (blocks are deleted only after an end-of-epoch round).
+  // The published slab block covering `offset`, or null. Any thread; the block stays
+  // valid while the caller is inside the epoch operation it was found in (blocks are
+  // unpublished, then deleted only after an end-of-epoch round).
   SlabBlock* BlockAt(uint64_t offset) const {
     const uint64_t unit = offset / kBlockUnitBytes;
     return unit < units_ ? blocks_[unit].load(std::memory_order_acquire) : nullptr;
@@ -104,26 +111,33 @@ class BlockAllocator {
   BlockAllocator& operator=(const BlockAllocator&) = delete;
   ~BlockAllocator();
 
-  // Adds a region: formatted and empty, or rebuilt by a scan (AdoptScanned adds its
-  // blocks). AlreadyExists for a region id held already.
-  absl::Status AddRegion(std::unique_ptr<LocalRegion> region);
+  // Adds a region (taking it from `region`): formatted and empty, or rebuilt by a scan
+  // (AdoptScanned adds its blocks). AlreadyExists for a region id held already, and
+  // `region` is left to the caller.
+  absl::Status AddRegion(std::unique_ptr<LocalRegion>& region);
   // The region with `id`, or null when this node holds no such region.
   LocalRegion* FindRegion(RegionId id) const;
   std::vector<LocalRegion*> Regions() const;
 
   // A new block of `size_class` at `place`; its table entries are written and returned
-  // in `update` for the backups. The block has no owner yet. ResourceExhausted when no
-  // region there has room (NotFound for a kRegion this node does not hold).
+  // in `update` for the backups. The block has no owner and is not published yet.
+  // ResourceExhausted when no region there has room (NotFound for a kRegion this node
+  // does not hold).
   absl::StatusOr<SlabBlock*> Acquire(SizeClass size_class, const BlockPlace& place,
                                      BlockTableUpdate* update);
   // An abandoned or scanned block of `size_class` at `place` (kNear: on that ring), or
   // null. The caller becomes its owner. The block may be full.
   SlabBlock* Adopt(SizeClass size_class, const BlockPlace& place, ThreadAllocator* owner);
-  // Gives up ownership of a block that still has live objects.
+  // Makes a block findable by BlockAt (its backups have its entries) / unfindable (it
+  // is about to be retired).
+  void Publish(SlabBlock* block);
+  void Unpublish(SlabBlock* block);
+  // Gives up ownership of a block (published again if it was not).
   void Abandon(SlabBlock* block);
-  // Frees the units of an empty, retired block: its entries become free (returned in
-  // `update` for the backups) and the SlabBlock is deleted. Precondition: an
-  // end-of-epoch round has completed since the block was retired.
+  // Frees the units of an empty block: its entries become free (returned in `update` for
+  // the backups) and the SlabBlock is deleted. Precondition: the block is unpublished
+  // and an end-of-epoch round started after that has completed, or it never was
+  // published.
   void Release(SlabBlock* block, BlockTableUpdate* update);
 
   // Registers the blocks a scan found in `region` (already added) as adoptable;
@@ -136,6 +150,7 @@ class BlockAllocator {
  private:
   // First unit of a free run of `n` units in `r`, or -1.
   static int64_t FindFreeRun(const LocalRegion& r, uint32_t n);
+  void SetPublished(SlabBlock* block, bool published) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   LocalRegion* ChooseRegion(uint32_t units, const BlockPlace& place) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   SlabBlock* Carve(LocalRegion* r, uint32_t first, SizeClass size_class, BlockTableUpdate* update)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -58,13 +58,14 @@ void StoreBlockWord(char* base, uint32_t unit, uint64_t word) {
   StoreHeaderWord(base + kBlockTableOffset + uint64_t{unit} * 8, word);
 }
 
-void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class) {
+void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class, uint64_t generation) {
   const SizeClassInfo& info = ClassInfo(size_class);
+  const uint64_t incarnation = IncarnationWord(FirstIncarnation(generation), false);
   char* first = base + uint64_t{first_unit} * kBlockUnitBytes;
   for (uint32_t slot = 0; slot < info.slots; ++slot) {
     char* header = first + uint64_t{slot} * info.slot_bytes;
     StoreHeaderWord(header + kVersionOffset, 0, std::memory_order_relaxed);
-    StoreHeaderWord(header + kIncarnationOffset, 0, std::memory_order_relaxed);
+    StoreHeaderWord(header + kIncarnationOffset, incarnation, std::memory_order_relaxed);
   }
 }
 

@@ -12,7 +12,8 @@
 //   bits 59..52  size class (slab)
 //   bits 51..40  units in the block (slab) / distance back to the first unit
 //                (continuation)
-//   bits 39..0   generation: how many times the unit has been assigned to a block
+//   bits 39..0   generation: grows each time the unit is assigned to a block (a new
+//                block takes one more than the newest of its units)
 // Entries change only on the region's primary, one at a time, and each change is sent to
 // the backups before the block is used (block_allocator.h); backups apply the same
 // words (backup_regions.h). Format changes bump kRegionFormat.
@@ -86,12 +87,21 @@ absl::Status CheckRegionHeader(const char* base, RegionId region, uint64_t regio
 uint64_t LoadBlockWord(const char* base, uint32_t unit);
 void StoreBlockWord(char* base, uint32_t unit, uint64_t word);
 
-// Makes every slot of a `size_class` block starting at `first_unit` read as a free,
-// never-allocated object (both header words 0). Done when units are assigned anew after
-// earlier use, on the primary and on each backup alike, so old headers never look like
-// objects of the new class; payload bytes are left as they are (nothing reads them
-// before a new object is written).
-void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class);
+// The first incarnation of the slots of a block of `generation`: fresh memory starts at
+// 0; a block assigned anew after earlier use starts at generation << 20, so the low 32
+// bits a FatPtr carries differ from those of the objects the units held before (for
+// the next 4096 reuses of the units, each slot reused up to 2^20 times per block).
+constexpr uint64_t FirstIncarnation(uint64_t generation) {
+  return generation <= 1 ? 0 : generation << 20;
+}
+
+// Makes every slot of a `size_class` block of `generation` starting at `first_unit` a
+// free object of incarnation FirstIncarnation(generation), version 0. Done when units
+// are assigned anew after earlier use, on the primary and on each backup alike, so old
+// headers never look like objects of the new class and stale pointers into the old one
+// do not match; payload bytes are left as they are (nothing reads them before a new
+// object is written).
+void ClearSlotHeaders(char* base, uint32_t first_unit, SizeClass size_class, uint64_t generation);
 
 // Checks that `word` may be written at `unit` of a region of `units` units: a known
 // kind, a slab's class and length that fit the region, a continuation pointing back

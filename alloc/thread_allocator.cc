@@ -265,21 +265,24 @@ void ThreadAllocator::Enqueue(Pending pending) {
 }
 
 void ThreadAllocator::ServeQueue() {
+  // Iterative: steps that complete inline (no backups) end in FinishSlowStep, which
+  // returns here instead of recursing.
+  if (serving_) return;
+  serving_ = true;
   while (!slow_step_running_ && !queue_.empty()) {
     Need need;
     absl::StatusOr<FatPtr> p = AllocateHere(queue_.front().payload, queue_.front().hint, &need);
-    if (!absl::IsUnavailable(p.status())) {
+    if (p.ok() || !absl::IsUnavailable(p.status())) {
       // Served (or failed) without a new block: a block arrived for an earlier one.
       Pending done = std::move(queue_.front());
       queue_.pop_front();
-      slow_step_running_ = true;  // a re-entrant Allocate from `done` only queues
       done.done(std::move(p));
-      slow_step_running_ = false;
       continue;
     }
     slow_step_running_ = true;
     GetBlock(need);
   }
+  serving_ = false;
 }
 
 void ThreadAllocator::FinishSlowStep(const absl::Status& error) {
@@ -293,6 +296,7 @@ void ThreadAllocator::FinishSlowStep(const absl::Status& error) {
 }
 
 void ThreadAllocator::GetBlock(const Need& need) {
+  StartRound();  // retries a round that failed, if blocks still wait
   BlockAllocator& blocks = allocator_->blocks();
   BlockTableUpdate update;
   absl::StatusOr<SlabBlock*> block = blocks.Acquire(need.size_class, need.place, &update);
@@ -303,6 +307,7 @@ void ThreadAllocator::GetBlock(const Need& need) {
     }
   }
   if (absl::IsResourceExhausted(block.status())) {
+    Reclaim();  // empty blocks go back for later allocations (after their round)
     GetRegion(need);
     return;
   }
@@ -312,20 +317,21 @@ void ThreadAllocator::GetBlock(const Need& need) {
   }
   ++stats_.blocks_acquired;
   SlabBlock* b = *block;
-  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
-  std::vector<NodeId> backups;
-  if (placement != nullptr) {
-    if (absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(update.region); rs.ok()) {
-      backups.assign(rs->backups().begin(), rs->backups().end());
-    }
-  }
+  std::vector<NodeId> backups = BackupsOf(update.region);
   std::weak_ptr<ThreadAllocator*> alive = alive_;
   Allocator* allocator = allocator_;
   channel_->ReplicateBlockWords(
       backups, update.region, update.first_unit, update.words,
       [alive, allocator, b](const absl::Status& status) {
         if (alive.expired()) {
-          allocator->blocks().Abandon(b);
+          // The thread went away meanwhile: a replicated block waits for another owner;
+          // one the backups may lack was never published and goes back at once.
+          BlockTableUpdate undo;
+          if (status.ok()) {
+            allocator->blocks().Abandon(b);
+          } else {
+            allocator->blocks().Release(b, &undo);
+          }
           return;
         }
         (*alive.lock())->OnBlockReady(b, status);
@@ -334,14 +340,17 @@ void ThreadAllocator::GetBlock(const Need& need) {
 
 void ThreadAllocator::OnBlockReady(SlabBlock* block, const absl::Status& replicated) {
   if (!replicated.ok()) {
-    // The backups do not know the block: it never held an object, so it goes back at
-    // once (no pointer into it can exist since its last release).
+    // Some backups may lack the block: it was never published nor used, so it goes back
+    // at once, and the backups that have it learn of the release (best effort; a backup
+    // that misses it cleans up when the units are assigned again).
     BlockTableUpdate undo;
     allocator_->blocks().Release(block, &undo);
+    SendBlockWords(undo);
     FinishSlowStep(absl::Status(replicated.code(),
                                 absl::StrCat("replicating a new block: ", replicated.message())));
     return;
   }
+  allocator_->blocks().Publish(block);
   Own(block);
   ClassState& cls = classes_[block->size_class()];
   MakeCurrent(cls, block);
@@ -350,9 +359,7 @@ void ThreadAllocator::OnBlockReady(SlabBlock* block, const absl::Status& replica
     // hint's region, or one near it).
     Pending head = std::move(queue_.front());
     queue_.pop_front();
-    absl::StatusOr<FatPtr> p = TakeSlot(cls, block, head.payload);
-    slow_step_running_ = true;
-    head.done(std::move(p));
+    head.done(TakeSlot(cls, block, head.payload));
   }
   FinishSlowStep(absl::OkStatus());
 }
@@ -414,15 +421,18 @@ absl::Status ThreadAllocator::FreeLocal(FatPtr object) {
         absl::StrFormat("region %d is not held by this node", object.addr.region()));
   }
   const uint64_t offset = object.addr.offset();
-  SlabBlock* b = r->BlockAt(offset);
   absl::StatusOr<SizeClass> c = ClassForPayload(object.size);
-  // Another thread's block may be released while we look at it, unless we are inside an
-  // operation (the release waits for it). Our current block cannot be: it is ours.
-  const bool current = c.ok() && b != nullptr && b == classes_[*c].current;
-  if (!current) epoch_.Enter();
-  absl::Status freed = FreeSlot(object, r, b, c);
-  if (!current) epoch_.Exit();
-  return freed;
+  // The class's current block is ours and cannot be released under us; any other block
+  // is looked up and used inside an operation (a release waits for it).
+  if (c.ok()) {
+    SlabBlock* current = classes_[*c].current;
+    if (current != nullptr && current->region() == r && offset >= current->offset() &&
+        offset - current->offset() < uint64_t{ClassInfo(*c).block_units} * kBlockUnitBytes) {
+      return FreeSlot(object, r, current, c);
+    }
+  }
+  EpochGuard guard(epoch_);
+  return FreeSlot(object, r, r->BlockAt(offset), c);
 }
 
 absl::Status ThreadAllocator::FreeSlot(FatPtr object, LocalRegion* r, SlabBlock* b,
@@ -506,13 +516,37 @@ void ThreadAllocator::Retire(SlabBlock* block) {
     (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
     block->list = SlabBlock::List::kNone;
   }
+  allocator_->blocks().Unpublish(block);  // before the round that precedes its release
   block->retired = true;
   retired_waiting_.push_back(block);
   ++stats_.blocks_retired;
   StartRound();
 }
 
-void ThreadAllocator::Reclaim() { StartRound(); }
+void ThreadAllocator::Reclaim() {
+  // Blocks emptied by other threads' frees are found here (their owner never saw the
+  // frees one by one).
+  for (ClassState& cls : classes_) {
+    std::vector<SlabBlock*> empty, refilled;
+    for (BlockList* list : {&cls.available, &cls.full}) {
+      for (SlabBlock* b = list->head; b != nullptr; b = b->next) {
+        b->CollectRemoteFrees();
+        if (b->live() == 0) {
+          empty.push_back(b);
+        } else if (b->list == SlabBlock::List::kFull && b->HasLocalFree()) {
+          refilled.push_back(b);
+        }
+      }
+    }
+    for (SlabBlock* b : empty) Retire(b);
+    for (SlabBlock* b : refilled) {
+      cls.full.Remove(b);
+      cls.available.Push(b);
+      b->list = SlabBlock::List::kAvailable;
+    }
+  }
+  StartRound();
+}
 
 void ThreadAllocator::StartRound() {
   if (round_running_ || retired_waiting_.empty()) return;
@@ -542,25 +576,34 @@ void ThreadAllocator::OnRoundDone(const absl::Status& status) {
     retired_in_round_.clear();
     return;
   }
-  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
   std::vector<SlabBlock*> released = std::move(retired_in_round_);
   retired_in_round_.clear();
   for (SlabBlock* b : released) {
     BlockTableUpdate update;
     allocator_->blocks().Release(b, &update);
     ++stats_.blocks_released;
-    std::vector<NodeId> backups;
-    if (placement != nullptr) {
-      if (absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(update.region); rs.ok()) {
-        backups.assign(rs->backups().begin(), rs->backups().end());
-      }
-    }
-    // A backup that misses a release keeps the block as an empty slab block, which the
-    // scan of recovery rebuilds as such: nothing is lost, so the result is not awaited.
-    channel_->ReplicateBlockWords(backups, update.region, update.first_unit, update.words,
-                                  [](const absl::Status&) {});
+    SendBlockWords(update);
   }
   StartRound();
+}
+
+void ThreadAllocator::SendBlockWords(const BlockTableUpdate& update) {
+  std::vector<NodeId> backups = BackupsOf(update.region);
+  // Releases are not awaited: a backup that misses one keeps an empty slab block (the
+  // recovery scan rebuilds it as such) until the units are assigned again, when it
+  // frees the rest of the old block (BackupRegions::Apply).
+  channel_->ReplicateBlockWords(backups, update.region, update.first_unit, update.words,
+                                [](const absl::Status&) {});
+}
+
+std::vector<NodeId> ThreadAllocator::BackupsOf(RegionId region) const {
+  std::vector<NodeId> backups;
+  if (std::shared_ptr<const membership::Placement> p = allocator_->environment().placement()) {
+    if (absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(region); rs.ok()) {
+      backups.assign(rs->backups().begin(), rs->backups().end());
+    }
+  }
+  return backups;
 }
 
 }  // namespace farm::alloc

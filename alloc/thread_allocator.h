@@ -25,7 +25,8 @@
 // Asynchrony: Allocate and Free complete through a continuation on this thread. When no
 // message is needed (a slot at hand, a local free) it runs before the call returns;
 // otherwise the thread's event loop must run for it to complete. Slow allocations of one
-// thread are served one at a time, in order.
+// thread are served one at a time, in order. A continuation may allocate and free again,
+// but must not destroy the ThreadAllocator.
 //
 // Thread safety: one thread at a time (the owner); Free of another thread's object
 // goes through that block's atomic bitmap.
@@ -85,8 +86,10 @@ class ThreadAllocator {
   // Free of an object in a region this node holds. Synchronous.
   absl::Status FreeLocal(FatPtr object);
 
-  // Starts an end-of-epoch round now if blocks wait for one and none is running.
-  // Rounds also start by themselves when a block is retired.
+  // Retires every owned block that is empty (after collecting other threads' frees)
+  // and starts an end-of-epoch round if blocks wait for one and none is running. Rounds
+  // also start by themselves when a block is retired; a failed round is retried by the
+  // next slow-path step or Reclaim.
   void Reclaim();
   // Blocks retired and not yet released (waiting for or inside a round).
   size_t retired_blocks() const { return retired_waiting_.size() + retired_in_round_.size(); }
@@ -146,6 +149,9 @@ class ThreadAllocator {
   void FinishSlowStep(const absl::Status& error);
   void StartRound();
   void OnRoundDone(const absl::Status& status);
+  // Sends block-table words to the region's backups without awaiting them.
+  void SendBlockWords(const BlockTableUpdate& update);
+  std::vector<NodeId> BackupsOf(RegionId region) const;
 
   Allocator* const allocator_;
   ThreadChannel* const channel_;
@@ -157,6 +163,7 @@ class ThreadAllocator {
 
   std::deque<Pending> queue_;
   bool slow_step_running_ = false;
+  bool serving_ = false;  // inside ServeQueue
   std::vector<SlabBlock*> retired_waiting_;
   std::vector<SlabBlock*> retired_in_round_;
   bool round_running_ = false;

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <deque>
+#include <optional>
+
 #include "absl/container/flat_hash_set.h"
 #include "alloc/region_format.h"
 #include "alloc/scan.h"
@@ -236,8 +239,13 @@ TEST(Allocator, ReclamationWaitsForEveryOperationThatCouldStillRead) {
   big = t->Alloc(other);
   ASSERT_TRUE(big.ok()) << big.status();
   EXPECT_EQ(UnitOf(big->addr), retired_unit);
-  // The reused unit was cleared: no old header survives at the new slot boundaries.
-  EXPECT_EQ(IncarnationOf(LoadHeaderWord(base + big->addr.offset() + kIncarnationOffset)), 0u);
+  // The reused unit's slots start at an incarnation of the new generation: old headers
+  // do not survive at the new slot boundaries, and no stale pointer matches.
+  const BlockState reused = BlockState::Decode(LoadBlockWord(base, retired_unit));
+  EXPECT_EQ(reused.generation, 2u);
+  EXPECT_EQ(IncarnationOf(LoadHeaderWord(base + big->addr.offset() + kIncarnationOffset)),
+            FirstIncarnation(2));
+  EXPECT_EQ(big->incarnation, FatIncarnation(FirstIncarnation(2)));
 }
 
 // Random alloc/free from several threads, frees often by another thread than the
@@ -375,6 +383,119 @@ TEST(Allocator, StressNoTwoLiveObjectsOverlap) {
   // The shared pool is freed by a thread that owns none of the blocks.
   auto t = m.NewThread();
   for (const FatPtr& p : pool) ASSERT_TRUE(t->Free(p).ok());
+}
+
+// A retired block is no longer found by BlockAt, so an operation that starts after the
+// round began cannot hold its descriptor when the release deletes it.
+TEST(Allocator, RetiredBlocksAreUnpublishedBeforeTheirRound) {
+  SingleMachine m(32 << 20, 32 << 20);
+  auto t = m.NewThread();
+  const uint64_t small = OneUnitPayload(60000);
+  const uint32_t slots = ClassInfo(*ClassForPayload(small)).slots;
+  std::vector<FatPtr> first;
+  for (uint32_t i = 0; i < slots; ++i) first.push_back(*t->Alloc(small));
+  ASSERT_TRUE(t->Alloc(small).ok());  // another block becomes current
+  LocalRegion* r = m.allocator().blocks().FindRegion(first[0].addr.region());
+  ASSERT_NE(r->BlockAt(first[0].addr.offset()), nullptr);
+  for (const FatPtr& p : first) ASSERT_TRUE(t->Free(p).ok());
+  ASSERT_TRUE(t->allocator->round_running());
+  EXPECT_EQ(r->BlockAt(first[0].addr.offset()), nullptr);
+  // A stale free meanwhile is refused without touching the block.
+  EXPECT_EQ(t->Free(first[0]).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(t->RunUntil([&] { return !t->allocator->round_running(); }));
+  EXPECT_EQ(t->allocator->stats().blocks_released, 1u);
+}
+
+// Block reuse starts slots at a new incarnation, so a pointer from before the reuse
+// cannot free (or read) the object allocated after it, even in the same class.
+TEST(Allocator, StalePointersDoNotMatchObjectsOfAReusedBlock) {
+  SingleMachine m(32 << 20, 32 << 20);
+  auto t = m.NewThread();
+  const uint64_t small = OneUnitPayload(60000);
+  const uint32_t slots = ClassInfo(*ClassForPayload(small)).slots;
+  std::vector<FatPtr> first, second;
+  for (uint32_t i = 0; i < slots; ++i) first.push_back(*t->Alloc(small));
+  for (uint32_t i = 0; i < slots; ++i) second.push_back(*t->Alloc(small));  // block 2 full
+  const FatPtr stale = first[0];
+  for (const FatPtr& p : first) ASSERT_TRUE(t->Free(p).ok());
+  ASSERT_TRUE(t->RunUntil([&] { return !t->allocator->round_running(); }));
+  ASSERT_EQ(t->allocator->stats().blocks_released, 1u);
+  absl::StatusOr<FatPtr> fresh = t->Alloc(small);  // the released unit, same class
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_EQ(fresh->addr, stale.addr);
+  EXPECT_NE(fresh->incarnation, stale.incarnation);
+  EXPECT_EQ(t->Free(stale).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(t->Free(*fresh).ok());
+}
+
+// A channel whose block replications complete only when the test says so.
+class DeferredChannel final : public ThreadChannel {
+ public:
+  void ReplicateRegion(std::span<const NodeId>, RegionId, uint64_t, StatusDone done) override {
+    done(absl::OkStatus());
+  }
+  void ReplicateBlockWords(std::span<const NodeId>, RegionId, uint32_t, std::span<const uint64_t>,
+                           StatusDone done) override {
+    pending.push_back(std::move(done));
+  }
+  void AllocateRemote(NodeId, uint32_t, Addr, PtrDone done) override {
+    done(absl::UnavailableError("no peers"));
+  }
+  void FreeRemote(NodeId, FatPtr, StatusDone done) override { done(absl::UnavailableError("no peers")); }
+  void EndOfEpochRound(std::vector<NodeId>, StatusDone done) override { done(absl::OkStatus()); }
+  std::deque<StatusDone> pending;
+};
+
+TEST(Allocator, ABlockTheBackupsLackIsNeverUsed) {
+  SingleMachine m(32 << 20, 32 << 20);
+  DeferredChannel channel;
+  const uint64_t small = OneUnitPayload(60000);
+  {
+    // Replication fails while the thread waits: the allocation fails, the block goes back.
+    std::unique_ptr<ThreadAllocator> a = *m.allocator().NewThread(&channel);
+    std::optional<absl::StatusOr<FatPtr>> result;
+    a->Allocate(small, {}, [&](absl::StatusOr<FatPtr> p) { result = std::move(p); });
+    ASSERT_FALSE(result.has_value());
+    ASSERT_EQ(channel.pending.size(), 1u);
+    StatusDone done = std::move(channel.pending.front());
+    channel.pending.pop_front();
+    done(absl::UnavailableError("backup did not answer"));
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->status().code(), absl::StatusCode::kUnavailable) << result->status();
+    EXPECT_EQ(m.allocator().Stats().blocks.blocks, 0u);
+    // The same, but the thread goes away before the answer.
+    result.reset();
+    a->Allocate(small, {}, [&](absl::StatusOr<FatPtr> p) { result = std::move(p); });
+    ASSERT_EQ(channel.pending.size(), 2u);  // the undo of the first, then this block
+    a.reset();
+    ASSERT_TRUE(result.has_value());
+    EXPECT_EQ(result->status().code(), absl::StatusCode::kCancelled);
+    for (StatusDone& d : channel.pending) d(absl::UnavailableError("backup did not answer"));
+    channel.pending.clear();
+  }
+  const AllocatorStats stats = m.allocator().Stats();
+  EXPECT_EQ(stats.blocks.blocks, 0u);
+  EXPECT_EQ(stats.blocks.adoptable, 0u);
+  auto t = m.NewThread();
+  ASSERT_TRUE(t->Alloc(small).ok());
+  EXPECT_EQ(t->allocator->stats().blocks_adopted, 0u);
+}
+
+TEST(Allocator, BlocksEmptiedByOtherThreadsAreReclaimed) {
+  SingleMachine m(32 << 20, 32 << 20);
+  auto a = m.NewThread();
+  auto b = m.NewThread();
+  const uint64_t small = OneUnitPayload(60000);
+  const uint32_t slots = ClassInfo(*ClassForPayload(small)).slots;
+  std::vector<FatPtr> first;
+  for (uint32_t i = 0; i < slots; ++i) first.push_back(*a->Alloc(small));
+  ASSERT_TRUE(a->Alloc(small).ok());
+  for (const FatPtr& p : first) ASSERT_TRUE(b->Free(p).ok());
+  EXPECT_EQ(a->allocator->retired_blocks(), 0u) << "the owner has not seen the frees yet";
+  a->allocator->Reclaim();
+  EXPECT_EQ(a->allocator->retired_blocks(), 1u);
+  ASSERT_TRUE(a->RunUntil([&] { return !a->allocator->round_running(); }));
+  EXPECT_EQ(a->allocator->stats().blocks_released, 1u);
 }
 
 TEST(Allocator, ScanRebuildsExactlyTheLiveSet) {
