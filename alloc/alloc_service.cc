@@ -66,6 +66,16 @@ bool DecodeFatPtr(WireReader& r, FatPtr* p) {
   return true;
 }
 
+// Answers a request that carries no data back: the tag alone, or the error.
+void Answer(MsgThread& thread, const Message& message, const absl::Status& status) {
+  if (!message.expects_reply()) return;
+  if (status.ok()) {
+    (void)thread.Reply(message.reply_to, WireWriter().Take());
+  } else {
+    (void)thread.ReplyError(message.reply_to, status);
+  }
+}
+
 absl::Status TagOnlyAnswer(absl::string_view payload) {
   WireReader r(payload);
   return r.Tag() && r.done() ? absl::OkStatus()
@@ -229,33 +239,21 @@ void AllocService::OnRemoteFree(MsgThread& thread, const Message& message) {
   WireReader r(message.payload);
   FatPtr p;
   if (!r.Tag() || !DecodeFatPtr(r, &p) || !r.done()) {
-    if (message.expects_reply()) (void)thread.ReplyError(message.reply_to, Malformed("free", message));
+    Answer(thread, message, Malformed("free", message));
     return;
   }
   ThreadAllocator* allocator = threads_[thread.index()].get();
-  absl::Status s = allocator == nullptr ? absl::UnavailableError("the node is stopping")
-                                        : allocator->FreeLocal(p);
-  if (!message.expects_reply()) return;
-  if (s.ok()) {
-    (void)thread.Reply(message.reply_to, WireWriter().Take());
-  } else {
-    (void)thread.ReplyError(message.reply_to, s);
-  }
+  Answer(thread, message,
+         allocator == nullptr ? absl::UnavailableError("the node is stopping") : allocator->FreeLocal(p));
 }
 
 void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
   WireReader r(message.payload);
   RegionId region = 0;
   uint64_t bytes = 0;
-  absl::Status s = r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done()
-                       ? backups_->Create(region, bytes)
-                       : Malformed("backup region", message);
-  if (!message.expects_reply()) return;
-  if (s.ok()) {
-    (void)thread.Reply(message.reply_to, WireWriter().Take());
-  } else {
-    (void)thread.ReplyError(message.reply_to, s);
-  }
+  Answer(thread, message,
+         r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done() ? backups_->Create(region, bytes)
+                                                               : Malformed("backup region", message));
 }
 
 void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
@@ -271,12 +269,7 @@ void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
     for (uint64_t& w : words) r.Get(&w);
     s = backups_->Apply(region, first, words);
   }
-  if (!message.expects_reply()) return;
-  if (s.ok()) {
-    (void)thread.Reply(message.reply_to, WireWriter().Take());
-  } else {
-    (void)thread.ReplyError(message.reply_to, s);
-  }
+  Answer(thread, message, s);
 }
 
 }  // namespace farm::alloc

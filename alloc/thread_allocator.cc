@@ -369,10 +369,42 @@ void ThreadAllocator::GetRegion(const Need& need) {
   if (need.place.kind == BlockPlace::Kind::kRegion) {
     if (LocalRegion* r = FindRegion(need.place.region)) near = membership::RingPosition{r->ring(), r->position()};
   }
+  const SizeClass size_class = need.size_class;
+  NewRegion(near, [this, size_class](absl::StatusOr<RegionId> id) {
+    if (!id.ok()) {
+      FinishSlowStep(id.status());
+      return;
+    }
+    Need in_new;
+    in_new.size_class = size_class;
+    in_new.place = BlockPlace::In(*id);
+    GetBlock(in_new);
+  });
+}
+
+void ThreadAllocator::CreateRegionNow(StatusDone done) {
+  if (!allocator_->blocks().Regions().empty()) {
+    done(absl::OkStatus());  // one came meanwhile
+    return;
+  }
+  if (slow_step_running_) {
+    done(absl::UnavailableError("a slow allocation step is running; ask again later"));
+    return;
+  }
+  // A slow step: allocations that need a block meanwhile wait for this region.
+  slow_step_running_ = true;
+  NewRegion(std::nullopt, [this, done = std::move(done)](absl::StatusOr<RegionId> id) mutable {
+    done(id.status());
+    FinishSlowStep(absl::OkStatus());
+  });
+}
+
+void ThreadAllocator::NewRegion(std::optional<membership::RingPosition> near,
+                                absl::AnyInvocable<void(absl::StatusOr<RegionId>)> then) {
   std::vector<NodeId> backups;
   absl::StatusOr<std::unique_ptr<LocalRegion>> region = allocator_->CreateRegion(near, &backups);
   if (!region.ok()) {
-    FinishSlowStep(region.status());
+    then(region.status());
     return;
   }
   ++stats_.regions_created;
@@ -392,23 +424,19 @@ void ThreadAllocator::GetRegion(const Need& need) {
   holder->region = std::move(*region);
   std::weak_ptr<ThreadAllocator*> alive = alive_;
   Allocator* allocator = allocator_;
-  const SizeClass size_class = need.size_class;
+  auto shared_then = std::make_shared<absl::AnyInvocable<void(absl::StatusOr<RegionId>)>>(std::move(then));
   channel_->ReplicateRegion(backups, id, bytes,
-                            [alive, allocator, holder, id, size_class](const absl::Status& status) {
+                            [alive, allocator, holder, id, shared_then](const absl::Status& status) {
     absl::Status added = status.ok() ? allocator->AddCreatedRegion(std::move(holder->region))
                                      : absl::Status(status.code(), absl::StrCat(
                                            "replicating new region ", id, ": ", status.message()));
     if (!status.ok()) allocator->DropCreatedRegion(std::move(holder->region));
-    if (alive.expired()) return;
-    ThreadAllocator* self = *alive.lock();
-    if (!added.ok()) {
-      self->FinishSlowStep(added);
-      return;
+    if (alive.expired()) return;  // `then` belongs to the thread allocator's state
+    if (added.ok()) {
+      (*shared_then)(id);
+    } else {
+      (*shared_then)(added);
     }
-    Need in_new;
-    in_new.size_class = size_class;
-    in_new.place = BlockPlace::In(id);
-    self->GetBlock(in_new);
   });
 }
 

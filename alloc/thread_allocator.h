@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -85,6 +86,11 @@ class ThreadAllocator {
   void Free(FatPtr object, StatusDone done);
   // Free of an object in a region this node holds. Synchronous.
   absl::Status FreeLocal(FatPtr object);
+
+  // Creates a region now unless the node has one, before allocations need it (a node's
+  // first region); `done` on this thread. Allocations that need a block meanwhile wait for it. Errors as
+  // Allocate's for a new region; Unavailable while a slow step runs (ask again).
+  void CreateRegionNow(StatusDone done);
 
   // Retires every owned block that is empty (after collecting other threads' frees)
   // and starts an end-of-epoch round if blocks wait for one and none is running. Rounds
@@ -145,6 +151,10 @@ class ThreadAllocator {
   void ServeQueue();
   void GetBlock(const Need& need);
   void GetRegion(const Need& need);
+  // Creates a region (near `near` on its ring, if given), has its backups hold it, adds
+  // it; `then` gets its id or the error, on this thread, unless this object is gone.
+  void NewRegion(std::optional<membership::RingPosition> near,
+                 absl::AnyInvocable<void(absl::StatusOr<RegionId>)> then);
   void OnBlockReady(SlabBlock* block, const absl::Status& replicated);
   void FinishSlowStep(const absl::Status& error);
   void StartRound();

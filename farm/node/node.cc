@@ -331,7 +331,36 @@ void Node::ConnectLoop() {
         all_linked = false;
       }
     }
+    // Once its backups can be reached, the node has a region ready for the first
+    // allocations (and for the admin's placement view); retried like a link.
+    if (all_linked && allocator_->blocks().Regions().empty()) {
+      if (absl::Status s = CreateFirstRegion(); !s.ok()) {
+        Log(options_.node_id, absl::StrCat("first region not created (retrying): ", s.ToString()));
+        all_linked = false;
+      }
+    }
   }
+}
+
+absl::Status Node::CreateFirstRegion() {
+  auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
+  auto done = std::make_shared<Notification>();
+  loops_[0]->loop().Post([this, result, done] {
+    alloc::ThreadAllocator* allocator = alloc_service_->thread(0);
+    if (allocator == nullptr) {
+      *result = absl::CancelledError("stopping");
+      done->Notify();
+      return;
+    }
+    allocator->CreateRegionNow([result, done](const absl::Status& s) {
+      *result = s;
+      done->Notify();
+    });
+  });
+  if (!done->WaitForNotificationWithTimeout(options_.connect_timeout)) {
+    return absl::DeadlineExceededError("the region's backups did not answer in time");
+  }
+  return *result;
 }
 
 void Node::Stop() {

@@ -7,8 +7,8 @@
 // until a configuration includes this node), then links to every member. Each new
 // configuration links the node to members it has not linked yet (on a connector
 // thread; a slow peer never blocks the membership thread) and becomes the placement the
-// allocator uses. Regions are created by the allocator when the first blocks are
-// needed, placed so that this node is their primary. Stop undoes it in reverse: leave
+// allocator uses. Once every member is linked the node creates its first region (placed
+// so that it is the primary, held by its backups); later regions come as blocks run out. Stop undoes it in reverse: leave
 // membership first, so peers see the node go at once.
 #ifndef FARM_NODE_NODE_H_
 #define FARM_NODE_NODE_H_
@@ -96,6 +96,8 @@ class Node {
   absl::Status CreateAllocator();
   void OnConfiguration(std::shared_ptr<const membership::Configuration> config);
   void ConnectLoop();
+  // Has thread 0 create this node's first region; waits for it (connector thread).
+  absl::Status CreateFirstRegion();
 
   const NodeOptions options_;
   const std::string backend_;

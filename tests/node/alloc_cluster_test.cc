@@ -131,6 +131,25 @@ class AllocClusterTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 
+TEST_P(AllocClusterTest, EveryNodeHasAFirstRegionHeldByItsBackups) {
+  auto placement = membership::Placement::Create(*node(1).membership().current());
+  ASSERT_TRUE(placement.ok());
+  for (NodeId id = 1; id <= 3; ++id) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (node(id).allocator().blocks().Regions().empty() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    std::vector<alloc::LocalRegion*> regions = node(id).allocator().blocks().Regions();
+    ASSERT_EQ(regions.size(), 1u) << "node " << id;
+    absl::StatusOr<membership::ReplicaSet> set = placement->Lookup(regions[0]->id());
+    ASSERT_TRUE(set.ok());
+    EXPECT_EQ(set->primary(), id);
+    for (NodeId b : set->backups()) {
+      EXPECT_NE(node(b).backups().Find(regions[0]->id()), nullptr) << "node " << b;
+    }
+  }
+}
+
 TEST_P(AllocClusterTest, RegionsAndBlocksReachTheBackupsWhenMade) {
   absl::StatusOr<FatPtr> p = Allocate(node(1), 500);
   ASSERT_TRUE(p.ok()) << p.status();
