@@ -252,7 +252,7 @@ void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
   RegionId region = 0;
   uint64_t bytes = 0;
   Answer(thread, message,
-         r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done() ? backups_->Create(region, bytes)
+         r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done() ? backups_->Create(region, bytes, message.from)
                                                                : Malformed("backup region", message));
 }
 

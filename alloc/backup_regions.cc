@@ -7,16 +7,17 @@
 
 namespace farm::alloc {
 
-absl::Status BackupRegions::Create(RegionId region, uint64_t bytes) {
+absl::Status BackupRegions::Create(RegionId region, uint64_t bytes, NodeId primary) {
   if (bytes < kMinRegionBytes || bytes > kMaxRegionSize || bytes % kBlockUnitBytes != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a backup of region %d cannot have %d bytes", region, bytes));
   }
   MutexLock lock(&mu_);
   if (auto it = copies_.find(region); it != copies_.end()) {
-    if (it->second->size() == bytes) return absl::OkStatus();
+    if (it->second.region->size() == bytes && it->second.primary == primary) return absl::OkStatus();
     return absl::AlreadyExistsError(absl::StrFormat(
-        "a backup of region %d with %d bytes is held already, not %d", region, it->second->size(), bytes));
+        "a backup of region %d (%d bytes, created by node %d) is held already; node %d asked for "
+        "%d bytes", region, it->second.region->size(), it->second.primary, primary, bytes));
   }
   absl::StatusOr<Region> copy = Region::Create(region, bytes, options_);
   if (!copy.ok()) {
@@ -25,7 +26,7 @@ absl::Status BackupRegions::Create(RegionId region, uint64_t bytes) {
   }
   auto held = std::make_unique<Region>(std::move(*copy));
   if (absl::Status s = FormatRegion(held->base(), region, bytes); !s.ok()) return s;
-  copies_[region] = std::move(held);
+  copies_[region] = Copy{std::move(held), primary};
   return absl::OkStatus();
 }
 
@@ -62,7 +63,7 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
   if (it == copies_.end()) {
     return absl::NotFoundError(absl::StrFormat("no backup of region %d is held here", region));
   }
-  Region& copy = *it->second;
+  Region& copy = *it->second.region;
   const uint32_t units = UnitsOf(copy.size());
   for (size_t i = 0; i < words.size(); ++i) {
     if (first_unit + i >= units) {
@@ -94,7 +95,7 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
 const Region* BackupRegions::Find(RegionId region) const {
   MutexLock lock(&mu_);
   auto it = copies_.find(region);
-  return it == copies_.end() ? nullptr : it->second.get();
+  return it == copies_.end() ? nullptr : it->second.region.get();
 }
 
 std::vector<RegionId> BackupRegions::Held() const {

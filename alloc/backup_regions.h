@@ -33,9 +33,11 @@ class BackupRegions {
  public:
   explicit BackupRegions(RegionOptions options = {}) : options_(options) {}
 
-  // Holds a new, formatted copy of `region` (idempotent for the same size).
-  // InvalidArgument for a size the format cannot hold; AlreadyExists for another size.
-  absl::Status Create(RegionId region, uint64_t bytes);
+  // Holds a new, formatted copy of `region` created by `primary` (idempotent for the
+  // same primary and size: a retried request). InvalidArgument for a size the format
+  // cannot hold; AlreadyExists when a copy of that id from another primary or of
+  // another size is held (two nodes must never merge into one copy).
+  absl::Status Create(RegionId region, uint64_t bytes, NodeId primary);
   // Applies block-table words [first_unit, first_unit + words.size()). NotFound for a
   // region not held; InvalidArgument for a word that is not valid at its unit (nothing
   // is applied then).
@@ -54,7 +56,11 @@ class BackupRegions {
 
   const RegionOptions options_;
   mutable Mutex mu_;
-  absl::flat_hash_map<RegionId, std::unique_ptr<Region>> copies_ ABSL_GUARDED_BY(mu_);
+  struct Copy {
+    std::unique_ptr<Region> region;
+    NodeId primary;  // the node that created the region
+  };
+  absl::flat_hash_map<RegionId, Copy> copies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm::alloc

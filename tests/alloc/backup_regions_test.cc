@@ -41,17 +41,20 @@ BlockState At(const BackupRegions& b, uint32_t unit) {
 
 TEST(BackupRegions, CreateIsIdempotentAndChecksSizes) {
   BackupRegions b(RegionOptions{HugePages::kNone});
-  ASSERT_TRUE(b.Create(kRegion, kBytes).ok());
-  EXPECT_TRUE(b.Create(kRegion, kBytes).ok());
-  EXPECT_EQ(b.Create(kRegion, kBytes * 2).code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(b.Create(8, 4096).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(b.Create(kRegion, kBytes, 1).ok());
+  EXPECT_TRUE(b.Create(kRegion, kBytes, 1).ok());
+  EXPECT_EQ(b.Create(kRegion, kBytes * 2, 1).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(b.Create(8, 4096, 1).code(), absl::StatusCode::kInvalidArgument);
+  absl::Status other = b.Create(kRegion, kBytes, 2);
+  EXPECT_EQ(other.code(), absl::StatusCode::kAlreadyExists) << "another primary's region of that id";
+  EXPECT_NE(other.message().find("created by node 1"), std::string::npos) << other;
   EXPECT_TRUE(CheckRegionHeader(b.Find(kRegion)->base(), kRegion, kBytes).ok());
   EXPECT_EQ(b.Apply(99, 1, Block(0, 1)).code(), absl::StatusCode::kNotFound);
 }
 
 TEST(BackupRegions, OutOfOrderEntriesConverge) {
   BackupRegions b(RegionOptions{HugePages::kNone});
-  ASSERT_TRUE(b.Create(kRegion, kBytes).ok());
+  ASSERT_TRUE(b.Create(kRegion, kBytes, 1).ok());
   const SizeClass c = ClassWithUnits(1);
   // The primary: carve (gen 1), release (gen 1), carve again (gen 2). The backup gets
   // them as carve 2, release 1, carve 1.
@@ -67,7 +70,7 @@ TEST(BackupRegions, OutOfOrderEntriesConverge) {
 
 TEST(BackupRegions, AMissedReleaseLeavesNoHalfBlock) {
   BackupRegions b(RegionOptions{HugePages::kNone});
-  ASSERT_TRUE(b.Create(kRegion, kBytes).ok());
+  ASSERT_TRUE(b.Create(kRegion, kBytes, 1).ok());
   const SizeClass two = ClassWithUnits(2), one = ClassWithUnits(1);
   ASSERT_NE(two, 0);
   ASSERT_TRUE(b.Apply(kRegion, 1, Block(two, 1)).ok());
@@ -87,7 +90,7 @@ TEST(BackupRegions, AMissedReleaseLeavesNoHalfBlock) {
 
 TEST(BackupRegions, AnInvalidEntryIsRefusedWhole) {
   BackupRegions b(RegionOptions{HugePages::kNone});
-  ASSERT_TRUE(b.Create(kRegion, kBytes).ok());
+  ASSERT_TRUE(b.Create(kRegion, kBytes, 1).ok());
   std::vector<uint64_t> words = Block(0, 1);
   words.push_back(uint64_t{9} << 60);  // unknown kind
   EXPECT_EQ(b.Apply(kRegion, 1, words).code(), absl::StatusCode::kInvalidArgument);
