@@ -1,0 +1,110 @@
+#include "farm/base/object_codec.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "farm/base/cpu_copy.h"
+
+namespace farm {
+namespace {
+
+// Calls fn(image_position, payload_position, length) for each run of payload bytes of
+// an object at region offset `offset`, in increasing order.
+template <typename Fn>
+void ForEachPayloadRun(uint64_t offset, uint64_t payload, Fn fn) {
+  uint64_t at = offset + kObjectHeaderBytes;  // region offset of the next stored byte
+  uint64_t done = 0;
+  while (done < payload) {
+    if (at % kCacheLineBytes == 0) at += kLineVersionBytes;  // a line version first
+    const uint64_t line_end = (at / kCacheLineBytes + 1) * kCacheLineBytes;
+    const uint64_t n = std::min(payload - done, line_end - at);
+    fn(at - offset, done, n);
+    at += n;
+    done += n;
+  }
+}
+
+// Calls fn(image_position) for each line version of the object, in increasing order.
+template <typename Fn>
+void ForEachLineVersion(uint64_t offset, uint64_t payload, Fn fn) {
+  const uint64_t end = offset + StoredBytes(offset, payload);
+  for (uint64_t b = (offset / kCacheLineBytes + 1) * kCacheLineBytes; b < end; b += kCacheLineBytes) {
+    fn(b - offset);
+  }
+}
+
+uint16_t LoadLineVersion(const char* at) {
+  uint16_t v;
+  std::memcpy(&v, at, sizeof(v));
+  return v;
+}
+
+void StoreLineVersionShared(char* at, uint16_t v) {
+  std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(at)).store(v, std::memory_order_release);
+}
+
+}  // namespace
+
+void ReadPayload(const char* image, uint64_t offset, std::span<char> payload) {
+  ForEachPayloadRun(offset, payload.size(), [&](uint64_t at, uint64_t from, uint64_t n) {
+    std::memcpy(payload.data() + from, image + at, n);
+  });
+}
+
+const char* CopyCheckName(CopyCheck check) {
+  switch (check) {
+    case CopyCheck::kAccepted: return "accepted";
+    case CopyCheck::kLocked: return "locked";
+    case CopyCheck::kInconsistent: return "inconsistent";
+    case CopyCheck::kNotAllocated: return "not allocated";
+    case CopyCheck::kWrongIncarnation: return "wrong incarnation";
+  }
+  return "?";
+}
+
+CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
+                    uint32_t expected_incarnation, bool torn) {
+  uint64_t version, incarnation;
+  std::memcpy(&version, image + kVersionOffset, sizeof(version));
+  std::memcpy(&incarnation, image + kIncarnationOffset, sizeof(incarnation));
+  if (torn) return CopyCheck::kInconsistent;
+  if (IsLocked(version)) return CopyCheck::kLocked;
+  if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
+  if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
+    return CopyCheck::kWrongIncarnation;
+  }
+  bool consistent = true;
+  const uint16_t want = LineVersion(version);
+  ForEachLineVersion(offset, payload, [&](uint64_t at) {
+    consistent &= LoadLineVersion(image + at) == want;
+  });
+  return consistent ? CopyCheck::kAccepted : CopyCheck::kInconsistent;
+}
+
+bool LockObject(char* object, uint64_t expected) {
+  if (IsLocked(expected)) return false;
+  return CasHeaderWord(object + kVersionOffset, expected, expected | kWriteLock);
+}
+
+void StoreLineVersions(char* object, uint64_t offset, uint64_t payload, uint16_t line_version) {
+  ForEachLineVersion(offset, payload, [&](uint64_t at) { StoreLineVersionShared(object + at, line_version); });
+}
+
+void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
+                       std::span<const char> payload) {
+  StoreLineVersions(object, offset, payload.size(), LineVersion(locked_from | kWriteLock));
+  ForEachPayloadRun(offset, payload.size(), [&](uint64_t at, uint64_t from, uint64_t n) {
+    OrderedStoreCopy(object + at, payload.data() + from, n);
+  });
+  const uint64_t next = NextVersion(locked_from);
+  StoreLineVersions(object, offset, payload.size(), LineVersion(next));
+  StoreHeaderWord(object + kVersionOffset, next);
+}
+
+void UnlockObject(char* object, uint64_t offset, uint64_t payload, uint64_t locked_from) {
+  StoreLineVersions(object, offset, payload, LineVersion(locked_from));
+  StoreHeaderWord(object + kVersionOffset, locked_from);
+}
+
+}  // namespace farm

@@ -1,0 +1,79 @@
+// Object codec: between an application's plain object buffer and the object's stored
+// bytes (layout in object_layout.h), the writer protocol on the primary, and the rule a
+// lock-free reader applies to a copy (DESIGN.md "Objects and versions").
+//
+// Versions. The header's version word is count << 2 | lock mode; a line version is the
+// low 16 bits of the whole word. An unlocked object has every line version equal to
+// LineVersion(header version).
+//
+// Writer protocol (the primary, in place), each step's stores visible before the next:
+//   1. lock: CAS the version v -> v | kWriteLock (fails if locked or changed);
+//   2. mark every line version LineVersion(v | kWriteLock);
+//   3. write the payload;
+//   4. publish: every line version LineVersion(v'), then the header version v' =
+//      NextVersion(v) (unlocked). Abandon instead restores v and its line versions.
+// A reader's copy is accepted (CheckCopy) only when its header is unlocked, allocated,
+// of the expected incarnation, and every line version equals LineVersion(header
+// version); on CPU-executed transports the copy must also not be torn (the header word
+// changed while copying, Completion::torn). Why this suffices: a copy that overlaps a
+// write either saw the header after step 1 (locked: refused), or saw it before step 1
+// and then, per hardware line (atomic on RDMA), a line written in step 2–4 (its version
+// differs: refused) or, on CPU transports, a header that changed before the copy ended
+// (torn: refused). 16-bit line versions repeat after 2^14 writes: a reader must refuse
+// copies that took longer than that many writes could (the transaction layer bounds
+// read time, paper section 3.5).
+//
+// Everything writes shared memory with atomic stores (other processes and NICs read it
+// concurrently), in increasing address order within each step.
+#ifndef FARM_BASE_OBJECT_CODEC_H_
+#define FARM_BASE_OBJECT_CODEC_H_
+
+#include <cstdint>
+#include <span>
+
+#include "farm/base/object_layout.h"
+
+namespace farm {
+
+inline constexpr uint64_t kLockMask = 3;
+inline constexpr uint64_t kWriteLock = 1;
+
+constexpr bool IsLocked(uint64_t version) { return (version & kLockMask) != 0; }
+constexpr uint64_t NextVersion(uint64_t version) { return (version & ~kLockMask) + 4; }
+constexpr uint16_t LineVersion(uint64_t version) { return static_cast<uint16_t>(version); }
+
+// --- Private images (a copy in the reader's buffer, or one being prepared) ---
+
+// Copies the payload out of `image`, the stored bytes of an object that starts at
+// region offset `offset` (the image's byte 0 is the header).
+void ReadPayload(const char* image, uint64_t offset, std::span<char> payload);
+
+enum class CopyCheck {
+  kAccepted,
+  kLocked,         // a writer holds the object
+  kInconsistent,   // line versions disagree with the header, or the copy was torn
+  kNotAllocated,   // freed (or never allocated)
+  kWrongIncarnation,
+};
+const char* CopyCheckName(CopyCheck check);
+
+// The lock-free read rule for a copy of StoredBytes(offset, payload) bytes.
+CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
+                    uint32_t expected_incarnation, bool torn);
+
+// --- Shared memory (the object in place, on its primary) ---
+
+// Step 1: true when the version was `expected` (unlocked) and is now locked.
+bool LockObject(char* object, uint64_t expected);
+// Steps 2–4 for an object locked from version `locked_from`: writes `payload` (exactly
+// the object's size) and publishes NextVersion(locked_from).
+void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
+                       std::span<const char> payload);
+// Releases a lock without writing (an aborted commit): version `locked_from` again.
+void UnlockObject(char* object, uint64_t offset, uint64_t payload, uint64_t locked_from);
+// Sets every line version of an object (step 2 or 4 alone).
+void StoreLineVersions(char* object, uint64_t offset, uint64_t payload, uint16_t line_version);
+
+}  // namespace farm
+
+#endif  // FARM_BASE_OBJECT_CODEC_H_
