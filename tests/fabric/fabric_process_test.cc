@@ -20,11 +20,20 @@
 #include "gtest/gtest.h"
 #include "tests/support/child_process.h"
 #include "tests/support/fabric_test_util.h"
+#include "tests/support/one_sided_peers.h"
 
 namespace farm {
 namespace {
 
 using testing::ChildProcess;
+using testing::ConnectInitiator;
+using testing::Field;
+using testing::Initiator;
+using testing::MakeOp;
+using testing::Owner;
+using testing::ParseReady;
+using testing::Ready;
+using testing::WaitForStop;
 using testing::Scaled;
 using testing::TestFabricOptions;
 using testing::WaitForCompletion;
@@ -35,85 +44,12 @@ constexpr size_t kOrderBytes = 64 * 1024;  // one large WRITE
 constexpr size_t kTornWords = 128;          // 1 KiB object: 16 cache lines
 constexpr uint64_t kTag = 1000003;
 
-// A fabric that accepts everyone with the secret and owns one registered region.
-struct Owner {
-  std::unique_ptr<Region> region;  // outlives the fabric that registered it
-  std::unique_ptr<Fabric> fabric;
-  RegionCapability cap;
-};
-
 Owner StartOwner(const std::string& backend) {
-  Owner o;
-  absl::StatusOr<std::unique_ptr<Fabric>> f = Fabric::Create(TestFabricOptions(backend));
-  if (!f.ok()) {
-    std::fprintf(stderr, "fabric: %s\n", f.status().ToString().c_str());
-    std::exit(3);
-  }
-  o.fabric = std::move(*f);
-  (void)o.fabric->Listen([](absl::string_view) { return AcceptResult{}; });
-  o.region = std::make_unique<Region>(*Region::Create(kRegionId, kRegionSize));
-  o.cap = o.fabric->RegisterRegion(*o.region)->capability;
-  return o;
+  return testing::StartOwner(backend, kRegionId, kRegionSize);
 }
-
-// An initiator connected to `locator`, with a registered local buffer.
-struct Initiator {
-  std::unique_ptr<Region> buffer;  // outlives the fabric that registered it
-  std::unique_ptr<Fabric> fabric;
-  LocalRegion local;
-  std::unique_ptr<CompletionQueue> cq;
-  std::unique_ptr<Endpoint> ep;
-};
 
 absl::StatusOr<Initiator> Connect(const std::string& backend, const std::string& locator) {
-  Initiator in;
-  absl::StatusOr<std::unique_ptr<Fabric>> f = Fabric::Create(TestFabricOptions(backend));
-  if (!f.ok()) return f.status();
-  in.fabric = std::move(*f);
-  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion, kRegionSize);
-  if (!buffer.ok()) return buffer.status();
-  in.buffer = std::make_unique<Region>(std::move(*buffer));
-  absl::StatusOr<RegisteredRegion> reg = in.fabric->RegisterRegion(*in.buffer);
-  if (!reg.ok()) return reg.status();
-  in.local = reg->local;
-  absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = in.fabric->CreateCompletionQueue();
-  if (!cq.ok()) return cq.status();
-  in.cq = std::move(*cq);
-  absl::StatusOr<Connection> conn = in.fabric->Connect(locator, "", in.cq.get(), 1);
-  if (!conn.ok()) return conn.status();
-  in.ep = std::move(conn->endpoint);
-  return in;
-}
-
-WorkRequest MakeOp(const Initiator& in, Opcode op, const RegionCapability& cap, uint64_t offset,
-                   uint32_t length, uint64_t local_offset = 0) {
-  WorkRequest wr;
-  wr.opcode = op;
-  wr.local = in.local.base + local_offset;
-  wr.length = length;
-  wr.lkey = in.local.lkey;
-  wr.remote = &cap;
-  wr.remote_offset = offset;
-  return wr;
-}
-
-// Reads "KEY=value" pairs from a line.
-uint64_t Field(const std::string& line, const std::string& key) {
-  for (absl::string_view part : absl::StrSplit(line, ' ')) {
-    if (absl::ConsumePrefix(&part, key + "=")) {
-      uint64_t v = 0;
-      if (absl::SimpleAtoi(part, &v)) return v;
-    }
-  }
-  ADD_FAILURE() << "no " << key << " in '" << line << "'";
-  return 0;
-}
-
-void WaitForStop() {
-  char line[64];
-  while (std::fgets(line, sizeof(line), stdin) != nullptr) {
-    if (std::strncmp(line, "STOP", 4) == 0) return;
-  }
+  return ConnectInitiator(backend, locator, kRegionSize);
 }
 
 // Owner whose reader thread polls the last word of a large buffer that a peer WRITEs
@@ -140,7 +76,7 @@ FARM_CHILD_ROLE(order_owner) {
       }
     }
   });
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
+  testing::PrintReady(o);
   WaitForStop();
   stop = true;
   reader.join();
@@ -172,7 +108,7 @@ FARM_CHILD_ROLE(torn_owner) {
       for (int k = 0; k < 200; ++k) CpuRelax();
     }
   });
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
+  testing::PrintReady(o);
   WaitForStop();
   stop = true;
   writer.join();
@@ -183,7 +119,7 @@ FARM_CHILD_ROLE(torn_owner) {
 // Owner that only serves; the test kills it.
 FARM_CHILD_ROLE(plain_owner) {
   Owner o = StartOwner(args.at(0));
-  std::printf("READY %s %s\n", o.fabric->locator().c_str(), EncodeCapability(o.cap).c_str());
+  testing::PrintReady(o);
   WaitForStop();
   return 0;
 }
@@ -226,24 +162,6 @@ FARM_CHILD_ROLE(atomic_client) {
   }
   std::printf("DONE retries=%lu\n", retries);
   return 0;
-}
-
-struct Ready {
-  std::string locator;
-  RegionCapability cap;
-};
-
-Ready ParseReady(ChildProcess& child) {
-  absl::StatusOr<std::string> line = child.ReadLineStartingWith("READY", absl::Seconds(20));
-  EXPECT_TRUE(line.ok()) << line.status();
-  std::vector<std::string> parts = absl::StrSplit(line.value_or(""), ' ');
-  EXPECT_EQ(parts.size(), 3u);
-  Ready r;
-  if (parts.size() == 3) {
-    r.locator = parts[1];
-    r.cap = DecodeCapability(parts[2]).value_or(RegionCapability{});
-  }
-  return r;
 }
 
 class FabricProcessTest : public ::testing::TestWithParam<std::string> {};
