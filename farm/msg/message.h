@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
+#include "farm/fabric/work_request.h"
 #include "farm/msg/ring_format.h"
 
 namespace farm {
@@ -53,6 +54,9 @@ using MessageHandler = std::function<void(MsgThread& thread, const Message& mess
 // the error the peer's handler replied with.
 using ResponseHandler = absl::AnyInvocable<void(const absl::Status& status,
                                                 absl::string_view payload)>;
+
+// Completes a one-sided op posted through MsgThread::PostOneSided, on the posting thread.
+using OneSidedDone = absl::AnyInvocable<void(const Completion& completion)>;
 
 }  // namespace farm
 

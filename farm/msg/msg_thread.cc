@@ -14,6 +14,8 @@ namespace {
 // name the peer. A disconnect's wr_id is the endpoint context: the peer alone.
 constexpr uint64_t kTagRecord = uint64_t{1} << 32;
 constexpr uint64_t kTagHead = uint64_t{2} << 32;
+// One-sided ops of the layers above: the low 32 bits are a sequence number instead.
+constexpr uint64_t kTagOneSided = uint64_t{3} << 32;
 NodeId PeerOf(uint64_t wr_id) { return static_cast<NodeId>(wr_id); }
 
 constexpr int kReceiveBudget = 64;  // records per ring per poll
@@ -291,6 +293,46 @@ void MsgThread::FailPeer(NodeId node, const absl::Status& why) {
   }
   std::sort(failed.begin(), failed.end());  // in call order
   for (uint64_t rpc_id : failed) CompleteCall(rpc_id, status, {});
+  // One-sided ops on the lost link: their completions may never come.
+  std::vector<uint32_t> lost;
+  for (const auto& [seq, op] : one_sided_) {
+    if (op.node == node) lost.push_back(seq);
+  }
+  std::sort(lost.begin(), lost.end());
+  for (uint32_t seq : lost) {
+    Completion c;
+    c.wr_id = kTagOneSided | seq;
+    c.status = CompletionStatus::kTransportError;
+    auto it = one_sided_.find(seq);
+    if (it == one_sided_.end()) continue;  // a callback completed it meanwhile
+    PendingOneSided op = std::move(it->second);
+    one_sided_.erase(it);
+    op.done(c);
+  }
+}
+
+absl::Status MsgThread::PostOneSided(NodeId node, WorkRequest wr, OneSidedDone done) {
+  auto it = links_.find(node);
+  if (it == links_.end() || it->second.endpoint == nullptr) {
+    return absl::UnavailableError(absl::StrFormat("no link to node %u", node));
+  }
+  const uint32_t seq = next_one_sided_++;
+  wr.wr_id = kTagOneSided | seq;
+  wr.signaled = true;
+  if (absl::Status s = it->second.endpoint->Post(wr); !s.ok()) return s;
+  one_sided_.emplace(seq, PendingOneSided{node, std::move(done)});
+  return absl::OkStatus();
+}
+
+void MsgThread::CompleteOneSided(const Completion& c) {
+  auto it = one_sided_.find(static_cast<uint32_t>(c.wr_id));
+  if (it == one_sided_.end()) return;  // completed already, when its link failed
+  PendingOneSided op = std::move(it->second);
+  one_sided_.erase(it);
+  op.done(c);
+  if (c.status == CompletionStatus::kTransportError) {
+    FailPeer(op.node, absl::UnavailableError("one-sided op failed: connection lost"));
+  }
 }
 
 void MsgThread::HandleCompletions() {
@@ -298,7 +340,9 @@ void MsgThread::HandleCompletions() {
   const int n = cq_->Poll(absl::MakeSpan(batch));
   for (int i = 0; i < n; ++i) {
     const Completion& c = batch[i];
-    if (c.opcode == Opcode::kDisconnect) {
+    if (c.opcode != Opcode::kDisconnect && (c.wr_id >> 32) == (kTagOneSided >> 32)) {
+      CompleteOneSided(c);
+    } else if (c.opcode == Opcode::kDisconnect) {
       FailPeer(PeerOf(c.wr_id), absl::UnavailableError("connection lost"));
     } else if (c.status != CompletionStatus::kSuccess) {
       FailPeer(PeerOf(c.wr_id),

@@ -62,6 +62,16 @@ class MsgThread final : public Poller {
                     absl::Duration timeout = absl::ZeroDuration(),
                     uint16_t dst_thread = kAnyThread);
 
+  // Posts a one-sided op (READ, WRITE, COMPARE_SWAP, FETCH_ADD) to `node` over this
+  // thread's link to it; wr_id and signaled are set here, the rest is the caller's (the
+  // local buffer must be registered with the node's fabric and stay untouched until
+  // `done`). `done` runs on this thread with the op's completion, exactly once, unless
+  // PostOneSided itself fails (then never): on success, on a remote error (the op did
+  // not execute), or with kTransportError when the link fails meanwhile. Errors:
+  // Unavailable (no link to `node`), and the endpoint's post errors.
+  absl::Status PostOneSided(NodeId node, WorkRequest wr, OneSidedDone done);
+  size_t pending_one_sided() const { return one_sided_.size(); }
+
   // Answers a request received on this thread (now or later).
   absl::Status Reply(const ReplyTo& to, absl::string_view payload);
   absl::Status ReplyError(const ReplyTo& to, const absl::Status& error);
@@ -121,6 +131,10 @@ class MsgThread final : public Poller {
     NodeId node;
     EventLoop::Clock::time_point deadline;
   };
+  struct PendingOneSided {
+    NodeId node;
+    OneSidedDone done;
+  };
 
   absl::Status SendRecord(NodeId node, const ring::Header& header, absl::string_view payload);
   void HandOver(uint16_t thread, const ring::Header& header, NodeId from,
@@ -128,6 +142,7 @@ class MsgThread final : public Poller {
   void OnRecord(NodeId from, const ring::Header& header, absl::string_view payload);
   void Dispatch(const Message& message, uint16_t dst_thread);
   void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::string_view payload);
+  void CompleteOneSided(const Completion& c);
   void HandleCompletions();
   void FailPeer(NodeId node, const absl::Status& why);
   void ExpireCalls();
@@ -143,6 +158,8 @@ class MsgThread final : public Poller {
   std::vector<std::unique_ptr<Inbound>> inbound_;
   absl::flat_hash_map<uint64_t, PendingCall> pending_;
   uint64_t next_rpc_id_ = 1;
+  absl::flat_hash_map<uint32_t, PendingOneSided> one_sided_;  // by sequence number
+  uint32_t next_one_sided_ = 1;
   bool sent_since_notify_ = false;
   EventLoop::Clock::time_point next_expiry_check_{};
   // No pending call expires before this (it may be earlier than the true earliest).

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/mutex.h"
@@ -431,6 +433,62 @@ TEST_P(MessengerTest, DestroyedPeerFailsPendingCallsAndLaterSends) {
   absl::Status s;
   RunInLoop(a->loop(0), [&] { s = a->thread(0).Send(2, kRecord, "x"); });
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+}
+
+// One-sided ops of the layers above travel over the thread's link and complete on the
+// posting thread; remote errors reach the caller without failing the link, and a lost
+// link completes what was outstanding.
+TEST_P(MessengerTest, OneSidedOpsCompleteOnThePostingThread) {
+  auto a = Node(1), b = Node(2);
+  ASSERT_TRUE(a->ConnectTo(*b).ok());
+  // B's memory to read, A's buffer to read into.
+  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
+  ASSERT_TRUE(target.ok() && buffer.ok());
+  std::memcpy(target->base() + 4096, "one-sided", 9);
+  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
+  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
+  ASSERT_TRUE(cap.ok() && local.ok());
+
+  auto post = [&](uint64_t remote_offset, uint32_t length) {
+    Completion result;
+    bool on_thread = false;
+    Notification done;
+    RunInLoop(a->loop(0), [&] {
+      WorkRequest wr;
+      wr.opcode = Opcode::kRead;
+      wr.local = local->local.base;
+      wr.lkey = local->local.lkey;
+      wr.length = length;
+      wr.remote = &cap->capability;
+      wr.remote_offset = remote_offset;
+      absl::Status s = a->thread(0).PostOneSided(2, wr, [&](const Completion& c) {
+        result = c;
+        on_thread = a->loop(0).InLoopThread();
+        done.Notify();
+      });
+      ASSERT_TRUE(s.ok()) << s;
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_TRUE(on_thread);
+    return result;
+  };
+  Completion ok = post(4096, 9);
+  EXPECT_EQ(ok.status, CompletionStatus::kSuccess);
+  EXPECT_EQ(std::string(buffer->base(), 9), "one-sided");
+  // Out of bounds: an error completion, and the link keeps working.
+  Completion bad = post((1 << 20) - 4, 64);
+  EXPECT_EQ(bad.status, CompletionStatus::kRemoteAccessError);
+  EXPECT_TRUE(CallAndWait(*a, 0, 2, kEcho, "still linked").status.ok());
+  absl::Status unlinked;
+  RunInLoop(a->loop(0), [&] {
+    WorkRequest wr;
+    unlinked = a->thread(0).PostOneSided(9, wr, [](const Completion&) {});
+  });
+  EXPECT_EQ(unlinked.code(), absl::StatusCode::kUnavailable);
+  (void)b->fabric().DeregisterRegion(7);
+  b.reset();
+  (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
 }
 
 TEST_P(MessengerTest, RestartedPeerIsLinkedAgain) {
