@@ -113,6 +113,30 @@ void MsgChannel::FanOut(std::span<const NodeId> nodes, MsgId id, std::string pay
   }
 }
 
+void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
+                             absl::AnyInvocable<void(absl::StatusOr<RegionCapability>)> done) {
+  auto shared = std::make_shared<absl::AnyInvocable<void(absl::StatusOr<RegionCapability>)>>(
+      std::move(done));
+  absl::Status sent = thread.Call(
+      primary, kRegionCapabilityMsgId, WireWriter().Put(region).Take(),
+      [shared, primary, region](const absl::Status& s, absl::string_view reply) {
+        if (!s.ok()) {
+          (*shared)(absl::Status(s.code(), absl::StrCat("capability of region ", region, " from node ",
+                                                        primary, ": ", s.message())));
+          return;
+        }
+        WireReader r(reply);
+        RegionCapability cap;
+        if (!r.Tag() || !r.Get(&cap.region) || !r.Get(&cap.reserved) || !r.Get(&cap.length) ||
+            !r.Get(&cap.rkey) || !r.Get(&cap.remote_base) || !r.done() || cap.region != region) {
+          (*shared)(absl::InternalError(absl::StrCat("malformed capability answer from node ", primary)));
+          return;
+        }
+        (*shared)(cap);
+      });
+  if (!sent.ok()) (*shared)(sent);
+}
+
 void MsgChannel::ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
                                  StatusDone done) {
   FanOut(backups, kBackupRegionMsgId, WireWriter().Put(region).Put(bytes).Take(), std::move(done));
@@ -192,7 +216,8 @@ absl::Status AllocService::RegisterHandlers() {
   for (const Entry& e : {Entry{kRemoteAllocMsgId, &AllocService::OnRemoteAlloc},
                          Entry{kRemoteFreeMsgId, &AllocService::OnRemoteFree},
                          Entry{kBackupRegionMsgId, &AllocService::OnBackupRegion},
-                         Entry{kBlockStateMsgId, &AllocService::OnBlockState}}) {
+                         Entry{kBlockStateMsgId, &AllocService::OnBlockState},
+                         Entry{kRegionCapabilityMsgId, &AllocService::OnRegionCapability}}) {
     auto handler = e.handler;
     if (absl::Status s = messenger_->RegisterHandler(
             e.id, [this, handler](MsgThread& t, const Message& m) { (this->*handler)(t, m); });
@@ -270,6 +295,30 @@ void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
     s = backups_->Apply(region, first, words);
   }
   Answer(thread, message, s);
+}
+
+void AllocService::OnRegionCapability(MsgThread& thread, const Message& message) {
+  if (!message.expects_reply()) return;
+  WireReader r(message.payload);
+  RegionId region = 0;
+  if (!r.Tag() || !r.Get(&region) || !r.done()) {
+    (void)thread.ReplyError(message.reply_to, Malformed("region capability", message));
+    return;
+  }
+  const LocalRegion* held = allocator_->blocks().FindRegion(region);
+  if (held == nullptr) {
+    (void)thread.ReplyError(message.reply_to, absl::NotFoundError(absl::StrFormat(
+        "node %d is not the primary of region %d", messenger_->node_id(), region)));
+    return;
+  }
+  const RegionCapability& cap = held->capability();
+  (void)thread.Reply(message.reply_to, WireWriter()
+                                           .Put(cap.region)
+                                           .Put(cap.reserved)
+                                           .Put(cap.length)
+                                           .Put(cap.rkey)
+                                           .Put(cap.remote_base)
+                                           .Take());
 }
 
 }  // namespace farm::alloc

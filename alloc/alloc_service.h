@@ -9,6 +9,7 @@
 //   kRemoteFreeMsgId    free an object of a region this node holds
 //   kBackupRegionMsgId  hold a backup copy of a new region (BackupRegions)
 //   kBlockStateMsgId    apply block-table entries to a backup copy
+//   kRegionCapabilityMsgId  the capability of a region this node holds as primary
 //   kEndOfEpochMsgId    end_of_epoch.h
 // Payloads are little-endian, start with the kAllocWireFormat tag, and are checked for
 // size before they are read; a malformed request is answered with InvalidArgument.
@@ -54,6 +55,11 @@ class MsgChannel final : public ThreadChannel {
   EpochManager* const epochs_;
 };
 
+// Asks `primary` for the capability of `region` (kRegionCapabilityMsgId), from
+// `thread`; `done` on that thread. NotFound when `primary` holds no such region.
+void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
+                             absl::AnyInvocable<void(absl::StatusOr<RegionCapability>)> done);
+
 class AllocService {
  public:
   // Registers the handlers (before messenger->Start()) and creates one channel and
@@ -79,6 +85,7 @@ class AllocService {
   void OnRemoteFree(MsgThread& thread, const Message& message);
   void OnBackupRegion(MsgThread& thread, const Message& message);
   void OnBlockState(MsgThread& thread, const Message& message);
+  void OnRegionCapability(MsgThread& thread, const Message& message);
 
   Messenger* const messenger_;
   Allocator* const allocator_;

@@ -123,14 +123,15 @@ absl::StatusOr<std::unique_ptr<LocalRegion>> Allocator::CreateRegion(
   }
   auto memory = std::make_unique<Region>(std::move(*region));
   if (absl::Status s = FormatRegion(memory->base(), *id, memory->size()); !s.ok()) return release_id(s);
-  if (absl::Status s = environment_->RegisterRegion(*memory); !s.ok()) return release_id(s);
+  absl::StatusOr<RegionCapability> capability = environment_->RegisterRegion(*memory);
+  if (!capability.ok()) return release_id(capability.status());
   absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(*id);
   if (!replicas.ok()) {
     (void)environment_->DeregisterRegion(*id);
     return release_id(replicas.status());
   }
   backups->assign(replicas->backups().begin(), replicas->backups().end());
-  return std::make_unique<LocalRegion>(std::move(memory), at->ring, at->position);
+  return std::make_unique<LocalRegion>(std::move(memory), at->ring, at->position, *capability);
 }
 
 absl::Status Allocator::AddCreatedRegion(std::unique_ptr<LocalRegion> region) {
@@ -163,7 +164,7 @@ void Allocator::EndCreation(RegionId id) {
   creating_.erase(id);
 }
 
-absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region) {
+absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability) {
   std::shared_ptr<const membership::Placement> placement = environment_->placement();
   if (placement == nullptr) return absl::UnavailableError("no configuration to place the region in");
   absl::StatusOr<membership::RingPosition> at =
@@ -175,7 +176,7 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region) {
   absl::StatusOr<RegionScan> scan = ScanRegion(region->base(), region->id(), region->size());
   if (!scan.ok()) return scan.status();
   const RegionId id = region->id();
-  auto local = std::make_unique<LocalRegion>(std::move(region), at->ring, at->position);
+  auto local = std::make_unique<LocalRegion>(std::move(region), at->ring, at->position, capability);
   if (absl::Status s = blocks_.AddRegion(local); !s.ok()) return s;
   regions_reserved_.fetch_add(1);
   regions_created_.fetch_add(1);

@@ -40,8 +40,9 @@ class AllocatorEnvironment {
   virtual ~AllocatorEnvironment() = default;
   // The placement of the current configuration (never null once the node serves).
   virtual std::shared_ptr<const membership::Placement> placement() const = 0;
-  // Makes a new region's memory reachable by peers (fabric registration).
-  virtual absl::Status RegisterRegion(const Region& region) = 0;
+  // Makes a new region's memory reachable by peers (fabric registration); returns the
+  // capability peers present to reach it.
+  virtual absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) = 0;
   // Revokes it again (a region given up before use).
   virtual absl::Status DeregisterRegion(RegionId region) = 0;
 };
@@ -84,8 +85,9 @@ class Allocator {
 
   // Recovery: takes over a region whose memory holds allocator state (a restarted
   // primary's, or a promoted backup's copy): checks its header, scans it and makes its
-  // blocks adoptable. The region must already be registered with the fabric.
-  absl::Status AdoptRegion(std::unique_ptr<Region> region);
+  // blocks adoptable. The region must already be registered with the fabric, under
+  // `capability`.
+  absl::Status AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability = {});
 
   BlockAllocator& blocks() { return blocks_; }
   EpochManager& epochs() const { return *epochs_; }

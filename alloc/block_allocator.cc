@@ -7,11 +7,13 @@
 
 namespace farm::alloc {
 
-LocalRegion::LocalRegion(std::unique_ptr<Region> region, uint32_t ring, uint32_t position)
+LocalRegion::LocalRegion(std::unique_ptr<Region> region, uint32_t ring, uint32_t position,
+                         RegionCapability capability)
     : region_(std::move(region)),
       units_(UnitsOf(region_->size())),
       ring_(ring),
       position_(position),
+      capability_(capability),
       blocks_(new std::atomic<SlabBlock*>[units_]) {
   for (uint32_t u = 0; u < units_; ++u) blocks_[u].store(nullptr, std::memory_order_relaxed);
   for (uint32_t u = 1; u < units_; ++u) {

@@ -35,6 +35,7 @@
 #include "alloc/slab_block.h"
 #include "farm/base/mutex.h"
 #include "farm/base/region.h"
+#include "farm/fabric/work_request.h"
 
 namespace farm::alloc {
 
@@ -42,8 +43,10 @@ namespace farm::alloc {
 class LocalRegion {
  public:
   // `region` is formatted (FormatRegion) or was scanned; `ring`/`position` are where its
-  // id places it (membership::SplitRegion).
-  LocalRegion(std::unique_ptr<Region> region, uint32_t ring, uint32_t position);
+  // id places it (membership::SplitRegion); `capability` is what peers present to reach
+  // it (its fabric registration).
+  LocalRegion(std::unique_ptr<Region> region, uint32_t ring, uint32_t position,
+              RegionCapability capability);
 
   RegionId id() const { return region_->id(); }
   char* base() const { return region_->base(); }
@@ -52,6 +55,7 @@ class LocalRegion {
   uint32_t ring() const { return ring_; }
   uint32_t position() const { return position_; }
   Region& region() const { return *region_; }
+  const RegionCapability& capability() const { return capability_; }
 
   // The published slab block covering `offset`, or null. Any thread; the block stays
   // valid while the caller is inside the epoch operation it was found in (blocks are
@@ -68,6 +72,7 @@ class LocalRegion {
   const uint32_t units_;
   const uint32_t ring_;
   const uint32_t position_;
+  const RegionCapability capability_;
   // Per unit: the block covering it. Written under the BlockAllocator lock.
   std::unique_ptr<std::atomic<SlabBlock*>[]> blocks_;
   // Owning pointers, by first unit. Guarded by the BlockAllocator lock.

@@ -17,7 +17,9 @@ class FixedEnvironment final : public AllocatorEnvironment {
                                                                   uint32_t r = 1,
                                                                   uint32_t rings = 100);
   std::shared_ptr<const membership::Placement> placement() const override { return placement_; }
-  absl::Status RegisterRegion(const Region& region) override { return absl::OkStatus(); }
+  absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) override {
+    return RegionCapability{region.id(), 0, region.size(), 0, 0};  // no fabric: never used
+  }
   absl::Status DeregisterRegion(RegionId region) override { return absl::OkStatus(); }
 
  private:

@@ -22,6 +22,8 @@ inline constexpr MsgId kRemoteFreeMsgId = 0x0103;
 inline constexpr MsgId kBackupRegionMsgId = 0x0104;
 // To a backup: a block-table entry changed.
 inline constexpr MsgId kBlockStateMsgId = 0x0105;
+// To a region's primary: the capability for one-sided access to the region.
+inline constexpr MsgId kRegionCapabilityMsgId = 0x0106;
 
 }  // namespace farm::alloc
 

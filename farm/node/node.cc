@@ -249,12 +249,12 @@ class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
     }
     return node_->placement_;
   }
-  absl::Status RegisterRegion(const Region& region) override {
+  absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) override {
     absl::StatusOr<RegisteredRegion> registered = node_->fabric_->RegisterRegion(region);
     if (!registered.ok()) return registered.status();
     Log(node_->options_.node_id,
         absl::StrFormat("region %d (%d MB) created, this node primary", region.id(), region.size() >> 20));
-    return absl::OkStatus();
+    return registered->capability;
   }
   absl::Status DeregisterRegion(RegionId region) override {
     return node_->fabric_->DeregisterRegion(region);

@@ -12,8 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "alloc/alloc_service.h"
 #include "alloc/messages.h"
 #include "alloc/region_format.h"
+#include "farm/base/object_codec.h"
 #include "farm/base/object_layout.h"
 #include "farm/fabric/socket_util.h"
 #include "farm/node/node.h"
@@ -234,6 +236,69 @@ TEST_P(AllocClusterTest, EndOfEpochRoundsWaitForEveryNode) {
   }
   EXPECT_EQ(alloc::BlockState::Decode(alloc::LoadBlockWord(copy->base(), first_unit)).kind,
             alloc::BlockKind::kFree);
+}
+
+// The path of a lock-free read: another node gets the region's capability from its
+// primary and READs the object; the read rule accepts what the writer published and
+// refuses a freed object.
+TEST_P(AllocClusterTest, AnotherNodeReadsAnObjectOneSided) {
+  const uint64_t payload = 300;
+  absl::StatusOr<FatPtr> p = Allocate(node(1), payload);
+  ASSERT_TRUE(p.ok()) << p.status();
+  char* object = node(1).allocator().blocks().FindRegion(p->addr.region())->base() + p->addr.offset();
+  std::string data(payload, '\0');
+  for (size_t i = 0; i < payload; ++i) data[i] = static_cast<char>('a' + i % 26);
+  const uint64_t v = LoadHeaderWord(object + kVersionOffset);
+  ASSERT_TRUE(LockObject(object, v));
+  WriteLockedObject(object, p->addr.offset(), v, data);
+
+  // Node 2's buffer for what it reads.
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 1000, 1 << 20);
+  ASSERT_TRUE(buffer.ok());
+  absl::StatusOr<RegisteredRegion> local = node(2).fabric().RegisterRegion(*buffer);
+  ASSERT_TRUE(local.ok()) << local.status();
+  auto read = [&](RegionId region) -> absl::StatusOr<CopyCheck> {
+    return RunOn<absl::StatusOr<CopyCheck>>(node(2), 0, [&, region](alloc::ThreadAllocator&, auto finish) {
+      MsgThread& thread = node(2).messenger().thread(0);
+      alloc::RequestRegionCapability(thread, 1, region, [&, finish](absl::StatusOr<RegionCapability> cap) mutable {
+        if (!cap.ok()) {
+          finish(cap.status());
+          return;
+        }
+        auto held = std::make_shared<RegionCapability>(*cap);
+        WorkRequest wr;
+        wr.opcode = Opcode::kRead;
+        wr.local = local->local.base;
+        wr.lkey = local->local.lkey;
+        wr.length = static_cast<uint32_t>(StoredBytes(p->addr.offset(), payload));
+        wr.remote = held.get();
+        wr.remote_offset = p->addr.offset();
+        absl::Status posted = thread.PostOneSided(1, wr, [&, held, finish](const Completion& c) mutable {
+          if (c.status != CompletionStatus::kSuccess) {
+            finish(absl::InternalError(CompletionStatusName(c.status)));
+            return;
+          }
+          finish(CheckCopy(local->local.base, p->addr.offset(), payload, p->incarnation, c.torn));
+        });
+        if (!posted.ok()) finish(posted);
+      });
+    });
+  };
+  absl::StatusOr<CopyCheck> seen = read(p->addr.region());
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(*seen, CopyCheck::kAccepted);
+  std::string back(payload, '\0');
+  ReadPayload(local->local.base, p->addr.offset(), back);
+  EXPECT_EQ(back, data);
+
+  ASSERT_TRUE(Free(node(1), *p).ok());
+  seen = read(p->addr.region());
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(*seen, CopyCheck::kNotAllocated);
+
+  absl::StatusOr<CopyCheck> nowhere = read(p->addr.region() + 1);
+  EXPECT_EQ(nowhere.status().code(), absl::StatusCode::kNotFound) << nowhere.status();
+  (void)node(2).fabric().DeregisterRegion(kFirstPrivateRegion + 1000);
 }
 
 TEST_P(AllocClusterTest, MalformedRequestsAreRefused) {
