@@ -2,25 +2,21 @@
 // over shm and tcp. Regions and block-table entries reach the backups when they are
 // made; a hint in another node's region allocates on that node; frees travel to the
 // primary; end-of-epoch rounds wait for every node; malformed requests are refused.
-#include <unistd.h>
 
-#include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "alloc/alloc_service.h"
 #include "alloc/messages.h"
 #include "alloc/region_format.h"
 #include "farm/base/object_codec.h"
 #include "farm/base/object_layout.h"
-#include "farm/fabric/socket_util.h"
 #include "farm/node/node.h"
 #include "gtest/gtest.h"
 #include "membership/placement.h"
+#include "tests/support/node_cluster.h"
 
 namespace farm::node {
 namespace {
@@ -28,91 +24,23 @@ namespace {
 class AllocClusterTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "alloc_cluster_" + GetParam() + "_" +
-           std::to_string(::getpid());
-    std::filesystem::remove_all(dir_);
-    std::vector<std::string> entries;
-    for (NodeId id = 1; id <= 3; ++id) {
-      const std::string node_dir = absl::StrCat(dir_, "/node-", id);
-      std::filesystem::create_directories(node_dir);
-      std::string locator;
-      if (GetParam() == "shm") {
-        locator = absl::StrCat("shm:", std::filesystem::absolute(node_dir + "/fabric.sock").string());
-      } else {
-        absl::StatusOr<UniqueFd> port = ListenTcp("127.0.0.1:0");
-        ASSERT_TRUE(port.ok());
-        listen_[id] = *LocalTcpAddress(port->get());
-        locator = absl::StrCat("tcp:", listen_[id]);
-      }
-      entries.push_back(absl::StrCat(id, "=", locator));
-    }
-    const std::string members = absl::StrJoin(entries, ",");
-    for (NodeId id = 1; id <= 3; ++id) {
-      NodeOptions o;
-      o.node_id = id;
-      o.static_members = members;
-      o.fabric = GetParam();
-      if (GetParam() == "tcp") o.listen = listen_[id];
-      o.data_dir = absl::StrCat(dir_, "/node-", id);
-      o.cluster_secret = "0123456789abcdef0123456789abcdef";
-      o.threads = 2;
-      o.region_bytes = 32u << 20;
-      o.capacity_bytes = 256u << 20;
-      o.replication = 3;
-      absl::StatusOr<std::unique_ptr<Node>> n = Node::Create(o);
-      ASSERT_TRUE(n.ok()) << n.status();
-      ASSERT_TRUE((*n)->Start().ok());
-      nodes_.push_back(std::move(*n));
-    }
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    auto linked = [&] {
-      for (auto& a : nodes_) {
-        for (auto& b : nodes_) {
-          if (a != b && !a->messenger().IsConnected(b->options().node_id)) return false;
-        }
-      }
-      return true;
-    };
-    while (!linked() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
-    ASSERT_TRUE(linked());
+    absl::StatusOr<std::unique_ptr<testing::NodeCluster>> c =
+        testing::NodeCluster::Start(GetParam(), 3, "alloc_cluster");
+    ASSERT_TRUE(c.ok()) << c.status();
+    cluster_ = std::move(*c);
   }
+  void TearDown() override { cluster_.reset(); }
 
-  void TearDown() override {
-    for (auto& n : nodes_) n->Stop();
-    nodes_.clear();
-    std::filesystem::remove_all(dir_);
-  }
+  Node& node(NodeId id) { return cluster_->node(id); }
 
-  Node& node(NodeId id) { return *nodes_[id - 1]; }
-
-  // Runs `op(thread allocator, finish)` on `n`'s thread `t` and waits for `finish`.
   template <typename Result, typename Op>
   Result RunOn(Node& n, size_t t, Op op) {
-    auto result = std::make_shared<Result>(absl::UnknownError("unset"));
-    auto done = std::make_shared<Notification>();
-    n.loop(t).Post([&n, t, op, result, done]() mutable {
-      op(*n.alloc_service().thread(t), [result, done](Result r) {
-        *result = std::move(r);
-        done->Notify();
-      });
-    });
-    if (!done->WaitForNotificationWithTimeout(absl::Seconds(20))) {
-      return absl::DeadlineExceededError("no completion in 20 s");
-    }
-    return *result;
+    return testing::RunOn<Result>(n, t, std::move(op));
   }
-
   absl::StatusOr<FatPtr> Allocate(Node& n, uint64_t payload, Addr hint = {}, size_t t = 0) {
-    return RunOn<absl::StatusOr<FatPtr>>(n, t, [payload, hint](alloc::ThreadAllocator& a, auto finish) {
-      a.Allocate(payload, hint, [finish](absl::StatusOr<FatPtr> p) mutable { finish(std::move(p)); });
-    });
+    return testing::AllocateOn(n, payload, hint, t);
   }
-
-  absl::Status Free(Node& n, FatPtr p, size_t t = 0) {
-    return RunOn<absl::Status>(n, t, [p](alloc::ThreadAllocator& a, auto finish) {
-      a.Free(p, [finish](const absl::Status& s) mutable { finish(s); });
-    });
-  }
+  absl::Status Free(Node& n, FatPtr p, size_t t = 0) { return testing::FreeOn(n, p, t); }
 
   // A raw request from `from`'s thread 0 to `to`.
   absl::Status Call(Node& from, NodeId to, MsgId id, std::string payload) {
@@ -128,9 +56,7 @@ class AllocClusterTest : public ::testing::TestWithParam<std::string> {
     return r != nullptr && IsAllocated(LoadHeaderWord(r->base() + a.offset() + kIncarnationOffset));
   }
 
-  std::string dir_;
-  std::map<NodeId, std::string> listen_;
-  std::vector<std::unique_ptr<Node>> nodes_;
+  std::unique_ptr<testing::NodeCluster> cluster_;
 };
 
 TEST_P(AllocClusterTest, EveryNodeHasAFirstRegionHeldByItsBackups) {
