@@ -1,0 +1,234 @@
+#include "tx/object_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "alloc/alloc_service.h"
+#include "alloc/size_classes.h"
+#include "farm/base/cpu_copy.h"
+#include "farm/base/object_codec.h"
+
+namespace farm::tx {
+namespace {
+
+// Every slot holds the largest stored object.
+constexpr uint64_t kSlotBytes = alloc::kMaxSlotBytes;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ObjectReader>> ObjectReader::Create(MsgThread* thread, Fabric* fabric,
+                                                                   alloc::Allocator* allocator,
+                                                                   const ObjectReaderOptions& options) {
+  if (options.slots == 0) return absl::InvalidArgumentError("an ObjectReader needs at least one slot");
+  absl::StatusOr<Region> slots = Region::Create(options.slot_region, options.slots * kSlotBytes,
+                                                RegionOptions{HugePages::kNone});
+  if (!slots.ok()) return slots.status();
+  auto region = std::make_unique<Region>(std::move(*slots));
+  absl::StatusOr<RegisteredRegion> registered = fabric->RegisterRegion(*region);
+  if (!registered.ok()) return registered.status();
+  return std::unique_ptr<ObjectReader>(
+      new ObjectReader(thread, fabric, allocator, options, std::move(region), registered->local));
+}
+
+ObjectReader::ObjectReader(MsgThread* thread, Fabric* fabric, alloc::Allocator* allocator,
+                           const ObjectReaderOptions& options, std::unique_ptr<Region> slots,
+                           LocalRegion local)
+    : thread_(thread),
+      fabric_(fabric),
+      allocator_(allocator),
+      options_(options),
+      slots_region_(std::move(slots)),
+      slots_(local),
+      scratch_(2 * kSlotBytes),
+      alive_(std::make_shared<ObjectReader*>(this)) {
+  for (uint32_t i = options.slots; i > 0; --i) free_slots_.push_back(i - 1);
+}
+
+ObjectReader::~ObjectReader() {
+  alive_.reset();
+  // READs still in flight write into the slots until the fabric revokes them.
+  (void)fabric_->DeregisterRegion(slots_region_->id());
+  for (auto& a : waiting_for_slot_) a->done(absl::CancelledError("the reader was destroyed"));
+}
+
+void ObjectReader::Read(FatPtr object, ReadDone done) {
+  auto a = std::make_unique<Attempt>();
+  a->object = object;
+  a->done = std::move(done);
+  a->give_up = thread_->loop().now() + absl::ToChronoNanoseconds(options_.give_up_after);
+  a->backoff = options_.backoff_min;
+  ++stats_.reads;
+  // Never inline: the caller's continuation runs after Read returns.
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  thread_->loop().Defer([alive, a = std::move(a)]() mutable {
+    if (!alive.expired()) (*alive.lock())->Start(std::move(a));
+  });
+}
+
+void ObjectReader::Start(std::unique_ptr<Attempt> a) {
+  const FatPtr p = a->object;
+  if (p.is_null()) return Finish(std::move(a), absl::InvalidArgumentError("read of a null pointer"));
+  if (p.size > alloc::MaxPayloadBytes() || p.addr.offset() % kObjectAlignment != 0) {
+    return Finish(std::move(a), absl::OutOfRangeError(absl::StrFormat(
+                                    "%s cannot name an object", p.ToString())));
+  }
+  if (const alloc::LocalRegion* r = allocator_->blocks().FindRegion(p.addr.region())) {
+    return ReadLocal(std::move(a), *r);
+  }
+  ReadRemote(std::move(a));
+}
+
+void ObjectReader::ReadLocal(std::unique_ptr<Attempt> a, const alloc::LocalRegion& region) {
+  ++stats_.local;
+  const FatPtr p = a->object;
+  const uint64_t stored = StoredBytes(p.addr.offset(), p.size);
+  if (!region.region().Contains(p.addr.offset(), stored)) {
+    return Finish(std::move(a), absl::OutOfRangeError(absl::StrFormat(
+                                    "%s runs past the end of its region", p.ToString())));
+  }
+  const bool torn = ReadWithTornCheck(scratch_.data(), region.base() + p.addr.offset(), stored);
+  OnCopy(std::move(a), scratch_.data(), torn, /*too_slow=*/false);
+}
+
+void ObjectReader::ReadRemote(std::unique_ptr<Attempt> a) {
+  const RegionId region = a->object.addr.region();
+  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+  absl::StatusOr<membership::ReplicaSet> replicas =
+      placement == nullptr ? absl::UnavailableError("no configuration yet") : placement->Lookup(region);
+  if (!replicas.ok()) return Finish(std::move(a), replicas.status());
+  const NodeId primary = replicas->primary();
+  if (primary == allocator_->options().self) {
+    return Finish(std::move(a), absl::NotFoundError(absl::StrFormat(
+                                    "region %d has this node as primary but is not held here", region)));
+  }
+  if (capabilities_.contains(region)) return PostRead(std::move(a), primary);
+  ++stats_.capability_fetches;
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
+  alloc::RequestRegionCapability(
+      *thread_, primary, region, [alive, held, primary, region](absl::StatusOr<RegionCapability> cap) {
+        if (alive.expired()) return;
+        ObjectReader* self = *alive.lock();
+        if (!cap.ok()) return self->Finish(std::move(*held), cap.status());
+        self->capabilities_[region] = *cap;
+        self->PostRead(std::move(*held), primary);
+      });
+}
+
+void ObjectReader::PostRead(std::unique_ptr<Attempt> a, NodeId primary) {
+  if (free_slots_.empty()) {
+    waiting_for_slot_.push_back(std::move(a));
+    return;
+  }
+  const uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  const FatPtr p = a->object;
+  WorkRequest wr;
+  wr.opcode = Opcode::kRead;
+  wr.local = slots_.base + uint64_t{slot} * kSlotBytes;
+  wr.lkey = slots_.lkey;
+  wr.length = static_cast<uint32_t>(StoredBytes(p.addr.offset(), p.size));
+  wr.remote = &capabilities_[p.addr.region()];  // read during Post only
+  wr.remote_offset = p.addr.offset();
+  const EventLoop::Clock::time_point posted = EventLoop::Clock::now();
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
+  absl::Status s = thread_->PostOneSided(
+      primary, wr, [alive, held, slot, posted](const Completion& c) {
+        if (alive.expired()) return;
+        ObjectReader* self = *alive.lock();
+        std::unique_ptr<Attempt> a = std::move(*held);
+        if (c.status == CompletionStatus::kRemoteAccessError && a->capability_refreshes++ == 0) {
+          // A stale capability (the region was registered again): fetch it once more.
+          self->capabilities_.erase(a->object.addr.region());
+          self->ReleaseSlot(slot);
+          return self->ReadRemote(std::move(a));
+        }
+        if (c.status != CompletionStatus::kSuccess) {
+          absl::Status failed = absl::UnavailableError(absl::StrFormat(
+              "READ of %s failed: %s", a->object.ToString(), CompletionStatusName(c.status)));
+          self->ReleaseSlot(slot);
+          return self->Finish(std::move(a), std::move(failed));
+        }
+        const bool too_slow = EventLoop::Clock::now() - posted >
+                              absl::ToChronoNanoseconds(self->options_.read_bound);
+        const char* image = self->slots_.base + uint64_t{slot} * kSlotBytes;
+        self->OnCopy(std::move(a), image, c.torn, too_slow);
+        self->ReleaseSlot(slot);
+      });
+  if (!s.ok()) {
+    ReleaseSlot(slot);
+    Finish(std::move(*held), s);
+  }
+}
+
+void ObjectReader::OnCopy(std::unique_ptr<Attempt> a, const char* image, bool torn, bool too_slow) {
+  const FatPtr p = a->object;
+  const CopyCheck check = CheckCopy(image, p.addr.offset(), p.size, p.incarnation, torn);
+  switch (check) {
+    case CopyCheck::kAccepted: {
+      if (too_slow) {
+        ++stats_.retries_slow;
+        return Retry(std::move(a));
+      }
+      uint64_t version;
+      std::memcpy(&version, image + kVersionOffset, sizeof(version));
+      // The scratch buffer's first half holds local copies, the second decoded payloads.
+      char* out = scratch_.data() + kSlotBytes;
+      ReadPayload(image, p.addr.offset(), std::span<char>(out, p.size));
+      return Finish(std::move(a), ObjectRead{version, std::span<const char>(out, p.size)});
+    }
+    case CopyCheck::kLocked:
+      ++stats_.retries_locked;
+      return Retry(std::move(a));
+    case CopyCheck::kInconsistent:
+      ++stats_.retries_inconsistent;
+      return Retry(std::move(a));
+    case CopyCheck::kNotAllocated:
+      return Finish(std::move(a), absl::FailedPreconditionError(absl::StrFormat(
+                                      "the object at %s is not allocated (freed)", p.addr.ToString())));
+    case CopyCheck::kWrongIncarnation:
+      return Finish(std::move(a), absl::FailedPreconditionError(absl::StrFormat(
+                                      "stale pointer %s: the object there is another incarnation",
+                                      p.ToString())));
+  }
+}
+
+void ObjectReader::Retry(std::unique_ptr<Attempt> a) {
+  if (thread_->loop().now() >= a->give_up) {
+    absl::Status gave_up = absl::DeadlineExceededError(
+        absl::StrFormat("%s stayed locked or inconsistent for %s", a->object.ToString(),
+                        absl::FormatDuration(options_.give_up_after)));
+    return Finish(std::move(a), std::move(gave_up));
+  }
+  // Randomized, growing backoff: writers finish, and readers do not retry in step.
+  const absl::Duration wait = absl::Nanoseconds(
+      absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(a->backoff) + 1));
+  a->backoff = std::min(a->backoff * 2, options_.backoff_max);
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
+  thread_->loop().RunAfter(wait, [alive, held] {
+    if (!alive.expired()) (*alive.lock())->Start(std::move(*held));
+  });
+}
+
+void ObjectReader::Finish(std::unique_ptr<Attempt> a, absl::StatusOr<ObjectRead> result) {
+  ReadDone done = std::move(a->done);
+  done(std::move(result));
+}
+
+void ObjectReader::ReleaseSlot(uint32_t slot) {
+  free_slots_.push_back(slot);
+  if (waiting_for_slot_.empty()) return;
+  std::unique_ptr<Attempt> next = std::move(waiting_for_slot_.front());
+  waiting_for_slot_.pop_front();
+  // Its primary and capability may have changed meanwhile: look again.
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(next));
+  thread_->loop().Defer([alive, held] {
+    if (!alive.expired()) (*alive.lock())->Start(std::move(*held));
+  });
+}
+
+}  // namespace farm::tx

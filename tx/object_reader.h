@@ -1,0 +1,118 @@
+// ObjectReader: one thread's lock-free reads of objects anywhere in the shared address
+// space (paper sections 3.3 and 3.5; the core of lockFreeRead and of txRead).
+//
+// A read of FatPtr p:
+//   - on this node's own regions: a torn-checked copy of the object from local memory;
+//   - elsewhere: the region's primary (placement) is asked once for the region's
+//     capability (cached per reader), then one fabric READ of the object's stored bytes
+//     into one of the reader's registered slots.
+// The copy is accepted only by the read rule (CheckCopy: unlocked, line versions equal
+// the header's, allocated, p's incarnation, not torn) and only if the READ took less
+// than read_bound (16-bit line versions repeat after 2^14 writes). A locked or
+// inconsistent copy is retried after a randomized, growing backoff until give_up_after.
+//
+// Errors: InvalidArgument (null pointer), OutOfRange (a size no object can have),
+// FailedPrecondition (the object was freed, or reallocated: another incarnation),
+// NotFound (no node holds the region), DeadlineExceeded (still locked or inconsistent
+// after give_up_after), Unavailable (the primary cannot be reached).
+//
+// Threads: one thread (the MsgThread's loop); `done` runs there, never inline from Read.
+// The payload span it gets is valid only during the call.
+#ifndef FARM_TX_OBJECT_READER_H_
+#define FARM_TX_OBJECT_READER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/random/random.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "alloc/allocator.h"
+#include "farm/base/region.h"
+#include "farm/fabric/fabric.h"
+#include "farm/msg/msg_thread.h"
+
+namespace farm::tx {
+
+struct ObjectReaderOptions {
+  uint32_t slots = 16;  // READs in flight; each slot holds the largest object
+  absl::Duration read_bound = absl::Milliseconds(5);
+  absl::Duration give_up_after = absl::Seconds(1);
+  absl::Duration backoff_min = absl::Microseconds(2);
+  absl::Duration backoff_max = absl::Microseconds(500);
+  RegionId slot_region = kFirstPrivateRegion + 0x100;  // private id for the slots
+};
+
+struct ObjectRead {
+  uint64_t version = 0;             // the header version of the accepted copy
+  std::span<const char> payload;    // valid during the continuation only
+};
+
+struct ObjectReaderStats {
+  uint64_t reads = 0;
+  uint64_t local = 0;
+  uint64_t retries_locked = 0;
+  uint64_t retries_inconsistent = 0;
+  uint64_t retries_slow = 0;
+  uint64_t capability_fetches = 0;
+};
+
+class ObjectReader {
+ public:
+  using ReadDone = absl::AnyInvocable<void(absl::StatusOr<ObjectRead>)>;
+
+  // `thread` (its loop is where everything runs), `fabric` (the slots are registered
+  // with it) and `allocator` (this node's regions and the placement) must outlive it.
+  static absl::StatusOr<std::unique_ptr<ObjectReader>> Create(MsgThread* thread, Fabric* fabric,
+                                                              alloc::Allocator* allocator,
+                                                              const ObjectReaderOptions& options = {});
+  ~ObjectReader();
+
+  void Read(FatPtr object, ReadDone done);
+
+  const ObjectReaderStats& stats() const { return stats_; }
+
+ private:
+  struct Attempt {
+    FatPtr object;
+    ReadDone done;
+    EventLoop::Clock::time_point give_up;
+    absl::Duration backoff;
+    int capability_refreshes = 0;
+  };
+
+  ObjectReader(MsgThread* thread, Fabric* fabric, alloc::Allocator* allocator,
+               const ObjectReaderOptions& options, std::unique_ptr<Region> slots, LocalRegion local);
+
+  void Start(std::unique_ptr<Attempt> a);
+  void ReadLocal(std::unique_ptr<Attempt> a, const alloc::LocalRegion& region);
+  void ReadRemote(std::unique_ptr<Attempt> a);
+  void PostRead(std::unique_ptr<Attempt> a, NodeId primary);
+  void OnCopy(std::unique_ptr<Attempt> a, const char* image, bool torn, bool too_slow);
+  void Retry(std::unique_ptr<Attempt> a);
+  void Finish(std::unique_ptr<Attempt> a, absl::StatusOr<ObjectRead> result);
+  void ReleaseSlot(uint32_t slot);
+
+  MsgThread* const thread_;
+  Fabric* const fabric_;
+  alloc::Allocator* const allocator_;
+  const ObjectReaderOptions options_;
+  std::unique_ptr<Region> slots_region_;
+  const LocalRegion slots_;
+  std::vector<uint32_t> free_slots_;
+  std::deque<std::unique_ptr<Attempt>> waiting_for_slot_;
+  absl::flat_hash_map<RegionId, RegionCapability> capabilities_;
+  std::vector<char> scratch_;  // [0, 1 MiB): local copies; [1 MiB, 2 MiB): decoded payloads
+  absl::BitGen rng_;
+  std::shared_ptr<ObjectReader*> alive_;
+  ObjectReaderStats stats_;
+};
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_OBJECT_READER_H_
