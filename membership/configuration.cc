@@ -73,15 +73,6 @@ absl::StatusOr<std::string> Open(absl::string_view bytes, Envelope::Kind kind) {
 
 }  // namespace
 
-uint32_t Crc32c(absl::string_view data) {
-  uint32_t crc = ~0u;
-  for (unsigned char byte : data) {
-    crc ^= byte;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
 std::string Member::address(absl::string_view backend) const {
   auto it = fabric_addresses.find(std::string(backend));
   return it == fabric_addresses.end() ? std::string() : it->second;

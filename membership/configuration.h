@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
+#include "farm/base/crc32c.h"
 
 namespace farm::membership {
 
@@ -69,8 +70,8 @@ absl::StatusOr<std::string> EncodeConfiguration(const Configuration& config);
 // for a configuration that breaks an invariant.
 absl::StatusOr<Configuration> DecodeConfiguration(absl::string_view bytes);
 
-// CRC-32C (Castagnoli), for the envelope checksum.
-uint32_t Crc32c(absl::string_view data);
+// CRC-32C (Castagnoli), for the envelope checksum (farm/base/crc32c.h).
+using farm::Crc32c;
 
 // A member's registration znode.
 absl::StatusOr<std::string> EncodeRegistration(absl::string_view cluster, const Member& member);
