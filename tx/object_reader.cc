@@ -49,76 +49,75 @@ ObjectReader::~ObjectReader() {
   alive_.reset();
   // READs still in flight write into the slots until the fabric revokes them.
   (void)fabric_->DeregisterRegion(slots_region_->id());
-  for (auto& a : waiting_for_slot_) a->done(absl::CancelledError("the reader was destroyed"));
+  for (Attempt* a : waiting_for_slot_) a->done(absl::CancelledError("the reader was destroyed"));
 }
 
 void ObjectReader::Read(FatPtr object, ReadDone done) {
-  auto a = std::make_unique<Attempt>();
+  Attempt* a = TakeAttempt();
   a->object = object;
   a->done = std::move(done);
   a->give_up = thread_->loop().now() + absl::ToChronoNanoseconds(options_.give_up_after);
   a->backoff = options_.backoff_min;
+  a->capability_refreshes = 0;
   ++stats_.reads;
   // Never inline: the caller's continuation runs after Read returns.
   std::weak_ptr<ObjectReader*> alive = alive_;
-  thread_->loop().Defer([alive, a = std::move(a)]() mutable {
-    if (!alive.expired()) (*alive.lock())->Start(std::move(a));
+  thread_->loop().Defer([alive, a] {
+    if (!alive.expired()) (*alive.lock())->Start(a);
   });
 }
 
-void ObjectReader::Start(std::unique_ptr<Attempt> a) {
+void ObjectReader::Start(Attempt* a) {
   const FatPtr p = a->object;
-  if (p.is_null()) return Finish(std::move(a), absl::InvalidArgumentError("read of a null pointer"));
+  if (p.is_null()) return Finish(a, absl::InvalidArgumentError("read of a null pointer"));
   if (p.size > alloc::MaxPayloadBytes() || p.addr.offset() % kObjectAlignment != 0) {
-    return Finish(std::move(a), absl::OutOfRangeError(absl::StrFormat(
-                                    "%s cannot name an object", p.ToString())));
+    return Finish(a, absl::OutOfRangeError(absl::StrFormat("%s cannot name an object", p.ToString())));
   }
   if (const alloc::LocalRegion* r = allocator_->blocks().FindRegion(p.addr.region())) {
-    return ReadLocal(std::move(a), *r);
+    return ReadLocal(a, *r);
   }
-  ReadRemote(std::move(a));
+  ReadRemote(a);
 }
 
-void ObjectReader::ReadLocal(std::unique_ptr<Attempt> a, const alloc::LocalRegion& region) {
+void ObjectReader::ReadLocal(Attempt* a, const alloc::LocalRegion& region) {
   ++stats_.local;
   const FatPtr p = a->object;
   const uint64_t stored = StoredBytes(p.addr.offset(), p.size);
   if (!region.region().Contains(p.addr.offset(), stored)) {
-    return Finish(std::move(a), absl::OutOfRangeError(absl::StrFormat(
-                                    "%s runs past the end of its region", p.ToString())));
+    return Finish(a, absl::OutOfRangeError(absl::StrFormat("%s runs past the end of its region",
+                                                           p.ToString())));
   }
   const bool torn = ReadWithTornCheck(scratch_.data(), region.base() + p.addr.offset(), stored);
-  OnCopy(std::move(a), scratch_.data(), torn, /*too_slow=*/false);
+  OnCopy(a, scratch_.data(), torn, /*too_slow=*/false);
 }
 
-void ObjectReader::ReadRemote(std::unique_ptr<Attempt> a) {
+void ObjectReader::ReadRemote(Attempt* a) {
   const RegionId region = a->object.addr.region();
   std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
   absl::StatusOr<membership::ReplicaSet> replicas =
       placement == nullptr ? absl::UnavailableError("no configuration yet") : placement->Lookup(region);
-  if (!replicas.ok()) return Finish(std::move(a), replicas.status());
+  if (!replicas.ok()) return Finish(a, replicas.status());
   const NodeId primary = replicas->primary();
   if (primary == allocator_->options().self) {
-    return Finish(std::move(a), absl::NotFoundError(absl::StrFormat(
-                                    "region %d has this node as primary but is not held here", region)));
+    return Finish(a, absl::NotFoundError(absl::StrFormat(
+                         "region %d has this node as primary but is not held here", region)));
   }
-  if (capabilities_.contains(region)) return PostRead(std::move(a), primary);
+  if (capabilities_.contains(region)) return PostRead(a, primary);
   ++stats_.capability_fetches;
   std::weak_ptr<ObjectReader*> alive = alive_;
-  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
   alloc::RequestRegionCapability(
-      *thread_, primary, region, [alive, held, primary, region](absl::StatusOr<RegionCapability> cap) {
+      *thread_, primary, region, [alive, a, primary, region](absl::StatusOr<RegionCapability> cap) {
         if (alive.expired()) return;
         ObjectReader* self = *alive.lock();
-        if (!cap.ok()) return self->Finish(std::move(*held), cap.status());
+        if (!cap.ok()) return self->Finish(a, cap.status());
         self->capabilities_[region] = *cap;
-        self->PostRead(std::move(*held), primary);
+        self->PostRead(a, primary);
       });
 }
 
-void ObjectReader::PostRead(std::unique_ptr<Attempt> a, NodeId primary) {
+void ObjectReader::PostRead(Attempt* a, NodeId primary) {
   if (free_slots_.empty()) {
-    waiting_for_slot_.push_back(std::move(a));
+    waiting_for_slot_.push_back(a);
     return;
   }
   const uint32_t slot = free_slots_.back();
@@ -133,101 +132,107 @@ void ObjectReader::PostRead(std::unique_ptr<Attempt> a, NodeId primary) {
   wr.remote_offset = p.addr.offset();
   const EventLoop::Clock::time_point posted = EventLoop::Clock::now();
   std::weak_ptr<ObjectReader*> alive = alive_;
-  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
-  absl::Status s = thread_->PostOneSided(
-      primary, wr, [alive, held, slot, posted](const Completion& c) {
-        if (alive.expired()) return;
-        ObjectReader* self = *alive.lock();
-        std::unique_ptr<Attempt> a = std::move(*held);
-        if (c.status == CompletionStatus::kRemoteAccessError && a->capability_refreshes++ == 0) {
-          // A stale capability (the region was registered again): fetch it once more.
-          self->capabilities_.erase(a->object.addr.region());
-          self->ReleaseSlot(slot);
-          return self->ReadRemote(std::move(a));
-        }
-        if (c.status != CompletionStatus::kSuccess) {
-          absl::Status failed = absl::UnavailableError(absl::StrFormat(
-              "READ of %s failed: %s", a->object.ToString(), CompletionStatusName(c.status)));
-          self->ReleaseSlot(slot);
-          return self->Finish(std::move(a), std::move(failed));
-        }
-        const bool too_slow = EventLoop::Clock::now() - posted >
-                              absl::ToChronoNanoseconds(self->options_.read_bound);
-        const char* image = self->slots_.base + uint64_t{slot} * kSlotBytes;
-        self->OnCopy(std::move(a), image, c.torn, too_slow);
-        self->ReleaseSlot(slot);
-      });
+  absl::Status s = thread_->PostOneSided(primary, wr, [alive, a, slot, posted](const Completion& c) {
+    if (alive.expired()) return;
+    (*alive.lock())->OnReadDone(a, slot, posted, c);
+  });
   if (!s.ok()) {
     ReleaseSlot(slot);
-    Finish(std::move(*held), s);
+    Finish(a, s);
   }
 }
 
-void ObjectReader::OnCopy(std::unique_ptr<Attempt> a, const char* image, bool torn, bool too_slow) {
+void ObjectReader::OnReadDone(Attempt* a, uint32_t slot, EventLoop::Clock::time_point posted,
+                              const Completion& c) {
+  if (c.status == CompletionStatus::kRemoteAccessError && a->capability_refreshes++ == 0) {
+    // A stale capability (the region was registered again): fetch it once more.
+    capabilities_.erase(a->object.addr.region());
+    ReleaseSlot(slot);
+    return ReadRemote(a);
+  }
+  if (c.status != CompletionStatus::kSuccess) {
+    absl::Status failed = absl::UnavailableError(absl::StrFormat(
+        "READ of %s failed: %s", a->object.ToString(), CompletionStatusName(c.status)));
+    ReleaseSlot(slot);
+    return Finish(a, std::move(failed));
+  }
+  const bool too_slow =
+      EventLoop::Clock::now() - posted > absl::ToChronoNanoseconds(options_.read_bound);
+  OnCopy(a, slots_.base + uint64_t{slot} * kSlotBytes, c.torn, too_slow);
+  ReleaseSlot(slot);  // after the copy was decoded
+}
+
+void ObjectReader::OnCopy(Attempt* a, const char* image, bool torn, bool too_slow) {
   const FatPtr p = a->object;
-  const CopyCheck check = CheckCopy(image, p.addr.offset(), p.size, p.incarnation, torn);
-  switch (check) {
+  switch (CheckCopy(image, p.addr.offset(), p.size, p.incarnation, torn)) {
     case CopyCheck::kAccepted: {
       if (too_slow) {
         ++stats_.retries_slow;
-        return Retry(std::move(a));
+        return Retry(a);
       }
       uint64_t version;
       std::memcpy(&version, image + kVersionOffset, sizeof(version));
       // The scratch buffer's first half holds local copies, the second decoded payloads.
       char* out = scratch_.data() + kSlotBytes;
       ReadPayload(image, p.addr.offset(), std::span<char>(out, p.size));
-      return Finish(std::move(a), ObjectRead{version, std::span<const char>(out, p.size)});
+      return Finish(a, ObjectRead{version, std::span<const char>(out, p.size)});
     }
     case CopyCheck::kLocked:
       ++stats_.retries_locked;
-      return Retry(std::move(a));
+      return Retry(a);
     case CopyCheck::kInconsistent:
       ++stats_.retries_inconsistent;
-      return Retry(std::move(a));
+      return Retry(a);
     case CopyCheck::kNotAllocated:
-      return Finish(std::move(a), absl::FailedPreconditionError(absl::StrFormat(
-                                      "the object at %s is not allocated (freed)", p.addr.ToString())));
+      return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
+                           "the object at %s is not allocated (freed)", p.addr.ToString())));
     case CopyCheck::kWrongIncarnation:
-      return Finish(std::move(a), absl::FailedPreconditionError(absl::StrFormat(
-                                      "stale pointer %s: the object there is another incarnation",
-                                      p.ToString())));
+      return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
+                           "stale pointer %s: the object there is another incarnation", p.ToString())));
   }
 }
 
-void ObjectReader::Retry(std::unique_ptr<Attempt> a) {
+void ObjectReader::Retry(Attempt* a) {
   if (thread_->loop().now() >= a->give_up) {
-    absl::Status gave_up = absl::DeadlineExceededError(
-        absl::StrFormat("%s stayed locked or inconsistent for %s", a->object.ToString(),
-                        absl::FormatDuration(options_.give_up_after)));
-    return Finish(std::move(a), std::move(gave_up));
+    return Finish(a, absl::DeadlineExceededError(absl::StrFormat(
+                         "%s stayed locked or inconsistent for %s", a->object.ToString(),
+                         absl::FormatDuration(options_.give_up_after))));
   }
   // Randomized, growing backoff: writers finish, and readers do not retry in step.
   const absl::Duration wait = absl::Nanoseconds(
       absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(a->backoff) + 1));
   a->backoff = std::min(a->backoff * 2, options_.backoff_max);
   std::weak_ptr<ObjectReader*> alive = alive_;
-  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(a));
-  thread_->loop().RunAfter(wait, [alive, held] {
-    if (!alive.expired()) (*alive.lock())->Start(std::move(*held));
+  thread_->loop().RunAfter(wait, [alive, a] {
+    if (!alive.expired()) (*alive.lock())->Start(a);
   });
 }
 
-void ObjectReader::Finish(std::unique_ptr<Attempt> a, absl::StatusOr<ObjectRead> result) {
+void ObjectReader::Finish(Attempt* a, absl::StatusOr<ObjectRead> result) {
   ReadDone done = std::move(a->done);
+  free_attempts_.push_back(a);  // reusable: `done` may start the next read
   done(std::move(result));
+}
+
+ObjectReader::Attempt* ObjectReader::TakeAttempt() {
+  if (free_attempts_.empty()) {
+    attempts_.push_back(std::make_unique<Attempt>());
+    return attempts_.back().get();
+  }
+  Attempt* a = free_attempts_.back();
+  free_attempts_.pop_back();
+  return a;
 }
 
 void ObjectReader::ReleaseSlot(uint32_t slot) {
   free_slots_.push_back(slot);
   if (waiting_for_slot_.empty()) return;
-  std::unique_ptr<Attempt> next = std::move(waiting_for_slot_.front());
+  Attempt* next = waiting_for_slot_.front();
   waiting_for_slot_.pop_front();
   // Its primary and capability may have changed meanwhile: look again.
   std::weak_ptr<ObjectReader*> alive = alive_;
-  auto held = std::make_shared<std::unique_ptr<Attempt>>(std::move(next));
-  thread_->loop().Defer([alive, held] {
-    if (!alive.expired()) (*alive.lock())->Start(std::move(*held));
+  thread_->loop().Defer([alive, next] {
+    if (!alive.expired()) (*alive.lock())->Start(next);
   });
 }
 

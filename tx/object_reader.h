@@ -89,13 +89,16 @@ class ObjectReader {
   ObjectReader(MsgThread* thread, Fabric* fabric, alloc::Allocator* allocator,
                const ObjectReaderOptions& options, std::unique_ptr<Region> slots, LocalRegion local);
 
-  void Start(std::unique_ptr<Attempt> a);
-  void ReadLocal(std::unique_ptr<Attempt> a, const alloc::LocalRegion& region);
-  void ReadRemote(std::unique_ptr<Attempt> a);
-  void PostRead(std::unique_ptr<Attempt> a, NodeId primary);
-  void OnCopy(std::unique_ptr<Attempt> a, const char* image, bool torn, bool too_slow);
-  void Retry(std::unique_ptr<Attempt> a);
-  void Finish(std::unique_ptr<Attempt> a, absl::StatusOr<ObjectRead> result);
+  void Start(Attempt* a);
+  void ReadLocal(Attempt* a, const alloc::LocalRegion& region);
+  void ReadRemote(Attempt* a);
+  void PostRead(Attempt* a, NodeId primary);
+  void OnReadDone(Attempt* a, uint32_t slot, EventLoop::Clock::time_point posted, const Completion& c);
+  void OnCopy(Attempt* a, const char* image, bool torn, bool too_slow);
+  void Retry(Attempt* a);
+  // Hands the result to the read's continuation; the Attempt is reused afterwards.
+  void Finish(Attempt* a, absl::StatusOr<ObjectRead> result);
+  Attempt* TakeAttempt();
   void ReleaseSlot(uint32_t slot);
 
   MsgThread* const thread_;
@@ -105,7 +108,11 @@ class ObjectReader {
   std::unique_ptr<Region> slots_region_;
   const LocalRegion slots_;
   std::vector<uint32_t> free_slots_;
-  std::deque<std::unique_ptr<Attempt>> waiting_for_slot_;
+  // Attempts are owned here and reused (no allocation per read once warm); callbacks
+  // hold plain pointers and check `alive_` first.
+  std::vector<std::unique_ptr<Attempt>> attempts_;
+  std::vector<Attempt*> free_attempts_;
+  std::deque<Attempt*> waiting_for_slot_;
   absl::flat_hash_map<RegionId, RegionCapability> capabilities_;
   std::vector<char> scratch_;  // [0, 1 MiB): local copies; [1 MiB, 2 MiB): decoded payloads
   absl::BitGen rng_;
