@@ -491,6 +491,53 @@ TEST_P(MessengerTest, OneSidedOpsCompleteOnThePostingThread) {
   (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
 }
 
+TEST_P(MessengerTest, OneSidedOpsOutstandingWhenThePeerDiesCompleteExactlyOnce) {
+  auto a = Node(1), b = Node(2);
+  ASSERT_TRUE(a->ConnectTo(*b).ok());
+  constexpr uint32_t kBytes = 1 << 20;
+  constexpr int kOps = 64;
+  absl::StatusOr<Region> target = Region::Create(7, 4 * kBytes);
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 4 * kBytes);
+  ASSERT_TRUE(target.ok() && buffer.ok());
+  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
+  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
+  ASSERT_TRUE(cap.ok() && local.ok());
+  std::atomic<int> completions{0}, failures{0};
+  RunInLoop(a->loop(0), [&] {
+    for (int i = 0; i < kOps; ++i) {
+      WorkRequest wr;
+      wr.opcode = Opcode::kRead;
+      wr.local = local->local.base + (i % 4) * kBytes;
+      wr.lkey = local->local.lkey;
+      wr.length = kBytes;
+      wr.remote = &cap->capability;
+      wr.remote_offset = (i % 4) * kBytes;
+      absl::Status s = a->thread(0).PostOneSided(2, wr, [&](const Completion& c) {
+        if (c.status != CompletionStatus::kSuccess) failures++;
+        completions++;
+      });
+      if (!s.ok()) break;  // the send queue is full: the rest are not posted
+    }
+  });
+  const int posted = [&] {
+    int n = 0;
+    RunInLoop(a->loop(0), [&] { n = static_cast<int>(a->thread(0).pending_one_sided()) + completions.load(); });
+    return n;
+  }();
+  ASSERT_GT(posted, 0);
+  (void)b->fabric().DeregisterRegion(7);
+  b.reset();  // with READs possibly still outstanding
+  ASSERT_TRUE(WaitUntil([&] { return completions.load() >= posted; }));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(completions.load(), posted) << "every op completes exactly once";
+  size_t pending = 1;
+  RunInLoop(a->loop(0), [&] { pending = a->thread(0).pending_one_sided(); });
+  EXPECT_EQ(pending, 0u);
+  std::printf("%s: %d one-sided READs, %d failed with their peer\n", GetParam().c_str(), posted,
+              failures.load());
+  (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
+}
+
 TEST_P(MessengerTest, RestartedPeerIsLinkedAgain) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
