@@ -1,0 +1,124 @@
+// The primary's side of two-phase commit on one node's memory: all-or-nothing locks,
+// validation, commit through the writer protocol, aborts that leave nothing locked.
+#include "tx/participant.h"
+
+#include <string>
+#include <vector>
+
+#include "farm/base/object_codec.h"
+#include "gtest/gtest.h"
+#include "tests/alloc/alloc_test_util.h"
+
+namespace farm::tx {
+namespace {
+
+class ParticipantTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    thread_ = machine_.NewThread();
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<FatPtr> p = thread_->Alloc(100);
+      ASSERT_TRUE(p.ok());
+      objects_.push_back(*p);
+      Publish(*p, std::string(100, static_cast<char>('a' + i)));
+    }
+  }
+
+  char* Object(FatPtr p) {
+    return machine_.allocator().blocks().FindRegion(p.addr.region())->base() + p.addr.offset();
+  }
+  uint64_t Version(FatPtr p) { return LoadHeaderWord(Object(p) + kVersionOffset); }
+  void Publish(FatPtr p, const std::string& data) {
+    const uint64_t v = Version(p);
+    ASSERT_TRUE(LockObject(Object(p), v));
+    WriteLockedObject(Object(p), p.addr.offset(), v, data);
+  }
+  std::string Content(FatPtr p) {
+    EXPECT_EQ(CheckCopy(Object(p), p.addr.offset(), p.size, p.incarnation, false), CopyCheck::kAccepted);
+    std::string out(p.size, '\0');
+    ReadPayload(Object(p), p.addr.offset(), out);
+    return out;
+  }
+  LogRecord LockRecord(uint64_t id, std::vector<std::pair<FatPtr, std::string>> writes) {
+    LogRecord r;
+    r.kind = LogKind::kLock;
+    r.transaction = id;
+    for (auto& [p, data] : writes) r.entries.push_back({p.addr, Version(p), p.incarnation, LogOp::kWrite, data});
+    return r;
+  }
+
+  alloc::testing::SingleMachine machine_;
+  std::unique_ptr<alloc::testing::TestThread> thread_;
+  std::vector<FatPtr> objects_;
+  Participant participant_{&machine_.allocator().blocks()};
+};
+
+TEST_F(ParticipantTest, LockThenCommitPublishesTheWrites) {
+  const FatPtr x = objects_[0], y = objects_[1];
+  const uint64_t vx = Version(x);
+  ASSERT_TRUE(participant_.Lock(LockRecord(1, {{x, std::string(100, 'X')}, {y, std::string(100, 'Y')}})).ok());
+  EXPECT_TRUE(IsLocked(Version(x)));
+  EXPECT_EQ(CheckCopy(Object(x), x.addr.offset(), x.size, x.incarnation, false), CopyCheck::kLocked);
+  ASSERT_TRUE(participant_.Commit(1).ok());
+  EXPECT_EQ(Version(x), NextVersion(vx));
+  EXPECT_EQ(Content(x), std::string(100, 'X'));
+  EXPECT_EQ(Content(y), std::string(100, 'Y'));
+  EXPECT_EQ(participant_.locked_transactions(), 0u);
+  EXPECT_EQ(participant_.Commit(1).code(), absl::StatusCode::kNotFound) << "committed once";
+}
+
+TEST_F(ParticipantTest, AFailedLockLeavesNothingLocked) {
+  const FatPtr x = objects_[0], y = objects_[1], z = objects_[2];
+  ASSERT_TRUE(participant_.Lock(LockRecord(1, {{y, std::string(100, '1')}})).ok());
+  const uint64_t vx = Version(x), vz = Version(z);
+  // Transaction 2 locks x, then finds y locked: x must be released again.
+  absl::Status s = participant_.Lock(LockRecord(2, {{x, "2"}, {y, "2"}, {z, "2"}}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_NE(s.message().find("locked by another"), std::string::npos) << s;
+  EXPECT_EQ(Version(x), vx);
+  EXPECT_EQ(Version(z), vz);
+  EXPECT_EQ(participant_.Abort(2).code(), absl::StatusCode::kNotFound);
+  // A version that moved since it was read.
+  LogRecord stale = LockRecord(3, {{x, std::string(100, 's')}});
+  Publish(x, std::string(100, 'n'));
+  s = participant_.Lock(stale);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+  EXPECT_NE(s.message().find("moved"), std::string::npos) << s;
+  EXPECT_FALSE(IsLocked(Version(x)));
+  ASSERT_TRUE(participant_.Abort(1).ok());
+  EXPECT_FALSE(IsLocked(Version(y)));
+  EXPECT_EQ(Content(y), std::string(100, 'b')) << "an abort changes nothing";
+}
+
+TEST_F(ParticipantTest, ValidationSeesMovesAndOtherTransactionsLocks) {
+  const FatPtr x = objects_[0], y = objects_[1];
+  const std::vector<ReadEntry> reads = {{x.addr, Version(x)}, {y.addr, Version(y)}};
+  EXPECT_TRUE(participant_.Validate(7, reads).ok());
+  ASSERT_TRUE(participant_.Lock(LockRecord(7, {{x, std::string(100, 'q')}})).ok());
+  EXPECT_TRUE(participant_.Validate(7, reads).ok()) << "its own lock";
+  EXPECT_EQ(participant_.Validate(8, reads).code(), absl::StatusCode::kAborted) << "another's lock";
+  ASSERT_TRUE(participant_.Commit(7).ok());
+  EXPECT_EQ(participant_.Validate(8, reads).code(), absl::StatusCode::kAborted) << "x moved";
+  EXPECT_TRUE(participant_.Validate(8, {{y.addr, Version(y)}}).ok());
+}
+
+TEST_F(ParticipantTest, BadRecordsAreRefusedBeforeAnythingIsLocked) {
+  const FatPtr x = objects_[0];
+  const uint64_t vx = Version(x);
+  LogRecord r = LockRecord(5, {{x, std::string(100, 'w')}});
+  r.entries.push_back({Addr(x.addr.region() + 1, 64), 0, 0, LogOp::kWrite, "?"});
+  EXPECT_EQ(participant_.Lock(r).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Version(x), vx);
+  LogRecord twice = LockRecord(6, {{x, std::string(100, 'w')}, {x, std::string(100, 'v')}});
+  EXPECT_EQ(participant_.Lock(twice).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Version(x), vx);
+  LogRecord commit = LockRecord(9, {});
+  commit.kind = LogKind::kCommit;
+  EXPECT_EQ(participant_.Lock(commit).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(participant_.Lock(LockRecord(10, {{x, std::string(100, 'w')}})).ok());
+  EXPECT_EQ(participant_.Lock(LockRecord(10, {})).code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(participant_.Abort(10).ok());
+}
+
+}  // namespace
+}  // namespace farm::tx
