@@ -189,6 +189,29 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapabi
   return blocks_.AdoptScanned(id, firsts, live);
 }
 
+absl::StatusOr<NodeId> Allocator::RemotePrimary(RegionId region) const {
+  std::shared_ptr<const membership::Placement> placement = environment_->placement();
+  if (placement == nullptr) return absl::UnavailableError("no configuration yet");
+  absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(region);
+  if (!replicas.ok()) return replicas.status();
+  if (replicas->primary() == options_.self) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "region %d has this node as primary in epoch %d but this node holds no copy of it", region,
+        placement->epoch()));
+  }
+  return replicas->primary();
+}
+
+std::vector<NodeId> Allocator::BackupsOf(RegionId region) const {
+  std::vector<NodeId> backups;
+  if (std::shared_ptr<const membership::Placement> p = environment_->placement()) {
+    if (absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(region); rs.ok()) {
+      backups.assign(rs->backups().begin(), rs->backups().end());
+    }
+  }
+  return backups;
+}
+
 AllocatorStats Allocator::Stats() const {
   AllocatorStats s;
   s.blocks = blocks_.Stats();

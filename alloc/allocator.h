@@ -89,6 +89,14 @@ class Allocator {
   // `capability`.
   absl::Status AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability = {});
 
+  // The primary of `region` under the current placement, when it is another node (the
+  // one to send requests for the region to). Unavailable before any configuration;
+  // errors of Placement::Lookup; FailedPrecondition when this node is the primary but
+  // holds no copy (recovery has not brought it here).
+  absl::StatusOr<NodeId> RemotePrimary(RegionId region) const;
+  // The backups of `region` under the current placement (empty when unknown).
+  std::vector<NodeId> BackupsOf(RegionId region) const;
+
   BlockAllocator& blocks() { return blocks_; }
   EpochManager& epochs() const { return *epochs_; }
   AllocatorEnvironment& environment() const { return *environment_; }

@@ -29,6 +29,20 @@ void ThreadAllocator::BlockList::Remove(SlabBlock* b) {
   --size;
 }
 
+void ThreadAllocator::Relist(ClassState& cls, SlabBlock* b) {
+  const SlabBlock::List want = b->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
+  if (b->list == want) return;
+  Unlist(cls, b);
+  (want == SlabBlock::List::kAvailable ? cls.available : cls.full).Push(b);
+  b->list = want;
+}
+
+void ThreadAllocator::Unlist(ClassState& cls, SlabBlock* b) {
+  if (b->list == SlabBlock::List::kNone) return;
+  (b->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(b);
+  b->list = SlabBlock::List::kNone;
+}
+
 ThreadAllocator::ThreadAllocator(Allocator* allocator, ThreadChannel* channel,
                                  EpochParticipant epoch)
     : allocator_(allocator),
@@ -43,10 +57,8 @@ ThreadAllocator::~ThreadAllocator() {
   BlockAllocator& blocks = allocator_->blocks();
   for (ClassState& cls : classes_) {
     for (BlockList* list : {&cls.available, &cls.full}) {
-      while (list->head != nullptr) {
-        SlabBlock* b = list->head;
-        list->Remove(b);
-        b->list = SlabBlock::List::kNone;
+      while (SlabBlock* b = list->head) {
+        Unlist(cls, b);
         blocks.Abandon(b);
       }
     }
@@ -84,15 +96,7 @@ absl::StatusOr<FatPtr> ThreadAllocator::TakeSlot(ClassState& cls, SlabBlock* blo
                                                  uint64_t payload) {
   int64_t slot = block->TakeLocal();
   if (slot < 0 && block->CollectRemoteFrees() > 0) slot = block->TakeLocal();
-  if (block != cls.current) {
-    // Keep the lists true to the block's state.
-    SlabBlock::List want = block->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
-    if (block->list != want) {
-      (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
-      (want == SlabBlock::List::kAvailable ? cls.available : cls.full).Push(block);
-      block->list = want;
-    }
-  }
+  if (block != cls.current) Relist(cls, block);
   if (slot < 0) return Miss();
   LocalRegion* r = block->region();
   const uint64_t offset = block->SlotOffset(static_cast<uint32_t>(slot));
@@ -113,27 +117,20 @@ absl::StatusOr<FatPtr> ThreadAllocator::TakeSlot(ClassState& cls, SlabBlock* blo
 
 void ThreadAllocator::MakeCurrent(ClassState& cls, SlabBlock* block) {
   if (cls.current == block) return;
-  if (block->list != SlabBlock::List::kNone) {
-    (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
-    block->list = SlabBlock::List::kNone;
-  }
+  Unlist(cls, block);
   SlabBlock* old = cls.current;
   cls.current = block;
-  if (old != nullptr) {
-    if (old->live() == 0 && old->HasLocalFree()) {
-      Retire(old);
-    } else {
-      old->list = old->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
-      (old->HasLocalFree() ? cls.available : cls.full).Push(old);
-    }
+  if (old == nullptr) return;
+  if (old->live() == 0) {
+    Retire(old);
+  } else {
+    Relist(cls, old);
   }
 }
 
 void ThreadAllocator::Own(SlabBlock* block) {
   block->set_owner(this);
-  ClassState& cls = classes_[block->size_class()];
-  block->list = block->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
-  (block->HasLocalFree() ? cls.available : cls.full).Push(block);
+  Relist(classes_[block->size_class()], block);
 }
 
 SlabBlock* ThreadAllocator::FindOwnedBlock(ClassState& cls, RegionId region) {
@@ -157,7 +154,6 @@ absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint
   if (!c.ok()) return c.status();
   ClassState& cls = classes_[*c];
   need->size_class = *c;
-  need->hint = {};
 
   if (hint.is_null()) {
     if (cls.current != nullptr) {
@@ -183,10 +179,8 @@ absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint
 
   LocalRegion* r = FindRegion(hint.region());
   if (r == nullptr) {
-    need->place = BlockPlace::In(hint.region());
     return absl::NotFoundError(absl::StrFormat("region %d is not held here", hint.region()));
   }
-  need->hint = hint;
   // The hint's own block, when it is ours and of this class. Another thread's block may
   // be released meanwhile: look at it inside an operation (the release waits for it).
   SlabBlock* hint_block = nullptr;
@@ -232,22 +226,13 @@ void ThreadAllocator::Allocate(uint64_t payload, Addr hint, PtrDone done) {
   }
   if (absl::IsNotFound(p.status())) {
     // The hint is in a region this node does not hold: its primary allocates.
-    std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
-    absl::StatusOr<membership::ReplicaSet> replicas =
-        placement == nullptr ? absl::UnavailableError("no configuration yet")
-                             : placement->Lookup(hint.region());
-    if (!replicas.ok()) {
-      done(replicas.status());
-      return;
-    }
-    if (replicas->primary() == allocator_->options().self) {
-      done(absl::FailedPreconditionError(absl::StrFormat(
-          "region %d has this node as primary in epoch %d but this node holds no copy of it",
-          hint.region(), placement->epoch())));
+    absl::StatusOr<NodeId> primary = allocator_->RemotePrimary(hint.region());
+    if (!primary.ok()) {
+      done(primary.status());
       return;
     }
     ++stats_.remote_allocations;
-    channel_->AllocateRemote(replicas->primary(), static_cast<uint32_t>(payload), hint, std::move(done));
+    channel_->AllocateRemote(*primary, static_cast<uint32_t>(payload), hint, std::move(done));
     return;
   }
   if (!absl::IsUnavailable(p.status())) {
@@ -317,7 +302,7 @@ void ThreadAllocator::GetBlock(const Need& need) {
   }
   ++stats_.blocks_acquired;
   SlabBlock* b = *block;
-  std::vector<NodeId> backups = BackupsOf(update.region);
+  std::vector<NodeId> backups = allocator_->BackupsOf(update.region);
   std::weak_ptr<ThreadAllocator*> alive = alive_;
   Allocator* allocator = allocator_;
   channel_->ReplicateBlockWords(
@@ -506,20 +491,12 @@ void ThreadAllocator::Free(FatPtr object, StatusDone done) {
     done(FreeLocal(object));
     return;
   }
-  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
-  absl::StatusOr<membership::ReplicaSet> replicas =
-      placement == nullptr ? absl::UnavailableError("no configuration yet")
-                           : placement->Lookup(object.addr.region());
-  if (!replicas.ok()) {
-    done(replicas.status());
+  absl::StatusOr<NodeId> primary = allocator_->RemotePrimary(object.addr.region());
+  if (!primary.ok()) {
+    done(primary.status());
     return;
   }
-  if (replicas->primary() == allocator_->options().self) {
-    done(absl::NotFoundError(absl::StrFormat(
-        "region %d has this node as primary but this node holds no copy of it", object.addr.region())));
-    return;
-  }
-  channel_->FreeRemote(replicas->primary(), object, std::move(done));
+  channel_->FreeRemote(*primary, object, std::move(done));
 }
 
 void ThreadAllocator::OnSlotFreed(SlabBlock* block) {
@@ -529,21 +506,14 @@ void ThreadAllocator::OnSlotFreed(SlabBlock* block) {
     Retire(block);
     return;
   }
-  if (block->list == SlabBlock::List::kFull) {
-    cls.full.Remove(block);
-    cls.available.Push(block);
-    block->list = SlabBlock::List::kAvailable;
-  }
+  Relist(cls, block);
 }
 
 // --- Reclamation ---
 
 void ThreadAllocator::Retire(SlabBlock* block) {
   ClassState& cls = classes_[block->size_class()];
-  if (block->list != SlabBlock::List::kNone) {
-    (block->list == SlabBlock::List::kAvailable ? cls.available : cls.full).Remove(block);
-    block->list = SlabBlock::List::kNone;
-  }
+  Unlist(cls, block);
   allocator_->blocks().Unpublish(block);  // before the round that precedes its release
   block->retired = true;
   retired_waiting_.push_back(block);
@@ -555,22 +525,17 @@ void ThreadAllocator::Reclaim() {
   // Blocks emptied by other threads' frees are found here (their owner never saw the
   // frees one by one).
   for (ClassState& cls : classes_) {
-    std::vector<SlabBlock*> empty, refilled;
+    std::vector<SlabBlock*> owned;
     for (BlockList* list : {&cls.available, &cls.full}) {
-      for (SlabBlock* b = list->head; b != nullptr; b = b->next) {
-        b->CollectRemoteFrees();
-        if (b->live() == 0) {
-          empty.push_back(b);
-        } else if (b->list == SlabBlock::List::kFull && b->HasLocalFree()) {
-          refilled.push_back(b);
-        }
-      }
+      for (SlabBlock* b = list->head; b != nullptr; b = b->next) owned.push_back(b);
     }
-    for (SlabBlock* b : empty) Retire(b);
-    for (SlabBlock* b : refilled) {
-      cls.full.Remove(b);
-      cls.available.Push(b);
-      b->list = SlabBlock::List::kAvailable;
+    for (SlabBlock* b : owned) {
+      b->CollectRemoteFrees();
+      if (b->live() == 0) {
+        Retire(b);
+      } else {
+        Relist(cls, b);
+      }
     }
   }
   StartRound();
@@ -616,7 +581,7 @@ void ThreadAllocator::OnRoundDone(const absl::Status& status) {
 }
 
 void ThreadAllocator::SendBlockWords(const BlockTableUpdate& update) {
-  std::vector<NodeId> backups = BackupsOf(update.region);
+  std::vector<NodeId> backups = allocator_->BackupsOf(update.region);
   // Releases are not awaited: a backup that misses one keeps an empty slab block (the
   // recovery scan rebuilds it as such) until the units are assigned again, when it
   // frees the rest of the old block (BackupRegions::Apply).
@@ -624,14 +589,5 @@ void ThreadAllocator::SendBlockWords(const BlockTableUpdate& update) {
                                 [](const absl::Status&) {});
 }
 
-std::vector<NodeId> ThreadAllocator::BackupsOf(RegionId region) const {
-  std::vector<NodeId> backups;
-  if (std::shared_ptr<const membership::Placement> p = allocator_->environment().placement()) {
-    if (absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(region); rs.ok()) {
-      backups.assign(rs->backups().begin(), rs->backups().end());
-    }
-  }
-  return backups;
-}
 
 }  // namespace farm::alloc

@@ -80,9 +80,9 @@ class ThreadAllocator {
   absl::StatusOr<FatPtr> TryAllocate(uint64_t payload, Addr hint = {});
 
   // Frees `object`. Errors: FailedPrecondition when it is not allocated or its
-  // incarnation differs (a stale pointer or a second free); InvalidArgument when no
-  // object of that size starts there; NotFound for a region this node does not hold
-  // and whose primary is this node.
+  // incarnation differs (a stale pointer or a second free), or when its region has this
+  // node as primary but this node holds no copy; InvalidArgument when no object of that
+  // size starts there.
   void Free(FatPtr object, StatusDone done);
   // Free of an object in a region this node holds. Synchronous.
   absl::Status FreeLocal(FatPtr object);
@@ -113,7 +113,6 @@ class ThreadAllocator {
   struct Need {
     SizeClass size_class = 0;
     BlockPlace place;
-    Addr hint;  // non-null: the hint's region is local
   };
   struct Pending {
     uint64_t payload;
@@ -139,6 +138,10 @@ class ThreadAllocator {
   // A block of `cls` with a free slot in region `region` (kNullRegion: any), or null.
   SlabBlock* FindOwnedBlock(ClassState& cls, RegionId region);
   void MakeCurrent(ClassState& cls, SlabBlock* block);
+  // Puts an owned, non-current block on the list its free slots say (available/full);
+  // Unlist takes it off its list.
+  void Relist(ClassState& cls, SlabBlock* block);
+  void Unlist(ClassState& cls, SlabBlock* block);
   void Own(SlabBlock* block);
   void OnSlotFreed(SlabBlock* block);
   void Retire(SlabBlock* block);
@@ -161,7 +164,6 @@ class ThreadAllocator {
   void OnRoundDone(const absl::Status& status);
   // Sends block-table words to the region's backups without awaiting them.
   void SendBlockWords(const BlockTableUpdate& update);
-  std::vector<NodeId> BackupsOf(RegionId region) const;
 
   Allocator* const allocator_;
   ThreadChannel* const channel_;

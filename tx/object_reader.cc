@@ -93,15 +93,9 @@ void ObjectReader::ReadLocal(Attempt* a, const alloc::LocalRegion& region) {
 
 void ObjectReader::ReadRemote(Attempt* a) {
   const RegionId region = a->object.addr.region();
-  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
-  absl::StatusOr<membership::ReplicaSet> replicas =
-      placement == nullptr ? absl::UnavailableError("no configuration yet") : placement->Lookup(region);
-  if (!replicas.ok()) return Finish(a, replicas.status());
-  const NodeId primary = replicas->primary();
-  if (primary == allocator_->options().self) {
-    return Finish(a, absl::NotFoundError(absl::StrFormat(
-                         "region %d has this node as primary but is not held here", region)));
-  }
+  absl::StatusOr<NodeId> remote = allocator_->RemotePrimary(region);
+  if (!remote.ok()) return Finish(a, remote.status());
+  const NodeId primary = *remote;
   if (capabilities_.contains(region)) return PostRead(a, primary);
   ++stats_.capability_fetches;
   std::weak_ptr<ObjectReader*> alive = alive_;

@@ -12,7 +12,8 @@
 // inconsistent copy is retried after a randomized, growing backoff until give_up_after.
 //
 // Errors: InvalidArgument (null pointer), OutOfRange (a size no object can have),
-// FailedPrecondition (the object was freed, or reallocated: another incarnation),
+// FailedPrecondition (the object was freed, or reallocated: another incarnation; or its
+// region has this node as primary but is not held here),
 // NotFound (no node holds the region), DeadlineExceeded (still locked or inconsistent
 // after give_up_after), Unavailable (the primary cannot be reached).
 //
