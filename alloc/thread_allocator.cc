@@ -589,5 +589,4 @@ void ThreadAllocator::SendBlockWords(const BlockTableUpdate& update) {
                                 [](const absl::Status&) {});
 }
 
-
 }  // namespace farm::alloc

@@ -43,6 +43,7 @@ FarmCost FarmCostOf(uint64_t payload) {
   const double slots = info.slots;
   const uint64_t block = info.block_units * alloc::kBlockUnitBytes;
   const uint64_t bitmap_words = (info.slots + 63) / 64;
+  const uint64_t summary_words = (bitmap_words + 63) / 64;  // one bit per bitmap word
   FarmCost c;
   c.stored = static_cast<double>(MaxStoredBytes(payload));
   c.slot = info.slot_bytes;
@@ -50,7 +51,8 @@ FarmCost FarmCostOf(uint64_t payload) {
   c.internal = c.slot - c.stored;
   c.tail = static_cast<double>(block - uint64_t{info.slots} * info.slot_bytes) / slots;
   c.region = c.slot + c.tail;
-  c.node_private = static_cast<double>(2 * bitmap_words * sizeof(uint64_t) + sizeof(alloc::SlabBlock) +
+  c.node_private = static_cast<double>((2 * bitmap_words + summary_words) * sizeof(uint64_t) +
+                                       sizeof(alloc::SlabBlock) +
                                        info.block_units * sizeof(void*)) /
                    slots;
   return c;
@@ -103,7 +105,8 @@ void PrintFarmCost(const std::vector<PayloadRow>& rows) {
               "per block; of which header + line versions = MaxStoredBytes(p) - p, internal "
               "fragmentation = slot - MaxStoredBytes(p). Node-private = the SlabBlock of the "
               "object's block amortised over its slots: two bitmaps (local_free, remote_free: 2 "
-              "bits per slot, in whole 64-bit words) + sizeof(SlabBlock) = %zu B + the per-MiB-unit "
+              "bits per slot, in whole 64-bit words) and the summary of local_free's words + "
+              "sizeof(SlabBlock) = %zu B + the per-MiB-unit "
               "block pointer (8 B per unit). Not counted: heap headers of those allocations, the "
               "region's owned_ map entry (~16 B per block), per-thread class state.\n\n",
               sizeof(alloc::SlabBlock));
