@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "alloc/end_of_epoch.h"
 #include "alloc/messages.h"
+#include "farm/msg/call_all.h"
 
 namespace farm::alloc {
 namespace {
@@ -88,29 +89,10 @@ absl::Status TagOnlyAnswer(absl::string_view payload) {
 
 void MsgChannel::FanOut(std::span<const NodeId> nodes, MsgId id, std::string payload,
                         StatusDone done) {
-  if (nodes.empty()) {
-    done(absl::OkStatus());
-    return;
-  }
-  struct State {
-    StatusDone done;
-    size_t outstanding;
-    absl::Status first_error;
-  };
-  auto state = std::make_shared<State>(State{std::move(done), nodes.size(), absl::OkStatus()});
-  auto answered = [state](NodeId node, const absl::Status& status) {
-    if (!status.ok() && state->first_error.ok()) {
-      state->first_error = absl::Status(status.code(), absl::StrCat("node ", node, ": ", status.message()));
-    }
-    if (--state->outstanding == 0) state->done(state->first_error);
-  };
-  for (NodeId node : nodes) {
-    absl::Status sent = thread_->Call(node, id, payload,
-                                      [answered, node](const absl::Status& s, absl::string_view reply) {
-                                        answered(node, s.ok() ? TagOnlyAnswer(reply) : s);
-                                      });
-    if (!sent.ok()) answered(node, sent);
-  }
+  std::vector<NodeRequest> requests;
+  requests.reserve(nodes.size());
+  for (NodeId node : nodes) requests.push_back(NodeRequest{node, payload});
+  CallAll(*thread_, id, std::move(requests), std::move(done), absl::ZeroDuration(), TagOnlyAnswer);
 }
 
 void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,

@@ -18,6 +18,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # allocation benchmark's comparison column (tools/alloc_bench; optional at build time)
   libmimalloc-dev
+  # transaction benchmark's baseline (tools/tx_bench): hiredis client, Redis server
+  libhiredis-dev redis-server
 )
 
 missing=()

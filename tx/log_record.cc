@@ -20,8 +20,8 @@ T Get(const char* at) {
   return value;
 }
 
-bool KnownKind(uint8_t k) { return k >= 1 && k <= 3; }
-bool KnownOp(uint8_t o) { return o >= 1 && o <= 3; }
+bool KnownKind(uint8_t k) { return k >= 1 && k <= static_cast<uint8_t>(LogKind::kValidate); }
+bool KnownOp(uint8_t o) { return o >= 1 && o <= static_cast<uint8_t>(LogOp::kWriteNewIncarnation); }
 
 }  // namespace
 
@@ -50,7 +50,8 @@ absl::Status EncodeLogRecord(const LogRecord& record, std::string* out) {
     Put<uint32_t>(out, e.incarnation);
     Put<uint32_t>(out, static_cast<uint32_t>(e.payload.size()));
     Put<uint8_t>(out, static_cast<uint8_t>(e.op));
-    out->append(7, '\0');
+    out->append(3, '\0');
+    Put<uint32_t>(out, e.size);
     out->append(e.payload);
   }
   const uint32_t crc =
@@ -101,6 +102,7 @@ absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed)
       return absl::InvalidArgumentError(absl::StrFormat("log entry %d has unknown op %d", i, Get<uint8_t>(e + 24)));
     }
     entry.op = static_cast<LogOp>(Get<uint8_t>(e + 24));
+    entry.size = Get<uint32_t>(e + 28);
     at += kLogEntryHeaderBytes;
     if (total - at < n) {
       return absl::DataLossError(absl::StrFormat("log entry %d's %d payload bytes run past the record", i, n));

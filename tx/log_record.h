@@ -12,7 +12,8 @@
 //   32  entries, each:
 //        u64 address (Addr raw), u64 version (expected for locks, new for commits),
 //        u32 incarnation (low 32 bits, as in FatPtr), u32 payload bytes n,
-//        u8 op (LogOp), 7 bytes reserved (0), then n bytes of payload
+//        u8 op (LogOp), 3 bytes reserved (0), u32 the object's payload size (FatPtr
+//        size; equals n for writes), then n bytes of payload
 // Decoding checks every size against the buffer before reading and the checksum before
 // trusting anything past the header; any mismatch is DataLoss or InvalidArgument naming
 // the field, never a partially decoded record.
@@ -38,19 +39,27 @@ enum class LogKind : uint8_t {
   kLock = 1,    // prepare: lock these objects at the expected versions, keep the writes
   kCommit = 2,  // the transaction committed: apply what its lock record carried
   kAbort = 3,   // the transaction aborted: drop its lock record, release its locks
+  kValidate = 4,  // not logged: the versions a transaction read, for VALIDATE
 };
 
 enum class LogOp : uint8_t {
   kWrite = 1,  // new payload for an existing object
   kAlloc = 2,  // a new object: set its allocated bit, write the payload
   kFree = 3,   // free the object (no payload)
+  kWriteNewIncarnation = 4,  // kWrite that also increments the object's incarnation
 };
+
+// The version of a lock entry for an object the transaction did not read (allocated in
+// it, or freed unread): locked at whatever version it has. Never a real version (its
+// lock bits are set).
+inline constexpr uint64_t kAnyVersion = ~uint64_t{0};
 
 struct LogEntry {
   Addr address;
   uint64_t version = 0;
   uint32_t incarnation = 0;
   LogOp op = LogOp::kWrite;
+  uint32_t size = 0;  // the object's payload bytes
   std::string payload;
 
   friend bool operator==(const LogEntry&, const LogEntry&) = default;

@@ -169,7 +169,7 @@ void ObjectReader::OnCopy(Attempt* a, const char* image, bool torn, bool too_slo
       // The scratch buffer's first half holds local copies, the second decoded payloads.
       char* out = scratch_.data() + kSlotBytes;
       ReadPayload(image, p.addr.offset(), std::span<char>(out, p.size));
-      return Finish(a, ObjectRead{version, std::span<const char>(out, p.size)});
+      return Finish(a, ObjectRead{Unlocked(version), std::span<const char>(out, p.size)});
     }
     case CopyCheck::kLocked:
       ++stats_.retries_locked;

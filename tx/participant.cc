@@ -2,7 +2,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
-#include "farm/base/object_codec.h"
 
 namespace farm::tx {
 
@@ -15,7 +14,29 @@ char* Participant::ObjectAt(Addr address, uint64_t payload) const {
   return r->base() + address.offset();
 }
 
-absl::Status Participant::Lock(const LogRecord& record) {
+absl::Status Participant::LockEntry(LogEntry& e, uint64_t mode) {
+  char* object = ObjectAt(e.address, e.size);
+  const uint64_t expected =
+      e.version == kAnyVersion ? LoadHeaderWord(object + kVersionOffset) : e.version;
+  if (!LockObject(object, expected, mode)) {
+    const uint64_t now = LoadHeaderWord(object + kVersionOffset);
+    return absl::AbortedError(
+        IsLocked(now) ? absl::StrFormat("%s is locked by another transaction", e.address.ToString())
+                      : absl::StrFormat("%s moved from version %d to %d", e.address.ToString(),
+                                        expected, now));
+  }
+  const uint64_t incarnation = LoadHeaderWord(object + kIncarnationOffset);
+  if (!IsAllocated(incarnation) || FatIncarnation(IncarnationOf(incarnation)) != e.incarnation) {
+    StoreHeaderWord(object + kVersionOffset, expected);
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s was freed (incarnation %d, allocated %d; the pointer has %d)", e.address.ToString(),
+        IncarnationOf(incarnation), IsAllocated(incarnation), e.incarnation));
+  }
+  e.version = expected;
+  return absl::OkStatus();
+}
+
+absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
   if (record.kind != LogKind::kLock) {
     return absl::InvalidArgumentError("Lock takes a lock record");
   }
@@ -25,35 +46,32 @@ absl::Status Participant::Lock(const LogRecord& record) {
   // Check every address before touching anything.
   absl::flat_hash_set<uint64_t> seen;
   for (const LogEntry& e : record.entries) {
-    if (ObjectAt(e.address, e.payload.size()) == nullptr) {
+    if (ObjectAt(e.address, e.size) == nullptr ||
+        (e.op != LogOp::kFree && e.payload.size() != e.size)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "no object of %d bytes at %s on this node", e.payload.size(), e.address.ToString()));
+          "no object of %d bytes at %s on this node", e.size, e.address.ToString()));
     }
     if (!seen.insert(e.address.raw()).second) {
       return absl::InvalidArgumentError(absl::StrFormat("%s appears twice in one lock record",
                                                         e.address.ToString()));
     }
   }
-  for (size_t i = 0; i < record.entries.size(); ++i) {
-    const LogEntry& e = record.entries[i];
-    char* object = ObjectAt(e.address, e.payload.size());
-    if (LockObject(object, e.version)) continue;
-    const uint64_t now = LoadHeaderWord(object + kVersionOffset);
-    for (size_t j = 0; j < i; ++j) {  // all or nothing
-      const LogEntry& taken = record.entries[j];
-      StoreHeaderWord(ObjectAt(taken.address, taken.payload.size()) + kVersionOffset, taken.version);
+  LogRecord held = record;
+  for (size_t i = 0; i < held.entries.size(); ++i) {
+    if (absl::Status s = LockEntry(held.entries[i], mode); !s.ok()) {
+      for (size_t j = 0; j < i; ++j) {  // all or nothing
+        const LogEntry& taken = held.entries[j];
+        StoreHeaderWord(ObjectAt(taken.address, taken.size) + kVersionOffset, taken.version);
+      }
+      return s;
     }
-    return absl::AbortedError(
-        IsLocked(now) ? absl::StrFormat("%s is locked by another transaction", e.address.ToString())
-                      : absl::StrFormat("%s moved from version %d to %d", e.address.ToString(),
-                                        e.version, now));
   }
-  for (const LogEntry& e : record.entries) holders_[e.address.raw()] = record.transaction;
-  locked_.emplace(record.transaction, record);
+  for (const LogEntry& e : held.entries) holders_[e.address.raw()] = record.transaction;
+  locked_.emplace(record.transaction, std::move(held));
   return absl::OkStatus();
 }
 
-absl::Status Participant::Validate(uint64_t transaction, const std::vector<ReadEntry>& reads) const {
+absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEntry> reads) const {
   for (const ReadEntry& r : reads) {
     const char* object = ObjectAt(r.address, 0);
     if (object == nullptr) {
@@ -62,28 +80,40 @@ absl::Status Participant::Validate(uint64_t transaction, const std::vector<ReadE
     const uint64_t now = LoadHeaderWord(object + kVersionOffset);
     auto holder = holders_.find(r.address.raw());
     const bool ours = holder != holders_.end() && holder->second == transaction;
-    if (ours ? (now & ~kLockMask) == r.version : now == r.version) continue;
+    if (ours ? Unlocked(now) == r.version : now == r.version) continue;
     return absl::AbortedError(
         IsLocked(now) && !ours
             ? absl::StrFormat("%s is locked by another transaction", r.address.ToString())
             : absl::StrFormat("%s moved from version %d to %d", r.address.ToString(), r.version,
-                              now & ~kLockMask));
+                              Unlocked(now)));
   }
   return absl::OkStatus();
 }
 
-absl::Status Participant::Commit(uint64_t transaction) {
+absl::Status Participant::Commit(uint64_t transaction, std::vector<FatPtr>* freed) {
   auto it = locked_.find(transaction);
   if (it == locked_.end()) {
     return absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", transaction));
   }
-  for (const LogEntry& e : it->second.entries) {
-    char* object = ObjectAt(e.address, e.payload.size());
-    if (e.op == LogOp::kFree) {
-      // The allocator frees it next (its incarnation moves); the content stays as is.
-      StoreHeaderWord(object + kVersionOffset, e.version);
-    } else {
-      WriteLockedObject(object, e.address.offset(), e.version, e.payload);
+  const std::vector<LogEntry>& entries = it->second.entries;
+  for (const LogEntry& e : entries) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  for (const LogEntry& e : entries) {
+    char* object = ObjectAt(e.address, e.size);
+    switch (e.op) {
+      case LogOp::kFree:
+        // Content stays; the allocator's free moves the incarnation next.
+        StoreHeaderWord(object + kVersionOffset, NextVersion(e.version));
+        freed->push_back(FatPtr{e.address, e.size, e.incarnation});
+        break;
+      case LogOp::kWriteNewIncarnation: {
+        const uint64_t word = LoadHeaderWord(object + kIncarnationOffset);
+        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(IncarnationOf(word) + 1, true));
+        [[fallthrough]];
+      }
+      case LogOp::kWrite:
+      case LogOp::kAlloc:
+        WriteLockedObject(object, e.address.offset(), e.version, e.payload);
+        break;
     }
     holders_.erase(e.address.raw());
   }
@@ -98,7 +128,7 @@ absl::Status Participant::Abort(uint64_t transaction) {
   }
   for (const LogEntry& e : it->second.entries) {
     // Only the header was locked (lines are marked at commit): restore it.
-    StoreHeaderWord(ObjectAt(e.address, e.payload.size()) + kVersionOffset, e.version);
+    StoreHeaderWord(ObjectAt(e.address, e.size) + kVersionOffset, e.version);
     holders_.erase(e.address.raw());
   }
   locked_.erase(it);

@@ -69,22 +69,26 @@ CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
   std::memcpy(&version, image + kVersionOffset, sizeof(version));
   std::memcpy(&incarnation, image + kIncarnationOffset, sizeof(incarnation));
   if (torn) return CopyCheck::kInconsistent;
-  if (IsLocked(version)) return CopyCheck::kLocked;
+  if (IsWriteLocked(version) || (version & kLockMask) == kLockMask) return CopyCheck::kLocked;
   if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
   if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
     return CopyCheck::kWrongIncarnation;
   }
   bool consistent = true;
-  const uint16_t want = LineVersion(version);
+  const uint16_t want = LineVersion(Unlocked(version));
   ForEachLineVersion(offset, payload, [&](uint64_t at) {
     consistent &= LoadLineVersion(image + at) == want;
   });
   return consistent ? CopyCheck::kAccepted : CopyCheck::kInconsistent;
 }
 
-bool LockObject(char* object, uint64_t expected) {
-  if (IsLocked(expected)) return false;
-  return CasHeaderWord(object + kVersionOffset, expected, expected | kWriteLock);
+bool LockObject(char* object, uint64_t expected, uint64_t mode) {
+  if (IsLocked(expected) || (mode != kWriteLock && mode != kSharedLock)) return false;
+  return CasHeaderWord(object + kVersionOffset, expected, expected | mode);
+}
+
+void UpgradeLock(char* object, uint64_t locked_from) {
+  StoreHeaderWord(object + kVersionOffset, Unlocked(locked_from) | kWriteLock);
 }
 
 void StoreLineVersions(char* object, uint64_t offset, uint64_t payload, uint16_t line_version) {
@@ -93,6 +97,7 @@ void StoreLineVersions(char* object, uint64_t offset, uint64_t payload, uint16_t
 
 void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
                        std::span<const char> payload) {
+  UpgradeLock(object, locked_from);
   StoreLineVersions(object, offset, payload.size(), LineVersion(locked_from | kWriteLock));
   ForEachPayloadRun(offset, payload.size(), [&](uint64_t at, uint64_t from, uint64_t n) {
     OrderedStoreCopy(object + at, payload.data() + from, n);

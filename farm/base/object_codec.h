@@ -3,18 +3,24 @@
 // lock-free reader applies to a copy (DESIGN.md "Objects and versions").
 //
 // Versions. The header's version word is count << 2 | lock mode; a line version is the
-// low 16 bits of the whole word. An unlocked object has every line version equal to
-// LineVersion(header version).
+// low 16 bits of the whole word. An object not write-locked has every line version
+// equal to LineVersion(header version without its lock bits).
+//
+// Lock modes (paper section 3.4, "two locking modes"): kSharedLock keeps other writers
+// out but lets lock-free readers accept the object (its bytes are the committed ones);
+// kWriteLock (exclusive) refuses them. A primary takes kSharedLock while a transaction
+// prepares and upgrades to kWriteLock just before writing.
 //
 // Writer protocol (the primary, in place), each step's stores visible before the next:
-//   1. lock: CAS the version v -> v | kWriteLock (fails if locked or changed);
+//   1. lock: CAS the version v -> v | kWriteLock, or v | kSharedLock and later store
+//      v | kWriteLock (the upgrade; only the holder does it);
 //   2. mark every line version LineVersion(v | kWriteLock);
 //   3. write the payload;
 //   4. publish: every line version LineVersion(v'), then the header version v' =
 //      NextVersion(v) (unlocked). Abandon instead restores v and its line versions.
-// A reader's copy is accepted (CheckCopy) only when its header is unlocked, allocated,
+// A reader's copy is accepted (CheckCopy) only when its header is not write-locked, allocated,
 // of the expected incarnation, and every line version equals LineVersion(header
-// version); on CPU-executed transports the copy must also not be torn (the header word
+// version without lock bits); on CPU-executed transports the copy must also not be torn (the header word
 // changed while copying, Completion::torn). Why this suffices: a copy that overlaps a
 // write either saw the header after step 1 (locked: refused), or saw it before step 1
 // and then, per hardware line (atomic on RDMA), a line written in step 2–4 (its version
@@ -36,9 +42,14 @@
 namespace farm {
 
 inline constexpr uint64_t kLockMask = 3;
-inline constexpr uint64_t kWriteLock = 1;
+inline constexpr uint64_t kWriteLock = 1;   // exclusive: lock-free readers retry
+inline constexpr uint64_t kSharedLock = 2;  // other writers excluded, readers accept
 
+// Locked in either mode (another transaction's LOCK or VALIDATE fails).
 constexpr bool IsLocked(uint64_t version) { return (version & kLockMask) != 0; }
+// Locked against lock-free readers too.
+constexpr bool IsWriteLocked(uint64_t version) { return (version & kWriteLock) != 0; }
+constexpr uint64_t Unlocked(uint64_t version) { return version & ~kLockMask; }
 constexpr uint64_t NextVersion(uint64_t version) { return (version & ~kLockMask) + 4; }
 constexpr uint16_t LineVersion(uint64_t version) { return static_cast<uint16_t>(version); }
 
@@ -50,23 +61,28 @@ void ReadPayload(const char* image, uint64_t offset, std::span<char> payload);
 
 enum class CopyCheck {
   kAccepted,
-  kLocked,         // a writer holds the object
+  kLocked,         // a writer holds the object exclusively
   kInconsistent,   // line versions disagree with the header, or the copy was torn
   kNotAllocated,   // freed (or never allocated)
   kWrongIncarnation,
 };
 const char* CopyCheckName(CopyCheck check);
 
-// The lock-free read rule for a copy of StoredBytes(offset, payload) bytes.
+// The lock-free read rule for a copy of StoredBytes(offset, payload) bytes. An accepted
+// copy's version is Unlocked(header version).
 CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
                     uint32_t expected_incarnation, bool torn);
 
 // --- Shared memory (the object in place, on its primary) ---
 
-// Step 1: true when the version was `expected` (unlocked) and is now locked.
-bool LockObject(char* object, uint64_t expected);
-// Steps 2–4 for an object locked from version `locked_from`: writes `payload` (exactly
-// the object's size) and publishes NextVersion(locked_from).
+// Step 1: true when the version was `expected` (unlocked) and is now locked in `mode`
+// (kWriteLock or kSharedLock).
+bool LockObject(char* object, uint64_t expected, uint64_t mode = kWriteLock);
+// The holder of a lock taken from `locked_from` makes it exclusive (a no-op if it is).
+void UpgradeLock(char* object, uint64_t locked_from);
+// Steps 2–4 for an object locked (either mode) from version `locked_from`: makes the
+// lock exclusive, writes `payload` (exactly the object's size) and publishes
+// NextVersion(locked_from).
 void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
                        std::span<const char> payload);
 // Releases a lock without writing (an aborted commit): version `locked_from` again.

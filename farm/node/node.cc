@@ -130,6 +130,20 @@ Node::Node(const NodeOptions& options)
 
 Node::~Node() { Stop(); }
 
+absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler) {
+  if (messenger_ != nullptr) return absl::FailedPreconditionError("handlers are registered before Start");
+  if (id < kFirstApplicationMsgId || id >= kFirstReservedMsgId) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "message id 0x%x is not an application's (0x%x to 0x%x)", id, kFirstApplicationMsgId,
+        kFirstReservedMsgId - 1));
+  }
+  for (const auto& [known, h] : app_handlers_) {
+    if (known == id) return absl::InvalidArgumentError(absl::StrFormat("message id 0x%x is registered already", id));
+  }
+  app_handlers_.emplace_back(id, std::move(handler));
+  return absl::OkStatus();
+}
+
 absl::Status Node::Start() {
   Log(options_.node_id, absl::StrCat("fabric backend ", backend_,
                                      options_.fabric == "auto" ? " (auto)" : " (forced)"));
@@ -164,6 +178,14 @@ absl::Status Node::Start() {
       alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get());
   if (!service.ok()) return service.status();
   alloc_service_ = std::move(*service);
+  absl::StatusOr<std::unique_ptr<tx::TxService>> tx = tx::TxService::Create(
+      options_.node_id, messenger_.get(), fabric_.get(), allocator_.get(), alloc_service_.get(), options_.tx);
+  if (!tx.ok()) return tx.status();
+  tx_service_ = std::move(*tx);
+  for (auto& [id, handler] : app_handlers_) {
+    if (absl::Status s = messenger_->RegisterHandler(id, std::move(handler)); !s.ok()) return s;
+  }
+  app_handlers_.clear();
   if (absl::Status s = messenger_->Start(); !s.ok()) return s;
 
   absl::StatusOr<std::unique_ptr<AdminServer>> admin = AdminServer::Start(
@@ -374,14 +396,19 @@ void Node::Stop() {
   if (connector_.joinable()) connector_.join();
   admin_.reset();
   if (alloc_service_ != nullptr) {
-    // Each thread's allocator goes on its own thread, before the messenger it answers
-    // through (its pending requests are answered Cancelled).
+    // Each thread's transaction context, then its allocator, go on its own thread,
+    // before the messenger they answer through (pending requests are answered
+    // Cancelled).
     for (size_t t = 0; t < loops_.size(); ++t) {
-      RunInLoop(loops_[t]->loop(), [this, t] { alloc_service_->StopThread(t); });
+      RunInLoop(loops_[t]->loop(), [this, t] {
+        if (tx_service_ != nullptr) tx_service_->StopThread(t);
+        alloc_service_->StopThread(t);
+      });
     }
   }
   messenger_.reset();  // while the loops run (messenger.h)
   loops_.clear();
+  tx_service_.reset();
   alloc_service_.reset();
 }
 

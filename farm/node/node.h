@@ -34,8 +34,12 @@
 #include "farm/node/admin.pb.h"
 #include "farm/node/admin_server.h"
 #include "membership/membership.h"
+#include "tx/tx_service.h"
 
 namespace farm::node {
+
+// Message ids from here up to kFirstReservedMsgId are the applications'.
+inline constexpr MsgId kFirstApplicationMsgId = 0x1000;
 
 struct NodeOptions {
   NodeId node_id = 0;
@@ -57,6 +61,7 @@ struct NodeOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration spin = absl::Microseconds(50);
+  tx::TxOptions tx;
 };
 
 // Checks options and fills defaults; the error names the offending option.
@@ -71,6 +76,11 @@ class Node {
  public:
   static absl::StatusOr<std::unique_ptr<Node>> Create(const NodeOptions& options);
   ~Node();
+
+  // Registers an application's message handler (msgRegisterHandler), before Start.
+  // InvalidArgument for an id the node's own protocols use (below
+  // kFirstApplicationMsgId) or registered already; FailedPrecondition after Start.
+  absl::Status RegisterHandler(MsgId id, MessageHandler handler);
 
   absl::Status Start();
   void Stop();  // idempotent
@@ -87,6 +97,8 @@ class Node {
   alloc::AllocService& alloc_service() const { return *alloc_service_; }
   alloc::BackupRegions& backups() const { return *backups_; }
   EventLoop& loop(size_t i) const { return loops_[i]->loop(); }
+  // Thread i's transaction context (after Start), used only on loop(i)'s thread.
+  tx::ThreadContext& context(size_t i) const { return *tx_service_->context(i); }
   size_t thread_count() const { return loops_.size(); }
 
  private:
@@ -111,6 +123,8 @@ class Node {
   std::vector<std::unique_ptr<LoopThread>> loops_;
   std::unique_ptr<Messenger> messenger_;
   std::unique_ptr<alloc::AllocService> alloc_service_;
+  std::unique_ptr<tx::TxService> tx_service_;
+  std::vector<std::pair<MsgId, MessageHandler>> app_handlers_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
 

@@ -90,6 +90,16 @@ TEST(ObjectCodec, TheReadRuleRefusesWhatAReaderMustNotUse) {
   UnlockObject(object, offset, payload, 16);
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
   EXPECT_FALSE(LockObject(object, 12)) << "a stale expected version";
+  // Shared mode: other lockers are refused, readers still accept the committed bytes;
+  // the upgrade refuses them too.
+  ASSERT_TRUE(LockObject(object, 16, kSharedLock));
+  EXPECT_FALSE(LockObject(object, 16)) << "held in shared mode";
+  EXPECT_FALSE(LockObject(object, 16 | kSharedLock, kSharedLock)) << "a locked version";
+  EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
+  UpgradeLock(object, 16);
+  EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kLocked);
+  UnlockObject(object, offset, payload, 16);
+  EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
   StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(10, false));
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kNotAllocated);
 }

@@ -52,6 +52,24 @@ Result RunOn(node::Node& n, size_t t, Op op) {
   return *result;
 }
 
+// Runs `op(context, finish)` on `n`'s worker thread `t` with that thread's transaction
+// Context (farm/api/farm.h) and waits (20 s at most) until `finish(Result)` is called.
+template <typename Result, typename Op>
+Result RunInContext(node::Node& n, Op op, size_t t = 0) {
+  auto result = std::make_shared<Result>(absl::UnknownError("unset"));
+  auto done = std::make_shared<Notification>();
+  n.loop(t).Post([&n, t, op, result, done]() mutable {
+    op(n.context(t), [result, done](Result r) {
+      *result = std::move(r);
+      done->Notify();
+    });
+  });
+  if (!done->WaitForNotificationWithTimeout(absl::Seconds(20))) {
+    return absl::DeadlineExceededError("no completion in 20 s");
+  }
+  return *result;
+}
+
 absl::StatusOr<FatPtr> AllocateOn(node::Node& n, uint64_t payload, Addr hint = {}, size_t t = 0);
 absl::Status FreeOn(node::Node& n, FatPtr p, size_t t = 0);
 

@@ -14,9 +14,10 @@ LogRecord Sample() {
   r.kind = LogKind::kLock;
   r.transaction = 0x0102030405060708ull;
   r.epoch = 9;
-  r.entries.push_back({Addr(7, 4096), 12, 3, LogOp::kWrite, "hello"});
-  r.entries.push_back({Addr(7, 8192), 0, 0, LogOp::kAlloc, std::string(300, 'z')});
-  r.entries.push_back({Addr(8, 64), 20, 1, LogOp::kFree, ""});
+  r.entries.push_back({Addr(7, 4096), 12, 3, LogOp::kWrite, 5, "hello"});
+  r.entries.push_back({Addr(7, 8192), kAnyVersion, 0, LogOp::kAlloc, 300, std::string(300, 'z')});
+  r.entries.push_back({Addr(8, 64), 20, 1, LogOp::kFree, 48, ""});
+  r.entries.push_back({Addr(8, 128), 24, 2, LogOp::kWriteNewIncarnation, 2, "ab"});
   return r;
 }
 

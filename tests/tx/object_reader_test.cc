@@ -43,6 +43,8 @@ class ObjectReaderTest : public ::testing::TestWithParam<std::string> {
   ObjectReader& ReaderOn(NodeId id, ObjectReaderOptions options = {}) {
     std::unique_ptr<ObjectReader>& r = readers_[id];
     if (r == nullptr) {
+      // The node's own readers (one per thread) use the ids from the default on.
+      options.slot_region = kFirstPrivateRegion + 0x200;
       absl::StatusOr<std::unique_ptr<ObjectReader>> created = ObjectReader::Create(
           &node(id).messenger().thread(0), &node(id).fabric(), &node(id).allocator(), options);
       EXPECT_TRUE(created.ok()) << created.status();

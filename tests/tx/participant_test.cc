@@ -43,13 +43,14 @@ class ParticipantTest : public ::testing::Test {
     LogRecord r;
     r.kind = LogKind::kLock;
     r.transaction = id;
-    for (auto& [p, data] : writes) r.entries.push_back({p.addr, Version(p), p.incarnation, LogOp::kWrite, data});
+    for (auto& [p, data] : writes) r.entries.push_back({p.addr, Version(p), p.incarnation, LogOp::kWrite, p.size, data});
     return r;
   }
 
   alloc::testing::SingleMachine machine_;
   std::unique_ptr<alloc::testing::TestThread> thread_;
   std::vector<FatPtr> objects_;
+  std::vector<FatPtr> freed_;
   Participant participant_{&machine_.allocator().blocks()};
 };
 
@@ -59,12 +60,12 @@ TEST_F(ParticipantTest, LockThenCommitPublishesTheWrites) {
   ASSERT_TRUE(participant_.Lock(LockRecord(1, {{x, std::string(100, 'X')}, {y, std::string(100, 'Y')}})).ok());
   EXPECT_TRUE(IsLocked(Version(x)));
   EXPECT_EQ(CheckCopy(Object(x), x.addr.offset(), x.size, x.incarnation, false), CopyCheck::kLocked);
-  ASSERT_TRUE(participant_.Commit(1).ok());
+  ASSERT_TRUE(participant_.Commit(1, &freed_).ok());
   EXPECT_EQ(Version(x), NextVersion(vx));
   EXPECT_EQ(Content(x), std::string(100, 'X'));
   EXPECT_EQ(Content(y), std::string(100, 'Y'));
   EXPECT_EQ(participant_.locked_transactions(), 0u);
-  EXPECT_EQ(participant_.Commit(1).code(), absl::StatusCode::kNotFound) << "committed once";
+  EXPECT_EQ(participant_.Commit(1, &freed_).code(), absl::StatusCode::kNotFound) << "committed once";
 }
 
 TEST_F(ParticipantTest, AFailedLockLeavesNothingLocked) {
@@ -72,7 +73,7 @@ TEST_F(ParticipantTest, AFailedLockLeavesNothingLocked) {
   ASSERT_TRUE(participant_.Lock(LockRecord(1, {{y, std::string(100, '1')}})).ok());
   const uint64_t vx = Version(x), vz = Version(z);
   // Transaction 2 locks x, then finds y locked: x must be released again.
-  absl::Status s = participant_.Lock(LockRecord(2, {{x, "2"}, {y, "2"}, {z, "2"}}));
+  absl::Status s = participant_.Lock(LockRecord(2, {{x, std::string(100, '2')}, {y, std::string(100, '2')}, {z, std::string(100, '2')}}));
   EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
   EXPECT_NE(s.message().find("locked by another"), std::string::npos) << s;
   EXPECT_EQ(Version(x), vx);
@@ -97,16 +98,16 @@ TEST_F(ParticipantTest, ValidationSeesMovesAndOtherTransactionsLocks) {
   ASSERT_TRUE(participant_.Lock(LockRecord(7, {{x, std::string(100, 'q')}})).ok());
   EXPECT_TRUE(participant_.Validate(7, reads).ok()) << "its own lock";
   EXPECT_EQ(participant_.Validate(8, reads).code(), absl::StatusCode::kAborted) << "another's lock";
-  ASSERT_TRUE(participant_.Commit(7).ok());
+  ASSERT_TRUE(participant_.Commit(7, &freed_).ok());
   EXPECT_EQ(participant_.Validate(8, reads).code(), absl::StatusCode::kAborted) << "x moved";
-  EXPECT_TRUE(participant_.Validate(8, {{y.addr, Version(y)}}).ok());
+  EXPECT_TRUE(participant_.Validate(8, std::vector<ReadEntry>{{y.addr, Version(y)}}).ok());
 }
 
 TEST_F(ParticipantTest, BadRecordsAreRefusedBeforeAnythingIsLocked) {
   const FatPtr x = objects_[0];
   const uint64_t vx = Version(x);
   LogRecord r = LockRecord(5, {{x, std::string(100, 'w')}});
-  r.entries.push_back({Addr(x.addr.region() + 1, 64), 0, 0, LogOp::kWrite, "?"});
+  r.entries.push_back({Addr(x.addr.region() + 1, 64), 0, 0, LogOp::kWrite, 1, "?"});
   EXPECT_EQ(participant_.Lock(r).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Version(x), vx);
   LogRecord twice = LockRecord(6, {{x, std::string(100, 'w')}, {x, std::string(100, 'v')}});
@@ -118,6 +119,45 @@ TEST_F(ParticipantTest, BadRecordsAreRefusedBeforeAnythingIsLocked) {
   ASSERT_TRUE(participant_.Lock(LockRecord(10, {{x, std::string(100, 'w')}})).ok());
   EXPECT_EQ(participant_.Lock(LockRecord(10, {})).code(), absl::StatusCode::kAlreadyExists);
   ASSERT_TRUE(participant_.Abort(10).ok());
+}
+
+TEST_F(ParticipantTest, SharedLocksLetReadersInAndKeepWritersOut) {
+  const FatPtr x = objects_[0];
+  const uint64_t vx = Version(x);
+  ASSERT_TRUE(participant_.Lock(LockRecord(20, {{x, std::string(100, 'S')}}), kSharedLock).ok());
+  EXPECT_EQ(Content(x), std::string(100, 'a')) << "readers still accept the committed bytes";
+  EXPECT_EQ(participant_.Lock(LockRecord(21, {{x, std::string(100, 'T')}})).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(participant_.Validate(22, std::vector<ReadEntry>{{x.addr, vx}}).code(),
+            absl::StatusCode::kAborted);
+  ASSERT_TRUE(participant_.Commit(20, &freed_).ok());
+  EXPECT_EQ(Content(x), std::string(100, 'S'));
+  EXPECT_EQ(Version(x), NextVersion(vx));
+}
+
+TEST_F(ParticipantTest, FreedObjectsAndNewIncarnations) {
+  const FatPtr x = objects_[0], y = objects_[1];
+  // Free x unread (any version) and give y a new incarnation.
+  LogRecord r;
+  r.kind = LogKind::kLock;
+  r.transaction = 30;
+  r.entries.push_back({x.addr, kAnyVersion, x.incarnation, LogOp::kFree, x.size, ""});
+  r.entries.push_back({y.addr, Version(y), y.incarnation, LogOp::kWriteNewIncarnation, y.size,
+                       std::string(100, 'N')});
+  ASSERT_TRUE(participant_.Lock(r).ok());
+  ASSERT_TRUE(participant_.Commit(30, &freed_).ok());
+  ASSERT_EQ(freed_.size(), 1u);
+  EXPECT_EQ(freed_[0], x);
+  EXPECT_FALSE(IsLocked(Version(x)));
+  EXPECT_EQ(CheckCopy(Object(y), y.addr.offset(), y.size, y.incarnation, false),
+            CopyCheck::kWrongIncarnation);
+  FatPtr y2 = y;
+  ++y2.incarnation;
+  EXPECT_EQ(CheckCopy(Object(y2), y2.addr.offset(), y2.size, y2.incarnation, false), CopyCheck::kAccepted);
+  // A lock through the old incarnation is refused and leaves y unlocked.
+  EXPECT_EQ(participant_.Lock(LockRecord(31, {{y, std::string(100, 'o')}})).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(IsLocked(Version(y)));
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+#include "farm/api/farm.h"
+
+#include <utility>
+
+namespace farm {
+
+TxHandle txCreate(Context& ctx) { return tx::Transaction::Create(&ctx); }
+
+void txAlloc(Tx& tx, uint32_t size, Addr hint, Cont<absl::StatusOr<ObjBuf*>> cont) {
+  tx.Alloc(size, hint, std::move(cont));
+}
+
+absl::Status txFree(Tx& tx, FatPtr object) { return tx.Free(object); }
+
+void txRead(Tx& tx, FatPtr object, Cont<absl::StatusOr<ObjBuf*>> cont) {
+  tx.Read(object, std::move(cont));
+}
+
+absl::Status txWrite(Tx& tx, ObjBuf* object) { return tx.Write(object); }
+
+void txCommit(Tx& tx, Cont<absl::Status> cont) {
+  tx.Commit([cont = std::move(cont)](const absl::Status& s) mutable { cont(s); });
+}
+
+void txAbort(Tx& tx) { tx.Abort(); }
+
+LockFreeOp::LockFreeOp(Context& ctx) : ctx_(&ctx) { ctx_->allocator().epoch().Enter(); }
+
+LockFreeOp::LockFreeOp(LockFreeOp&& other) noexcept
+    : ctx_(other.ctx_), active_(std::exchange(other.active_, false)) {}
+
+LockFreeOp::~LockFreeOp() { End(); }
+
+void LockFreeOp::End() {
+  if (!active_) return;
+  active_ = false;
+  ctx_->allocator().epoch().Exit();
+}
+
+LockFreeOp lockFreeStart(Context& ctx) { return LockFreeOp(ctx); }
+
+void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont) {
+  if (!op.active()) {
+    op.ctx().loop().Defer([cont = std::move(cont)]() mutable {
+      cont(absl::FailedPreconditionError("lockFreeRead after lockFreeEnd"));
+    });
+    return;
+  }
+  Context* ctx = &op.ctx();
+  ++ctx->stats().lock_free_reads;
+  ctx->reader().Read(object, [cont = std::move(cont)](absl::StatusOr<tx::ObjectRead> r) mutable {
+    if (!r.ok()) return cont(r.status());
+    cont(LockFreeObject{r->version, r->payload});
+  });
+}
+
+void lockFreeEnd(LockFreeOp& op) { op.End(); }
+
+uint32_t objGetIncarnation(const ObjBuf& object) { return object.incarnation(); }
+
+absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }
+
+absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler) {
+  return node.RegisterHandler(id, [&node, handler = std::move(handler)](MsgThread& thread, const Message& m) {
+    handler(node.context(thread.index()), m);
+  });
+}
+
+void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
+             Cont<absl::StatusOr<std::string>> cont) {
+  auto fail = [&ctx, &cont](absl::Status s) {
+    ctx.loop().Defer([s = std::move(s), cont = std::move(cont)]() mutable { cont(s); });
+  };
+  std::shared_ptr<const membership::Placement> placement = ctx.placement();
+  if (placement == nullptr) return fail(absl::UnavailableError("no configuration yet"));
+  absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(address.region());
+  if (!rs.ok()) return fail(rs.status());
+  auto shared = std::make_shared<Cont<absl::StatusOr<std::string>>>(std::move(cont));
+  absl::Status sent = ctx.msg().Call(rs->primary(), id, payload,
+                                     [shared](const absl::Status& s, absl::string_view reply) {
+                                       if (!s.ok()) return (*shared)(s);
+                                       (*shared)(std::string(reply));
+                                     });
+  if (!sent.ok()) {
+    ctx.loop().Defer([sent, shared] { (*shared)(sent); });
+  }
+}
+
+absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload) {
+  return ctx.msg().Reply(message.reply_to, payload);
+}
+
+absl::Status msgReplyError(Context& ctx, const Message& message, const absl::Status& error) {
+  return ctx.msg().ReplyError(message.reply_to, error);
+}
+
+}  // namespace farm

@@ -1,0 +1,127 @@
+// The public API: the operations of the FaRM paper's Figure 6, with the same names.
+//
+//   txCreate, txAlloc, txFree, txRead, txWrite, txCommit   transactions (strictly
+//                                                          serializable; tx/transaction.h)
+//   lockFreeStart, lockFreeRead, lockFreeEnd               single-object reads with one
+//                                                          fabric READ, no transaction
+//   objGetIncarnation, objIncrementIncarnation             incarnations
+//   msgRegisterHandler, msgSend (+ msgReply)               messages to the machine that
+//                                                          stores an address (function
+//                                                          shipping)
+//
+// Event-driven, as in the paper: operations that complete later take a continuation,
+// which runs on the thread that started the operation (never inside the call). Every
+// call takes the calling worker thread's Context (Node::context(i), or the one a
+// handler is given): no global state. farm/api/coro.h puts C++20 coroutines on top.
+//
+// Objects are plain byte buffers to the application: versions, incarnations and line
+// versions are added and removed by the layers below (farm/base/object_layout.h).
+//
+// Errors (absl::Status): Aborted — a conflict, retry the transaction; FailedPrecondition
+// — the object was freed or reallocated (incarnation mismatch), or the transaction is
+// over; NotFound — an address in no region; OutOfRange — an object larger than the
+// largest size class (alloc/size_classes.h); Unavailable/DeadlineExceeded — a machine
+// did not answer (for a commit, the message says whether the outcome is unknown).
+#ifndef FARM_API_FARM_H_
+#define FARM_API_FARM_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/base/address.h"
+#include "farm/msg/message.h"
+#include "farm/node/node.h"
+#include "tx/transaction.h"
+
+namespace farm {
+
+using Context = tx::ThreadContext;
+using Tx = tx::Transaction;
+using TxHandle = std::shared_ptr<tx::Transaction>;
+using ObjBuf = tx::TxObject;
+template <typename T>
+using Cont = absl::AnyInvocable<void(T)>;
+
+// --- Transactions ---
+
+// A new transaction on the calling thread. Keep the handle until txCommit's
+// continuation has run; dropping it earlier aborts the transaction.
+TxHandle txCreate(Context& ctx);
+// A new object of `size` bytes (zeroed) near `hint` (Addr(): on this machine), written
+// at commit; freed again if the transaction does not commit.
+void txAlloc(Tx& tx, uint32_t size, Addr hint, Cont<absl::StatusOr<ObjBuf*>> cont);
+// Frees the object at commit.
+absl::Status txFree(Tx& tx, FatPtr object);
+// The transaction's copy of the object (read once; later reads return the same copy).
+void txRead(Tx& tx, FatPtr object, Cont<absl::StatusOr<ObjBuf*>> cont);
+// The copy, as modified through object->data(), is written at commit.
+absl::Status txWrite(Tx& tx, ObjBuf* object);
+void txCommit(Tx& tx, Cont<absl::Status> cont);
+// Ends the transaction without committing.
+void txAbort(Tx& tx);
+
+// --- Lock-free reads ---
+
+// A lock-free read operation (lockFreeStart .. lockFreeEnd): memory it may read is not
+// reused for other objects until it ends. Ends on destruction if not ended before.
+class LockFreeOp {
+ public:
+  explicit LockFreeOp(Context& ctx);
+  ~LockFreeOp();
+  LockFreeOp(LockFreeOp&& other) noexcept;
+  LockFreeOp(const LockFreeOp&) = delete;
+  LockFreeOp& operator=(const LockFreeOp&) = delete;
+  LockFreeOp& operator=(LockFreeOp&&) = delete;
+
+  Context& ctx() const { return *ctx_; }
+  bool active() const { return active_; }
+  void End();
+
+ private:
+  Context* ctx_;
+  bool active_ = true;
+};
+
+// A consistent copy of an object's bytes, valid during the continuation only.
+struct LockFreeObject {
+  uint64_t version = 0;
+  std::span<const char> data;
+};
+
+LockFreeOp lockFreeStart(Context& ctx);
+void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont);
+void lockFreeEnd(LockFreeOp& op);
+
+// --- Incarnations ---
+
+uint32_t objGetIncarnation(const ObjBuf& object);
+// At commit the object gets a new incarnation: pointers with the old one fail with
+// FailedPrecondition (a cheap way to invalidate cached pointers). Implies txWrite; the
+// new pointer's incarnation is objGetIncarnation(object) + 1.
+absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object);
+
+// --- Messages ---
+
+// A handler for messages sent with msgSend, run on the receiving worker thread with its
+// Context. `message.payload` is valid during the call; answer with msgReply (now or
+// later, on the same thread). Register before node.Start(); ids from
+// node::kFirstApplicationMsgId.
+using AppHandler = std::function<void(Context& ctx, const Message& message)>;
+absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler);
+// Sends `payload` to the handler `id` on the machine that is primary of `address`'s
+// region (this machine too), and continues with its reply. NotFound when no machine
+// holds the region; Unimplemented when the machine has no such handler.
+void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
+             Cont<absl::StatusOr<std::string>> cont);
+absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload);
+absl::Status msgReplyError(Context& ctx, const Message& message, const absl::Status& error);
+
+}  // namespace farm
+
+#endif  // FARM_API_FARM_H_

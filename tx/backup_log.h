@@ -1,0 +1,68 @@
+// BackupLog: a backup's side of a transaction (paper section 3.4: "both primaries and
+// replicas log the message"): it keeps the lock records of prepared transactions for
+// the regions it holds backup copies of, and applies a transaction's writes, frees and
+// allocations to those copies when the commit arrives, so that a copy is the primary's
+// committed state (recovery promotes it later).
+//
+// Records are kept in memory until the transaction's outcome arrives, then dropped
+// (applied or aborted); making them durable is the recovery issue's. Applying an entry
+// writes the object exactly as the primary does: kWrite/kAlloc the payload at the next
+// version (kAnyVersion: the copy's own version moved on, which equals the primary's
+// because every committed change reaches every backup), kWriteNewIncarnation also the
+// next incarnation, kFree the next version and a freed incarnation word. Allocated bits
+// reach backups this way, at commit.
+//
+// Thread safety: one thread at a time per BackupLog; copies are shared by the node's
+// threads but a transaction's objects are locked at their primary, so two threads never
+// apply the same object at once.
+#ifndef FARM_TX_BACKUP_LOG_H_
+#define FARM_TX_BACKUP_LOG_H_
+
+#include <cstdint>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "alloc/backup_regions.h"
+#include "tx/log_record.h"
+
+namespace farm::tx {
+
+struct BackupLogStats {
+  uint64_t prepared = 0;
+  uint64_t committed = 0;
+  uint64_t aborted = 0;
+  uint64_t entries_applied = 0;
+};
+
+class BackupLog {
+ public:
+  explicit BackupLog(const alloc::BackupRegions* copies) : copies_(copies) {}
+
+  // Keeps `record` (a lock record whose entries are all in copies held here).
+  // InvalidArgument for an entry outside every copy; AlreadyExists for a second record
+  // of one transaction.
+  absl::Status Prepare(LogRecord record);
+  // Applies the kept record of `transaction` and drops it. NotFound when none is kept.
+  absl::Status Commit(uint64_t transaction);
+  // Applies `record` (a commit record carrying its entries: single-machine commits,
+  // which have no prepare phase). InvalidArgument as Prepare, with nothing applied.
+  absl::Status Apply(const LogRecord& record);
+  // Drops the kept record of `transaction`. NotFound when none is kept.
+  absl::Status Abort(uint64_t transaction);
+
+  size_t pending() const { return pending_.size(); }
+  const BackupLogStats& stats() const { return stats_; }
+
+ private:
+  char* ObjectAt(const LogEntry& e) const;
+  absl::Status CheckEntries(const LogRecord& record) const;
+  void ApplyEntries(const LogRecord& record);
+
+  const alloc::BackupRegions* const copies_;
+  absl::flat_hash_map<uint64_t, LogRecord> pending_;
+  BackupLogStats stats_;
+};
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_BACKUP_LOG_H_

@@ -1,0 +1,268 @@
+// Transaction::Commit: the coordinator's side of commit (transaction.h).
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "tx/transaction.h"
+
+namespace farm::tx {
+
+struct Transaction::Plan {
+  LogRecord lock;   // every write, alloc and free
+  LogRecord reads;  // kValidate: objects only read
+  // Per node: the lock entries it is primary or backup of (PREPARE), and the read
+  // entries it is primary of (VALIDATE).
+  absl::flat_hash_map<NodeId, LogRecord> prepare;
+  absl::flat_hash_map<NodeId, LogRecord> validate;
+  std::vector<NodeId> primaries;  // nodes with entries to commit as primary
+  std::vector<NodeId> backups;    // nodes with entries to commit as backup
+  NodeId only_primary = kInvalidNode;  // the primary of every object, if there is one
+};
+
+namespace {
+
+LogRecord EmptyRecord(LogKind kind, uint64_t transaction, uint64_t epoch) {
+  LogRecord r;
+  r.kind = kind;
+  r.transaction = transaction;
+  r.epoch = epoch;
+  return r;
+}
+
+void AddUnique(std::vector<NodeId>& nodes, NodeId n) {
+  if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+}
+
+std::vector<NodeId> Keys(const absl::flat_hash_map<NodeId, LogRecord>& m) {
+  std::vector<NodeId> keys;
+  keys.reserve(m.size());
+  for (const auto& [node, record] : m) keys.push_back(node);
+  return keys;
+}
+
+// Errors of a shipped commit that say nothing about whether it happened.
+bool OutcomeUnknown(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
+         s.code() == absl::StatusCode::kCancelled;
+}
+
+}  // namespace
+
+absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placement& placement) {
+  Plan plan;
+  plan.lock = EmptyRecord(LogKind::kLock, id_, epoch_);
+  plan.reads = EmptyRecord(LogKind::kValidate, id_, epoch_);
+  absl::flat_hash_map<RegionId, membership::ReplicaSet> replicas;
+  bool one_primary = true;
+  auto where = [&](Addr a) -> absl::StatusOr<const membership::ReplicaSet*> {
+    auto it = replicas.find(a.region());
+    if (it == replicas.end()) {
+      absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(a.region());
+      if (!rs.ok()) return rs.status();
+      it = replicas.emplace(a.region(), *rs).first;
+    }
+    const NodeId primary = it->second.primary();
+    if (plan.only_primary == kInvalidNode) plan.only_primary = primary;
+    one_primary &= plan.only_primary == primary;
+    return &it->second;
+  };
+  for (const std::unique_ptr<TxObject>& o : objects_) {
+    if (o->allocated_ && o->freed_) continue;  // never visible
+    const bool writes = o->written_ || o->freed_;
+    if (!writes && !o->read_) continue;  // a free that failed before it was recorded
+    absl::StatusOr<const membership::ReplicaSet*> rs = where(o->ptr_.addr);
+    if (!rs.ok()) return rs.status();
+    LogEntry e;
+    e.address = o->ptr_.addr;
+    e.incarnation = o->ptr_.incarnation;
+    e.size = o->ptr_.size;
+    e.version = o->read_ ? o->version_ : kAnyVersion;
+    if (!writes) {
+      e.op = LogOp::kWrite;  // not applied: VALIDATE reads address and version only
+      plan.validate.try_emplace((*rs)->primary(), EmptyRecord(LogKind::kValidate, id_, epoch_))
+          .first->second.entries.push_back(e);
+      plan.reads.entries.push_back(std::move(e));
+      continue;
+    }
+    e.op = o->freed_ ? LogOp::kFree
+           : o->allocated_ ? LogOp::kAlloc
+           : o->new_incarnation_ ? LogOp::kWriteNewIncarnation
+                                 : LogOp::kWrite;
+    if (!o->freed_) e.payload = o->data_;
+    AddUnique(plan.primaries, (*rs)->primary());
+    for (NodeId b : (*rs)->backups()) AddUnique(plan.backups, b);
+    for (NodeId n : (*rs)->nodes()) {
+      plan.prepare.try_emplace(n, EmptyRecord(LogKind::kLock, id_, epoch_)).first->second.entries.push_back(e);
+    }
+    plan.lock.entries.push_back(std::move(e));
+  }
+  if (plan.lock.entries.size() > kMaxLogEntries || plan.reads.entries.size() > kMaxLogEntries) {
+    return absl::OutOfRangeError(absl::StrFormat("a transaction may write and read at most %d objects",
+                                                 kMaxLogEntries));
+  }
+  if (!one_primary) plan.only_primary = kInvalidNode;
+  return plan;
+}
+
+void Transaction::Commit(TxDone done) {
+  auto self = shared_from_this();
+  if (absl::Status s = CheckActive(); !s.ok()) {
+    ctx_->loop().Defer([s, done = std::move(done)]() mutable { done(s); });
+    return;
+  }
+  state_ = State::kCommitting;
+  done_ = std::move(done);
+  // Always continue from the loop: the continuation never runs inside Commit.
+  ctx_->loop().Defer([this, self] {
+    std::shared_ptr<const membership::Placement> placement = ctx_->placement();
+    if (placement == nullptr) return Finish(absl::UnavailableError("no configuration yet"));
+    if (placement->epoch() != epoch_) {
+      return Finish(absl::AbortedError(absl::StrFormat(
+          "the configuration changed during the transaction (epoch %d, now %d)", epoch_, placement->epoch())));
+    }
+    absl::StatusOr<Plan> plan = MakePlan(*placement);
+    if (!plan.ok()) return Finish(plan.status());
+    TxStats& stats = ctx_->stats();
+    if (plan->lock.entries.empty()) {
+      ++stats.read_only;
+      return CommitReadOnly(std::move(*plan));
+    }
+    if (plan->only_primary == ctx_->self()) {
+      ++stats.single_machine;
+      LogRecord lock = std::move(plan->lock);
+      return ctx_->CommitSingleMachine(std::move(lock), plan->reads,
+                                       [this, self](const absl::Status& s) { Finish(s); });
+    }
+    if (const NodeId primary = plan->only_primary; primary != kInvalidNode) {
+      ++stats.shipped;
+      return Ship(std::move(*plan), primary);
+    }
+    ++stats.distributed;
+    PrepareAll(std::make_shared<Plan>(std::move(*plan)));
+  });
+}
+
+void Transaction::CommitReadOnly(Plan plan) {
+  // One object read: the read itself was the serialization point.
+  if (plan.reads.entries.size() <= 1) return Finish(absl::OkStatus());
+  auto shared = std::make_shared<Plan>(std::move(plan));
+  std::vector<NodeId> nodes = Keys(shared->validate);
+  Exchange(kTxValidateMsgId, nodes, shared->validate,
+           [this](const LogRecord& r) { return ctx_->Validate(r); },
+           [this, shared](const absl::Status& s) { Finish(s); });
+}
+
+void Transaction::Ship(Plan plan, NodeId primary) {
+  std::string payload;
+  absl::Status encoded = EncodeLogRecord(plan.lock, &payload);
+  if (encoded.ok()) encoded = EncodeLogRecord(plan.reads, &payload);
+  if (!encoded.ok()) return Finish(encoded);
+  auto self = shared_from_this();
+  absl::Status sent = ctx_->msg().Call(
+      primary, kTxShipMsgId, payload,
+      [this, self, primary](const absl::Status& s, absl::string_view) {
+        if (s.ok() || !OutcomeUnknown(s)) return Finish(s);
+        Finish(absl::Status(s.code(), absl::StrFormat("outcome unknown: the commit shipped to node %d: %s",
+                                                      primary, s.message())),
+               /*outcome_known=*/false);
+      },
+      ctx_->options().rpc_timeout);
+  // Not sent: nothing happened anywhere.
+  if (!sent.ok()) Finish(sent);
+}
+
+void Transaction::PrepareAll(std::shared_ptr<Plan> plan) {
+  Exchange(kTxPrepareMsgId, Keys(plan->prepare), plan->prepare,
+           [this](const LogRecord& r) { return ctx_->Prepare(r); },
+           [this, plan](const absl::Status& s) {
+             if (!s.ok()) return AbortAll(plan, s);
+             ValidateAll(plan);
+           });
+}
+
+void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
+  Exchange(kTxValidateMsgId, Keys(plan->validate), plan->validate,
+           [this](const LogRecord& r) { return ctx_->Validate(r); },
+           [this, plan](const absl::Status& s) {
+             if (!s.ok()) return AbortAll(plan, s);
+             std::shared_ptr<const membership::Placement> now = ctx_->placement();
+             if (now == nullptr || now->epoch() != epoch_) {
+               return AbortAll(plan, absl::AbortedError(absl::StrFormat(
+                                         "the configuration changed before commit (epoch %d, now %d)",
+                                         epoch_, now == nullptr ? 0 : now->epoch())));
+             }
+             Decide(plan, Decision::kCommitBackup);
+           });
+}
+
+void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision) {
+  const TxDecision d{decision, id_};
+  const std::vector<NodeId>& nodes = decision == Decision::kCommitBackup ? plan->backups
+                                     : decision == Decision::kCommitPrimary ? plan->primaries
+                                                                            : Keys(plan->prepare);
+  ExchangeDecision(nodes, d, [this, plan, decision](const absl::Status& s) {
+    if (decision == Decision::kCommitBackup) {
+      if (!s.ok()) return AbortAll(plan, s);
+      return Decide(plan, Decision::kCommitPrimary);
+    }
+    if (s.ok()) return Finish(s);
+    Finish(absl::UnavailableError(absl::StrFormat(
+               "transaction %x committed at its backups, but a primary did not confirm (recovery "
+               "decides): %s", id_, s.message())),
+           /*outcome_known=*/false);
+  });
+}
+
+void Transaction::AbortAll(std::shared_ptr<Plan> plan, absl::Status why) {
+  // Every node that may hold locks or records of the transaction releases them; the
+  // continuation runs after they answered (or failed to).
+  ExchangeDecision(Keys(plan->prepare), TxDecision{Decision::kAbort, id_},
+                   [this, plan, why](const absl::Status&) { Finish(why); });
+}
+
+void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
+                           const absl::flat_hash_map<NodeId, LogRecord>& records,
+                           absl::FunctionRef<absl::Status(const LogRecord&)> here,
+                           absl::AnyInvocable<void(const absl::Status&)> then) {
+  absl::Status local = absl::OkStatus();
+  std::vector<NodeRequest> requests;
+  for (NodeId n : nodes) {
+    const LogRecord& r = records.at(n);
+    if (n == ctx_->self()) {
+      local = here(r);
+      continue;
+    }
+    NodeRequest& req = requests.emplace_back();
+    req.node = n;
+    if (absl::Status s = EncodeLogRecord(r, &req.payload); !s.ok()) local.Update(s);
+  }
+  Send(id, std::move(requests), std::move(local), std::move(then));
+}
+
+void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d,
+                                   absl::AnyInvocable<void(const absl::Status&)> then) {
+  absl::Status local = absl::OkStatus();
+  std::vector<NodeRequest> requests;
+  const std::string payload = EncodeDecision(d);
+  for (NodeId n : nodes) {
+    if (n == ctx_->self()) {
+      local = ctx_->Decide(d);
+    } else {
+      requests.push_back(NodeRequest{n, payload});
+    }
+  }
+  Send(kTxDecideMsgId, std::move(requests), std::move(local), std::move(then));
+}
+
+void Transaction::Send(MsgId id, std::vector<NodeRequest> requests, absl::Status local,
+                       absl::AnyInvocable<void(const absl::Status&)> then) {
+  auto self = shared_from_this();
+  CallAll(
+      ctx_->msg(), id, std::move(requests),
+      [self, local = std::move(local), then = std::move(then)](const absl::Status& remote) mutable {
+        then(local.ok() ? remote : local);
+      },
+      ctx_->options().rpc_timeout);
+}
+
+}  // namespace farm::tx

@@ -1,0 +1,114 @@
+// ThreadContext: everything one worker thread needs to run transactions and to take
+// part in other nodes' transactions — its messaging thread, allocator, lock-free
+// reader, Participant (objects this node is primary of) and BackupLog (objects it holds
+// backup copies of). The public API's calls take it (farm/api/farm.h).
+//
+// Participant side, used by the handlers (tx_service.h) and directly by a coordinator
+// on this node:
+//   Prepare(record)  lock the entries this node is primary of (exclusive: a
+//                    distributed transaction's primaries apply one by one, so lock-free
+//                    readers must not see any of its objects until all are applied),
+//                    keep those it holds backups of. All or nothing.
+//   Validate(record) check read versions of objects this node is primary of.
+//   Decide(d)        commit as backup / as primary, or abort (abort of an unknown
+//                    transaction is OK: a prepare that failed left nothing).
+//   CommitSingleMachine  a transaction whose objects all have this node as primary:
+//                    lock (shared mode: lock-free readers continue), validate, send the
+//                    commit record to the backups and wait, then upgrade every lock and
+//                    apply (participant.h) — no remote LOCK or VALIDATE.
+// Every request whose epoch is not this node's current one is refused (Aborted): a
+// configuration change aborts transactions that span it, never commits them in part.
+//
+// Threads: owned by the node, used only on its worker thread.
+#ifndef FARM_TX_THREAD_CONTEXT_H_
+#define FARM_TX_THREAD_CONTEXT_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "alloc/allocator.h"
+#include "alloc/backup_regions.h"
+#include "alloc/thread_allocator.h"
+#include "farm/msg/msg_thread.h"
+#include "membership/placement.h"
+#include "tx/backup_log.h"
+#include "tx/log_record.h"
+#include "tx/object_reader.h"
+#include "tx/participant.h"
+#include "tx/tx_messages.h"
+
+namespace farm::tx {
+
+struct TxOptions {
+  // How long a coordinator waits for a participant before it aborts the transaction.
+  absl::Duration rpc_timeout = absl::Seconds(5);
+  ObjectReaderOptions reader;
+};
+
+struct TxStats {
+  uint64_t committed = 0;
+  uint64_t aborted = 0;           // commits that ended in an error
+  uint64_t read_only = 0;
+  uint64_t single_machine = 0;    // committed here as the primary of every object
+  uint64_t shipped = 0;           // single-machine commits sent to the objects' primary
+  uint64_t distributed = 0;
+  uint64_t lock_free_reads = 0;
+  uint64_t served_prepares = 0;   // participant side
+  uint64_t served_single_machine = 0;
+};
+
+using TxDone = absl::AnyInvocable<void(const absl::Status&)>;
+
+class ThreadContext {
+ public:
+  ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAllocator* allocator,
+                const alloc::BackupRegions* copies, std::unique_ptr<ObjectReader> reader,
+                const TxOptions& options);
+  ~ThreadContext();
+  ThreadContext(const ThreadContext&) = delete;
+  ThreadContext& operator=(const ThreadContext&) = delete;
+
+  NodeId self() const { return self_; }
+  MsgThread& msg() const { return *thread_; }
+  EventLoop& loop() const { return thread_->loop(); }
+  alloc::ThreadAllocator& allocator() const { return *allocator_; }
+  ObjectReader& reader() const { return *reader_; }
+  const TxOptions& options() const { return options_; }
+  TxStats& stats() { return stats_; }
+  const Participant& participant() const { return participant_; }
+  const BackupLog& backup_log() const { return backup_log_; }
+  // The configuration's placement now (null before the first).
+  std::shared_ptr<const membership::Placement> placement() const;
+  // Cluster-unique: node, thread, counter.
+  uint64_t NewTransactionId();
+
+  absl::Status Prepare(const LogRecord& record);
+  absl::Status Validate(const LogRecord& reads);
+  absl::Status Decide(const TxDecision& decision);
+  absl::Status ApplyBackup(const LogRecord& commit) { return backup_log_.Apply(commit); }
+  // `reads` is a kValidate record. `done` on this thread (maybe before returning).
+  void CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done);
+
+ private:
+  absl::Status CheckEpoch(uint64_t epoch) const;
+  void FreeCommitted(const std::vector<FatPtr>& freed);
+
+  const NodeId self_;
+  MsgThread* const thread_;
+  alloc::ThreadAllocator* const allocator_;
+  std::unique_ptr<ObjectReader> reader_;
+  const TxOptions options_;
+  Participant participant_;
+  BackupLog backup_log_;
+  uint64_t next_transaction_ = 1;
+  std::vector<FatPtr> freed_;  // scratch for Participant::Commit
+  std::shared_ptr<ThreadContext*> alive_;
+  TxStats stats_;
+};
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_THREAD_CONTEXT_H_

@@ -1,0 +1,146 @@
+// Transaction: one transaction's context (paper section 3.4, Figure 6's Tx): the
+// objects it read with their versions, its buffered writes, allocations and frees; and
+// its commit as coordinator (commit.cc).
+//
+// Reads go through the thread's lock-free reader and keep a private copy (TxObject, the
+// paper's ObjBuf); writes modify that copy and mark it (Write), so nothing is visible
+// before commit. Allocations take an object from the allocator at once (its allocated
+// bit is set on its primary, but nobody else has its address) and free it again if the
+// transaction does not commit; its contents and allocated bit reach the backups with
+// the commit. Frees happen at commit.
+//
+// Commit, by where the objects are (the primaries of the regions, in the
+// configuration the transaction started in):
+//   - nothing written: done if at most one object was read, else VALIDATE;
+//   - every object has one primary, this node: CommitSingleMachine here;
+//   - every object has one primary, another node: the commit is shipped there
+//     (kTxShipMsgId) and runs as a single-machine commit;
+//   - otherwise two-phase commit: PREPARE (lock at primaries, log at backups), VALIDATE
+//     the read set, then, if the configuration is unchanged, COMMIT to the backups and
+//     then to the primaries. Any failure or missing reply before the commit decision
+//     aborts at every participant, and the continuation runs only after they have
+//     released their locks. A primary that fails to confirm its COMMIT leaves the
+//     outcome to recovery: Unavailable, saying so.
+// Errors: Aborted (a conflict: locked or changed objects, or a configuration change),
+// FailedPrecondition (an object freed meanwhile, or use after commit), Unavailable /
+// DeadlineExceeded (a participant did not answer), and the reader's errors for reads.
+//
+// Threads: a transaction belongs to the thread whose ThreadContext created it; every
+// call and continuation runs there. It holds the thread's epoch (alloc/epoch.h) from
+// creation until it ends. Destroying it before commit aborts it.
+#ifndef FARM_TX_TRANSACTION_H_
+#define FARM_TX_TRANSACTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "farm/base/address.h"
+#include "farm/msg/call_all.h"
+#include "membership/placement.h"
+#include "tx/log_record.h"
+#include "tx/thread_context.h"
+
+namespace farm::tx {
+
+// A transaction's copy of one object: what the application reads and modifies.
+class TxObject {
+ public:
+  FatPtr ptr() const { return ptr_; }
+  std::span<char> data() { return {data_.data(), data_.size()}; }
+  std::span<const char> data() const { return {data_.data(), data_.size()}; }
+  // objGetIncarnation: the low 32 bits of the incarnation it was read at.
+  uint32_t incarnation() const { return ptr_.incarnation; }
+  // The version read (kAnyVersion for an object allocated in the transaction).
+  uint64_t version() const { return version_; }
+
+ private:
+  friend class Transaction;
+  FatPtr ptr_;
+  uint64_t version_ = kAnyVersion;
+  std::string data_;
+  bool read_ = false;
+  bool written_ = false;
+  bool allocated_ = false;
+  bool freed_ = false;
+  bool new_incarnation_ = false;
+};
+
+class Transaction : public std::enable_shared_from_this<Transaction> {
+ public:
+  using ObjectDone = absl::AnyInvocable<void(absl::StatusOr<TxObject*>)>;
+  enum class State { kActive, kCommitting, kCommitted, kAborted };
+
+  static std::shared_ptr<Transaction> Create(ThreadContext* ctx);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // txRead: the object at `p` (size and incarnation from the pointer). A second read of
+  // the same object returns the same copy (with the transaction's own writes).
+  void Read(FatPtr p, ObjectDone done);
+  // txAlloc: a new object of `size` bytes, zero-filled, near `hint` (null: this node).
+  void Alloc(uint32_t size, Addr hint, ObjectDone done);
+  // txWrite: `object` (read or allocated in this transaction), as modified, is written
+  // at commit.
+  absl::Status Write(TxObject* object);
+  // txFree: frees the object at commit (it need not have been read).
+  absl::Status Free(FatPtr p);
+  // objIncrementIncarnation: at commit the object's incarnation moves on, so pointers
+  // with the old one fail (used to invalidate cached pointers); implies Write.
+  absl::Status IncrementIncarnation(TxObject* object);
+  // txCommit. `done` runs on this thread after the call returns, once.
+  void Commit(TxDone done);
+  // Ends an active transaction without committing: its allocations are freed.
+  void Abort();
+
+  uint64_t id() const { return id_; }
+  State state() const { return state_; }
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  explicit Transaction(ThreadContext* ctx);
+  absl::Status CheckActive() const;
+  absl::Status CheckOwned(const TxObject* object) const;
+  TxObject* Find(Addr a);
+  TxObject* Insert(FatPtr p);
+
+  // --- commit.cc ---
+  struct Plan;
+  absl::StatusOr<Plan> MakePlan(const membership::Placement& placement);
+  void CommitReadOnly(Plan plan);
+  void Ship(Plan plan, NodeId primary);
+  void PrepareAll(std::shared_ptr<Plan> plan);
+  void ValidateAll(std::shared_ptr<Plan> plan);
+  void Decide(std::shared_ptr<Plan> plan, Decision decision);
+  void AbortAll(std::shared_ptr<Plan> plan, absl::Status why);
+  // Sends each node its record as `id` (this node's own handled in place by `here`),
+  // then continues with the first error.
+  void Exchange(MsgId id, const std::vector<NodeId>& nodes,
+                const absl::flat_hash_map<NodeId, LogRecord>& records,
+                absl::FunctionRef<absl::Status(const LogRecord&)> here,
+                absl::AnyInvocable<void(const absl::Status&)> then);
+  void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d,
+                        absl::AnyInvocable<void(const absl::Status&)> then);
+  void Send(MsgId id, std::vector<NodeRequest> requests, absl::Status local,
+            absl::AnyInvocable<void(const absl::Status&)> then);
+  void Finish(const absl::Status& status, bool outcome_known = true);
+
+  ThreadContext* const ctx_;
+  const uint64_t id_;
+  uint64_t epoch_ = 0;
+  State state_ = State::kActive;
+  std::vector<std::unique_ptr<TxObject>> objects_;
+  absl::flat_hash_map<uint64_t, TxObject*> by_address_;
+  TxDone done_;
+};
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_TRANSACTION_H_

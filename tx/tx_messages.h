@@ -1,0 +1,53 @@
+// The transaction protocol's messages (paper section 3.4), between a coordinator's
+// thread and the participants' threads. Requests from one coordinator thread reach the
+// same thread of each participant node (msg_thread.h), so a transaction's PREPARE,
+// COMMIT and ABORT meet the same Participant and BackupLog there.
+//
+//   kTxPrepareMsgId   a lock record (log_record.h) with the entries the node is primary
+//                     or backup of: primaries lock theirs, backups keep theirs.
+//   kTxValidateMsgId  a kValidate record: the versions read of objects the node is
+//                     primary of.
+//   kTxDecideMsgId    TxDecision: commit (as backup, then as primary) or abort.
+//   kTxApplyMsgId     a commit record with its entries, for backups of a single-machine
+//                     transaction (no prepare phase).
+//   kTxShipMsgId      a lock record then a kValidate record: a single-machine
+//                     transaction's commit, shipped to the primary of all its objects.
+// Answers are empty (OK) or the error; every payload is size- and tag-checked.
+#ifndef FARM_TX_TX_MESSAGES_H_
+#define FARM_TX_TX_MESSAGES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/msg/message.h"
+
+namespace farm::tx {
+
+inline constexpr MsgId kTxPrepareMsgId = 0x0201;
+inline constexpr MsgId kTxValidateMsgId = 0x0202;
+inline constexpr MsgId kTxDecideMsgId = 0x0203;
+inline constexpr MsgId kTxApplyMsgId = 0x0204;
+inline constexpr MsgId kTxShipMsgId = 0x0205;
+
+inline constexpr uint8_t kTxDecisionFormat = 1;
+
+enum class Decision : uint8_t {
+  kCommitBackup = 1,   // apply the kept record to the backup copies
+  kCommitPrimary = 2,  // apply the locked writes and unlock
+  kAbort = 3,          // release locks and drop records
+};
+
+struct TxDecision {
+  Decision decision = Decision::kAbort;
+  uint64_t transaction = 0;
+};
+
+// 16 bytes: u8 format, u8 decision, 6 reserved (0), u64 transaction.
+std::string EncodeDecision(const TxDecision& d);
+absl::StatusOr<TxDecision> DecodeDecision(absl::string_view in);
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_TX_MESSAGES_H_
