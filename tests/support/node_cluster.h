@@ -1,5 +1,5 @@
-// A cluster of Nodes in one process for tests: static membership, one fabric backend,
-// every node linked to every other; and helpers that run allocator operations on a
+// A cluster of Nodes in one process for tests (node::LocalCluster in a test temporary
+// directory); and helpers that run allocator operations on a
 // node's worker thread and wait for them.
 #ifndef FARM_TESTS_SUPPORT_NODE_CLUSTER_H_
 #define FARM_TESTS_SUPPORT_NODE_CLUSTER_H_
@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "farm/base/mutex.h"
+#include "farm/node/local_cluster.h"
 #include "farm/node/node.h"
 
 namespace farm::testing {
@@ -19,19 +20,19 @@ class NodeCluster {
  public:
   // Starts nodes 1..n on `backend` ("shm" or "tcp") under a fresh directory named after
   // `name`, with r = 3, 2 threads, 32 MiB regions; `adjust` may change each node's
-  // options. Returns once every node is linked to every other (20 s at most).
+  // options and `before_start` may register handlers on each node before it starts.
+  // Returns once every node is linked to every other (20 s at most).
   static absl::StatusOr<std::unique_ptr<NodeCluster>> Start(
       const std::string& backend, int n, const std::string& name,
-      const std::function<void(node::NodeOptions&)>& adjust = nullptr);
-  ~NodeCluster();  // stops the nodes, removes the directory
+      const std::function<void(node::NodeOptions&)>& adjust = nullptr,
+      const std::function<absl::Status(node::Node&)>& before_start = nullptr);
 
-  node::Node& node(NodeId id) { return *nodes_[id - 1]; }
-  int size() const { return static_cast<int>(nodes_.size()); }
+  node::Node& node(NodeId id) { return cluster_->node(id); }
+  int size() const { return cluster_->size(); }
 
  private:
-  NodeCluster() = default;
-  std::string dir_;
-  std::vector<std::unique_ptr<node::Node>> nodes_;
+  explicit NodeCluster(std::unique_ptr<node::LocalCluster> cluster) : cluster_(std::move(cluster)) {}
+  std::unique_ptr<node::LocalCluster> cluster_;  // stops the nodes, removes the directory
 };
 
 // Runs `op(thread allocator, finish)` on `n`'s worker thread `t` and waits (20 s at

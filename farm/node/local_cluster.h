@@ -1,0 +1,49 @@
+// LocalCluster: several Nodes in one process on one machine — static membership, one
+// fabric backend, every node linked to every other — for examples, benchmarks and
+// tests. (A cluster of separate processes is deploy/local-cluster.)
+#ifndef FARM_NODE_LOCAL_CLUSTER_H_
+#define FARM_NODE_LOCAL_CLUSTER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/node/node.h"
+
+namespace farm::node {
+
+struct LocalClusterOptions {
+  std::string backend = "shm";  // "shm" or "tcp"
+  int nodes = 3;
+  std::string dir;  // created, and removed by the destructor
+  uint32_t threads = 2;
+  uint32_t replication = 3;
+  uint64_t region_bytes = 32u << 20;
+  uint64_t capacity_bytes = 256u << 20;
+  // Changes each node's options before it is created (e.g. to register nothing but
+  // change timeouts); `before_start` runs on each created node before Start (e.g.
+  // msgRegisterHandler).
+  std::function<void(NodeOptions&)> adjust;
+  std::function<absl::Status(Node&)> before_start;
+};
+
+class LocalCluster {
+ public:
+  // Starts nodes 1..n; returns once every node is linked to every other (20 s at most).
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalClusterOptions& options);
+  ~LocalCluster();  // stops the nodes, removes the directory
+
+  Node& node(NodeId id) { return *nodes_[id - 1]; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+
+ private:
+  LocalCluster() = default;
+  std::string dir_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+}  // namespace farm::node
+
+#endif  // FARM_NODE_LOCAL_CLUSTER_H_
