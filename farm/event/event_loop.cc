@@ -108,7 +108,9 @@ int EventLoop::RunWork() {
     }
     posted_batch_.clear();
   }
-  while (!deferred_.empty()) {
+  // Only what was deferred before this point: work deferred by it runs next iteration,
+  // after the pollers.
+  for (size_t n = deferred_.size(); n > 0; --n) {
     Work work = std::move(deferred_.front());
     deferred_.pop_front();
     work();

@@ -97,7 +97,10 @@ class EventLoop {
   // for threads that drive a loop by hand. Never from inside one of this loop's own
   // callbacks: a half-handled event would be handled again, so that aborts.
   bool RunOnce();
-  // Runs `work` after the current callback returns (before polling again).
+  // Runs `work` after the current callback returns: in this iteration when deferred
+  // from outside deferred work, else in the next one. Work deferred by deferred work
+  // waits for a poll in between, so a chain of deferrals (a retry loop) cannot starve
+  // the pollers.
   void Defer(Work work);
   // Pollers are not owned; remove one before destroying it.
   void AddPoller(Poller* poller);

@@ -201,6 +201,24 @@ TEST_F(EventLoopTest, DeferredWorkRunsBeforeTheNextPoll) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
+TEST_F(EventLoopTest, AChainOfDeferralsCannotStarveThePollers) {
+  // A retry loop that defers itself forever: the pollers still run every iteration.
+  std::unique_ptr<EventLoop> loop = MakeLoop();
+  BusyPoller poller;
+  loop->AddPoller(&poller);
+  int runs = 0;
+  std::function<void()> again = [&] {
+    ++runs;
+    loop->Defer(again);
+  };
+  loop->Post(again);
+  for (int i = 0; i < 5; ++i) loop->RunOnce();
+  // The posted link and its first deferral share iteration 1; then one per iteration.
+  EXPECT_EQ(runs, 6);
+  EXPECT_EQ(poller.polls, 5u);
+  loop->RemovePoller(&poller);
+}
+
 TEST_F(EventLoopTest, ReenteringTheLoopFromItsOwnCallbackAborts) {
   std::unique_ptr<EventLoop> loop = MakeLoop();
   loop->Post([&] { loop->RunOnce(); });
