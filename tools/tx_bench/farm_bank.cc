@@ -74,10 +74,10 @@ class TransferLoop {
     FatPtr from = a_[absl::Uniform<size_t>(rng_, 0, a_.size())];
     FatPtr to = b_[absl::Uniform<size_t>(rng_, 0, b_.size())];
     while (to == from) to = b_[absl::Uniform<size_t>(rng_, 0, b_.size())];
-    Attempt(from, to, absl::Uniform<int64_t>(rng_, 1, 11));
+    Attempt(from, to, absl::Uniform<int64_t>(rng_, 1, 11), 0);
   }
 
-  void Attempt(FatPtr from, FatPtr to, int64_t amount) {
+  void Attempt(FatPtr from, FatPtr to, int64_t amount, int retries) {
     const uint64_t start = NowNs();
     TxHandle tx = txCreate(*ctx_);
     auto objects = std::make_shared<std::array<ObjBuf*, 2>>();
@@ -87,29 +87,33 @@ class TransferLoop {
       if (o.ok()) (*objects)[i] = *o;
       else failed->Update(o.status());
       if (--*left > 0) return;
-      if (!failed->ok()) return Done(*failed, from, to, amount, start);
+      if (!failed->ok()) return Done(*failed, from, to, amount, start, retries);
       ObjBuf* f = (*objects)[0];
       ObjBuf* t = (*objects)[1];
       SetBalance(f->data(), BalanceOf(f->data()) - amount);
       SetBalance(t->data(), BalanceOf(t->data()) + amount);
       (void)txWrite(*tx, f);
       (void)txWrite(*tx, t);
-      txCommit(*tx, [=, this](absl::Status s) { Done(s, from, to, amount, start); });
+      txCommit(*tx, [=, this](absl::Status s) { Done(s, from, to, amount, start, retries); });
     };
     txRead(*tx, from, [got](absl::StatusOr<ObjBuf*> o) mutable { got(0, std::move(o)); });
     txRead(*tx, to, [got](absl::StatusOr<ObjBuf*> o) mutable { got(1, std::move(o)); });
   }
 
-  void Done(const absl::Status& s, FatPtr from, FatPtr to, int64_t amount, uint64_t start) {
+  void Done(const absl::Status& s, FatPtr from, FatPtr to, int64_t amount, uint64_t start, int retries) {
     if (s.ok()) {
       ++committed;
       latencies.push_back(NowNs() - start);
       return Next();
     }
     if (s.code() == absl::StatusCode::kAborted) {
-      if (aborted++ == 1000 && getenv("TX_BENCH_DEBUG")) fprintf(stderr, "abort: %s\n", s.ToString().c_str());
-      if (NowNs() < end_ns_) return Attempt(from, to, amount);
-      return Next();
+      ++aborted;
+      if (NowNs() >= end_ns_) return Next();
+      // Randomized backoff growing with the attempts, as a client would: an immediate
+      // retry mostly meets the same lock again.
+      const auto delay = absl::Microseconds(absl::Uniform<int>(rng_, 1, 8 << std::min(retries, 7)));
+      ctx_->loop().RunAfter(delay, [=, this] { Attempt(from, to, amount, retries + 1); });
+      return;
     }
     error_.Update(s);
     Next();
