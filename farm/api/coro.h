@@ -46,6 +46,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"

@@ -448,8 +448,16 @@ class SerDriver final : public Driver {
 };
 
 // Part 2: transfers and audits in transactions, and lock-free readers.
+//
+// An audit reads every account, so any transfer that commits (or holds its locks) while
+// it runs aborts it; under full load none would ever commit. Transfers therefore run
+// in phases on the shared monotonic clock: busy (back to back) for kBusyMs of every
+// kPhaseMs, calm (each transfer slot pauses 5–15 ms between transfers) for the rest, so
+// that audits commit while transfers still run, at a lower rate.
 class BankDriver final : public Driver {
  public:
+  static constexpr uint64_t kPhaseMs = 200, kBusyMs = 150;
+
   struct Counts {
     uint64_t transfers = 0, transfer_aborts = 0, unknown = 0;
     uint64_t audits = 0, audit_aborts = 0;
@@ -457,10 +465,10 @@ class BankDriver final : public Driver {
     uint64_t bad_copies = 0;  // checksum failures (never allowed)
   };
 
-  // Slots [0, tx_slots) run transactions, the rest lock-free reads.
+  // Slot 0 runs audits, slots [1, tx_slots) transfers, the rest lock-free reads.
   BankDriver(node::Node* node, size_t thread, uint64_t seed, const std::vector<FatPtr>* accounts,
-             int tx_slots, double audit_share)
-      : Driver(node, thread, seed), accounts_(accounts), tx_slots_(tx_slots), audit_share_(audit_share) {}
+             int tx_slots)
+      : Driver(node, thread, seed), accounts_(accounts), tx_slots_(tx_slots) {}
 
   const Counts& counts() const { return counts_; }
 
@@ -474,11 +482,21 @@ class BankDriver final : public Driver {
     absl::Status read_error;
   };
 
+  static bool Calm() { return HistoryChecker::NowNs() / 1000000 % kPhaseMs >= kBusyMs; }
+
   void Launch(int slot) override {
     if (slot >= tx_slots_) return LaunchLockFree(slot);
+    if (slot > 0 && Calm()) {
+      ctx_->loop().RunAfter(absl::Milliseconds(5 + Uniform(11)), [this, slot] { LaunchTx(slot); });
+      return;
+    }
+    LaunchTx(slot);
+  }
+
+  void LaunchTx(int slot) {
     auto a = std::make_shared<Attempt>();
     a->slot = slot;
-    const bool audit = Chance(audit_share_);
+    const bool audit = slot == 0;
     if (audit) {
       for (size_t i = 0; i < accounts_->size(); ++i) a->keys.push_back(i);
     } else {
@@ -601,7 +619,6 @@ class BankDriver final : public Driver {
 
   const std::vector<FatPtr>* const accounts_;
   const int tx_slots_;
-  const double audit_share_;
   Counts counts_;
 };
 
@@ -751,11 +768,11 @@ int RunBank(node::Node& node, const std::vector<std::string>& w) {
   if (w.size() < 3 || !absl::SimpleAtoi(w[1], &ms) || !absl::SimpleAtoi(w[2], &seed)) return 2;
   const std::vector<FatPtr> accounts = ParsePtrs(w, 3);
   const NodeId id = node.options().node_id;
-  constexpr int kTxSlots = 4, kLockFreeSlots = 4;
+  constexpr int kTxSlots = 5, kLockFreeSlots = 8;  // one audit, four transfers
   std::vector<std::unique_ptr<BankDriver>> drivers;
   for (size_t t = 0; t < node.thread_count(); ++t) {
     drivers.push_back(std::make_unique<BankDriver>(&node, t, seed * 1000 + id * 10 + t, &accounts,
-                                                   kTxSlots, /*audit_share=*/0.02));
+                                                   kTxSlots));
   }
   if (!RunDrivers(node, drivers, ms, kTxSlots + kLockFreeSlots)) {
     std::printf("ERROR node %u: the workload did not end in time\n", id);

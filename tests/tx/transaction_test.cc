@@ -9,6 +9,7 @@
 #include "farm/base/object_codec.h"
 #include "gtest/gtest.h"
 #include "tests/support/node_cluster.h"
+#include "tests/support/zk_test_server.h"
 
 namespace farm {
 namespace {
@@ -225,6 +226,95 @@ TEST_P(TransactionTest, ErrorCases) {
     });
   });
   EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
+}
+
+// A configuration change between a transaction's reads and its commit (a participant
+// left) aborts it; nothing is written and nothing stays locked.
+TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
+  absl::StatusOr<std::unique_ptr<testing::ZkTestServer>> zk = testing::ZkTestServer::Start();
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  absl::StatusOr<std::unique_ptr<NodeCluster>> c =
+      NodeCluster::Start("tcp", 3, "txcfg", [&](node::NodeOptions& o) {
+        o.static_members.clear();
+        o.zookeeper = (*zk)->address();
+        o.session_timeout = absl::Seconds(2);
+        // r = 1: nodes join one by one, and a region created before its backups joined
+        // has none (re-replication after a configuration change is recovery's).
+        o.replication = 1;
+      });
+  ASSERT_TRUE(c.ok()) << c.status();
+  NodeCluster& cluster = **c;
+  auto epoch_of = [&](NodeId n) {
+    return *RunInContext<absl::StatusOr<uint64_t>>(cluster.node(n), [](Context& ctx, auto finish) {
+      finish(ctx.placement() == nullptr ? 0 : ctx.placement()->epoch());
+    });
+  };
+  // Every node on the configuration with all three.
+  absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline &&
+         !(cluster.node(1).membership().current()->members.size() == 3 && epoch_of(1) == epoch_of(2) &&
+           epoch_of(2) == epoch_of(3))) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const uint64_t before = epoch_of(2);
+  // Two objects on node 3 (its region was created once all three had joined, so node 3
+  // stays its primary; earlier regions may be placed elsewhere after the joins, which
+  // is recovery's to reconcile).
+  auto create = [&](Addr hint) {
+    return RunInContext<absl::StatusOr<FatPtr>>(cluster.node(3), [hint](Context& ctx, auto finish) {
+      TxHandle tx = txCreate(ctx);
+      txAlloc(*tx, 64, hint, [tx, finish](absl::StatusOr<ObjBuf*> o) mutable {
+        if (!o.ok()) return finish(o.status());
+        const FatPtr p = (*o)->ptr();
+        txCommit(*tx, [tx, p, finish](absl::Status s) mutable {
+          if (!s.ok()) return finish(s);
+          finish(p);
+        });
+      });
+    });
+  };
+  absl::StatusOr<FatPtr> a = create(Addr());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<FatPtr> b = create(a->addr);
+  ASSERT_TRUE(b.ok()) << b.status();
+
+  // Node 2 reads and writes both, then node 3 leaves, then node 2 commits.
+  TxHandle pending;
+  ASSERT_TRUE(RunInContext<absl::Status>(cluster.node(2), [&](Context& ctx, auto finish) {
+                pending = txCreate(ctx);
+                auto left = std::make_shared<int>(2);
+                for (FatPtr p : {*a, *b}) {
+                  txRead(*pending, p, [&, left, finish](absl::StatusOr<ObjBuf*> o) mutable {
+                    if (!o.ok()) return finish(o.status());
+                    (*o)->data()[0] = 'W';
+                    (void)txWrite(*pending, *o);
+                    if (--*left == 0) finish(absl::OkStatus());
+                  });
+                }
+              }).ok());
+  cluster.node(3).Stop();
+  deadline = absl::Now() + absl::Seconds(20);
+  while (epoch_of(2) == before && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_GT(epoch_of(2), before) << "node 3's departure was never seen";
+  absl::Status commit = RunInContext<absl::Status>(cluster.node(2), [&](Context&, auto finish) {
+    txCommit(*pending, [&, finish](absl::Status s) mutable {
+      pending.reset();
+      finish(s);
+    });
+  });
+  EXPECT_EQ(commit.code(), absl::StatusCode::kAborted) << commit;
+  EXPECT_NE(commit.message().find("configuration changed"), std::string::npos) << commit;
+
+  // Participants refuse requests of another epoch too: a PREPARE from the old
+  // configuration locks nothing.
+  absl::Status prepare = RunInContext<absl::Status>(cluster.node(1), [&](Context& ctx, auto finish) {
+    tx::LogRecord r;
+    r.kind = tx::LogKind::kLock;
+    r.transaction = 77;
+    r.epoch = before;
+    finish(ctx.Prepare(r));
+  });
+  EXPECT_EQ(prepare.code(), absl::StatusCode::kAborted) << prepare;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TransactionTest, ::testing::Values("shm", "tcp"),
