@@ -452,11 +452,11 @@ class SerDriver final : public Driver {
 // An audit reads every account, so any transfer that commits (or holds its locks) while
 // it runs aborts it; under full load none would ever commit. Transfers therefore run
 // in phases on the shared monotonic clock: busy (back to back) for kBusyMs of every
-// kPhaseMs, calm (each transfer slot pauses 5–15 ms between transfers) for the rest, so
+// kPhaseMs, calm (each transfer slot pauses 10–30 ms between transfers) for the rest, so
 // that audits commit while transfers still run, at a lower rate.
 class BankDriver final : public Driver {
  public:
-  static constexpr uint64_t kPhaseMs = 200, kBusyMs = 150;
+  static constexpr uint64_t kPhaseMs = 200, kBusyMs = 140;
 
   struct Counts {
     uint64_t transfers = 0, transfer_aborts = 0, unknown = 0;
@@ -486,8 +486,12 @@ class BankDriver final : public Driver {
 
   void Launch(int slot) override {
     if (slot >= tx_slots_) return LaunchLockFree(slot);
-    if (slot > 0 && Calm()) {
-      ctx_->loop().RunAfter(absl::Milliseconds(5 + Uniform(11)), [this, slot] { LaunchTx(slot); });
+    // Transfers pause in calm phases; audits, which rarely commit in busy ones, pause
+    // there (a few are still tried, under full load).
+    const bool calm = Calm();
+    if (slot > 0 ? calm : !calm) {
+      const absl::Duration pause = absl::Milliseconds(slot > 0 ? 10 + Uniform(21) : 2);
+      ctx_->loop().RunAfter(pause, [this, slot] { LaunchTx(slot); });
       return;
     }
     LaunchTx(slot);
