@@ -144,16 +144,25 @@ TEST_P(TransactionTest, BackupsHoldTheCommittedObjects) {
   for (FatPtr p : {a, c}) {
     int copies = 0;
     for (int n = 1; n <= cluster_->size(); ++n) {
-      const Region* copy = cluster_->node(n).backups().Find(p.addr.region());
-      if (copy == nullptr) continue;
+      if (cluster_->node(n).backups().Find(p.addr.region()) == nullptr) continue;
       ++copies;
-      const char* object = copy->base() + p.addr.offset();
-      ASSERT_EQ(CheckCopy(object, p.addr.offset(), p.size, p.incarnation, false), CopyCheck::kAccepted)
-          << "node " << n;
-      std::string payload(p.size, '\0');
-      ReadPayload(object, p.addr.offset(), payload);
-      EXPECT_EQ(payload, Padded("both", 100)) << "node " << n;
-      EXPECT_EQ(LoadHeaderWord(object + kVersionOffset), VersionOnPrimary(p)) << "node " << n;
+      // On the thread that applied the commits (requests from a coordinator's thread 0
+      // are handled by thread 0): the copy is that thread's to read.
+      const uint64_t primary_version = VersionOnPrimary(p);
+      absl::Status checked = RunInContext<absl::Status>(cluster_->node(n), [&](Context&, auto finish) {
+        const char* object = cluster_->node(n).backups().Find(p.addr.region())->base() + p.addr.offset();
+        if (CheckCopy(object, p.addr.offset(), p.size, p.incarnation, false) != CopyCheck::kAccepted) {
+          return finish(absl::InternalError("the copy is not a committed object"));
+        }
+        std::string payload(p.size, '\0');
+        ReadPayload(object, p.addr.offset(), payload);
+        if (payload != Padded("both", 100)) return finish(absl::InternalError("payload: " + payload));
+        if (LoadHeaderWord(object + kVersionOffset) != primary_version) {
+          return finish(absl::InternalError("another version than the primary's"));
+        }
+        finish(absl::OkStatus());
+      });
+      EXPECT_TRUE(checked.ok()) << "node " << n << ": " << checked;
     }
     EXPECT_EQ(copies, 2) << "r = 3: two backups of " << p.ToString();
   }
