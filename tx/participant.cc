@@ -121,6 +121,15 @@ absl::Status Participant::Commit(uint64_t transaction, std::vector<FatPtr>* free
   return absl::OkStatus();
 }
 
+absl::Status Participant::Upgrade(uint64_t transaction) {
+  auto it = locked_.find(transaction);
+  if (it == locked_.end()) {
+    return absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", transaction));
+  }
+  for (const LogEntry& e : it->second.entries) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  return absl::OkStatus();
+}
+
 absl::Status Participant::Abort(uint64_t transaction) {
   auto it = locked_.find(transaction);
   if (it == locked_.end()) {

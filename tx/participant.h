@@ -63,6 +63,9 @@ class Participant {
   // Appends the objects the commit freed to `freed` (for the allocator). NotFound for a
   // transaction with no locks here.
   absl::Status Commit(uint64_t transaction, std::vector<FatPtr>* freed);
+  // Makes every lock of `transaction` exclusive (lock-free readers now retry). NotFound
+  // for a transaction with no locks here.
+  absl::Status Upgrade(uint64_t transaction);
   absl::Status Abort(uint64_t transaction);
 
   size_t locked_transactions() const { return locked_.size(); }

@@ -112,6 +112,12 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
     (void)participant_.Abort(lock.transaction);
     return done(s);
   }
+  // Validation is the serialization point: from here the writes must not be readable
+  // in their old state. Shared locks held across the backup round trip (the paper's
+  // dual modes as written) let a lock-free reader see the old value of a write after a
+  // later transaction overwrote this one's read set and finished — a real-time cycle
+  // the serializability test found.
+  (void)participant_.Upgrade(lock.transaction);
   // The commit record, per backup node, with the entries of the regions it backs.
   absl::flat_hash_map<NodeId, LogRecord> per_backup;
   for (const LogEntry& e : lock.entries) {

@@ -13,9 +13,11 @@
 //   Decide(d)        commit as backup / as primary, or abort (abort of an unknown
 //                    transaction is OK: a prepare that failed left nothing).
 //   CommitSingleMachine  a transaction whose objects all have this node as primary:
-//                    lock (shared mode: lock-free readers continue), validate, send the
-//                    commit record to the backups and wait, then upgrade every lock and
-//                    apply (participant.h) — no remote LOCK or VALIDATE.
+//                    lock (shared mode while validating), validate, upgrade every lock to
+//                    exclusive, send the commit record to the backups and wait, then
+//                    apply (participant.h) — no remote LOCK or VALIDATE. Exclusive across
+//                    the backup round trip: validation is the serialization point, so a
+//                    lock-free reader must not see the old value of a write after it.
 // Every request whose epoch is not this node's current one is refused (Aborted): a
 // configuration change aborts transactions that span it, never commits them in part.
 //

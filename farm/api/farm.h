@@ -19,7 +19,7 @@
 //
 // Errors (absl::Status): Aborted — a conflict, retry the transaction; FailedPrecondition
 // — the object was freed or reallocated (incarnation mismatch), or the transaction is
-// over; NotFound — an address in no region; OutOfRange — an object larger than the
+// over; NotFound — a read of an address in no region; OutOfRange — an object larger than the
 // largest size class (alloc/size_classes.h); Unavailable/DeadlineExceeded — a machine
 // did not answer (for a commit, the message says whether the outcome is unknown).
 #ifndef FARM_API_FARM_H_
@@ -114,9 +114,10 @@ absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object);
 // node::kFirstApplicationMsgId.
 using AppHandler = std::function<void(Context& ctx, const Message& message)>;
 absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler);
-// Sends `payload` to the handler `id` on the machine that is primary of `address`'s
-// region (this machine too), and continues with its reply. NotFound when no machine
-// holds the region; Unimplemented when the machine has no such handler.
+// Sends `payload` to the handler `id` on the machine the placement names as primary of
+// `address`'s region (this machine too), and continues with its reply. The region need
+// not exist (placement is consistent hashing of the id); Unimplemented when the machine
+// has no such handler; Unavailable when it cannot be reached.
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont);
 absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload);
