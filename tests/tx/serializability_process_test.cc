@@ -24,14 +24,16 @@
 //   AUDIT <ptr>...                          -> AUDIT total=<n> ...
 //   STOP                                    -> STOPPED
 // A pointer is <addr hex>:<size>:<incarnation>. Histories go to files in the cluster's
-// directory (one line per transaction, see FormatTransaction).
+// directory (one line per transaction, see FormatTransaction). On a violation the test
+// describes each transaction the checker names (kind, node, commit path, times,
+// operations with each key's primary) and keeps the directory.
 //
-// Run time: about 6 s of workload per test and backend at FARM_STRESS_SCALE=1, plus
-// start-up and the check; the scale multiplies the workload time (0.05 under sanitizers).
+// Run time: 6 s of workload per test and backend at FARM_STRESS_SCALE=1 (about 30 s in
+// all); the scale multiplies the workload time (0.05 under sanitizers; the bank runs at
+// least 1 s).
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,6 +46,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -79,7 +83,8 @@ constexpr uint32_t kSerSizes[] = {16, 72, 136, 200};
 
 // The value at every 64-byte payload offset and in the last 8 bytes.
 void StoreValue(std::span<char> d, uint64_t v) {
-  for (size_t off = 0; off + sizeof(v) <= d.size(); off += 64) std::memcpy(d.data() + off, &v, sizeof(v));
+  for (size_t off = 0; off + sizeof(v) <= d.size(); off += 64)
+    std::memcpy(d.data() + off, &v, sizeof(v));
   std::memcpy(d.data() + d.size() - sizeof(v), &v, sizeof(v));
 }
 
@@ -146,7 +151,8 @@ std::vector<FatPtr> ParsePtrs(const std::vector<std::string>& words, size_t from
 }
 
 std::string FormatPtrs(const std::vector<FatPtr>& ptrs) {
-  return absl::StrJoin(ptrs, " ", [](std::string* out, const FatPtr& p) { out->append(FormatPtr(p)); });
+  return absl::StrJoin(ptrs, " ",
+                       [](std::string* out, const FatPtr& p) { out->append(FormatPtr(p)); });
 }
 
 // "T <id> <start_ns> <end_ns> <c|a|u> (r|w)<key>=<value>..." (ids, keys, values in hex).
@@ -156,7 +162,8 @@ std::string FormatTransaction(const HistoryTransaction& t) {
                                                                : 'u';
   std::string line = absl::StrFormat("T %x %d %d %c", t.id, t.start_ns, t.end_ns, outcome);
   for (const HistoryOp& op : t.ops) {
-    absl::StrAppendFormat(&line, " %c%x=%x", op.kind == HistoryOp::Kind::kRead ? 'r' : 'w', op.key, op.value);
+    absl::StrAppendFormat(&line, " %c%x=%x", op.kind == HistoryOp::Kind::kRead ? 'r' : 'w', op.key,
+                          op.value);
   }
   return line;
 }
@@ -164,26 +171,38 @@ std::string FormatTransaction(const HistoryTransaction& t) {
 bool ParseTransaction(absl::string_view line, HistoryTransaction* t) {
   std::vector<absl::string_view> w = absl::StrSplit(line, ' ', absl::SkipEmpty());
   if (w.size() < 5 || w[0] != "T" || !absl::SimpleHexAtoi(w[1], &t->id) ||
-      !absl::SimpleAtoi(w[2], &t->start_ns) || !absl::SimpleAtoi(w[3], &t->end_ns) || w[4].size() != 1) {
+      !absl::SimpleAtoi(w[2], &t->start_ns) || !absl::SimpleAtoi(w[3], &t->end_ns) ||
+      w[4].size() != 1) {
     return false;
   }
   switch (w[4][0]) {
-    case 'c': t->outcome = HistoryOutcome::kCommitted; break;
-    case 'a': t->outcome = HistoryOutcome::kAborted; break;
-    case 'u': t->outcome = HistoryOutcome::kUnknown; break;
-    default: return false;
+    case 'c':
+      t->outcome = HistoryOutcome::kCommitted;
+      break;
+    case 'a':
+      t->outcome = HistoryOutcome::kAborted;
+      break;
+    case 'u':
+      t->outcome = HistoryOutcome::kUnknown;
+      break;
+    default:
+      return false;
   }
   for (size_t i = 5; i < w.size(); ++i) {
     const absl::string_view op = w[i];
     const size_t eq = op.find('=');
     uint64_t key, value;
-    if (op.size() < 4 || eq == absl::string_view::npos || !absl::SimpleHexAtoi(op.substr(1, eq - 1), &key) ||
+    if (op.size() < 4 || eq == absl::string_view::npos ||
+        !absl::SimpleHexAtoi(op.substr(1, eq - 1), &key) ||
         !absl::SimpleHexAtoi(op.substr(eq + 1), &value)) {
       return false;
     }
-    if (op[0] == 'r') t->Read(key, value);
-    else if (op[0] == 'w') t->Write(key, value);
-    else return false;
+    if (op[0] == 'r')
+      t->Read(key, value);
+    else if (op[0] == 'w')
+      t->Write(key, value);
+    else
+      return false;
   }
   return true;
 }
@@ -201,7 +220,8 @@ uint64_t Field(absl::string_view line, absl::string_view key) {
 
 // Commit errors that leave the outcome unknown (farm.h).
 bool OutcomeUnknown(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded;
+  return s.code() == absl::StatusCode::kUnavailable ||
+         s.code() == absl::StatusCode::kDeadlineExceeded;
 }
 
 tx::TxStats Minus(const tx::TxStats& a, const tx::TxStats& b) {
@@ -222,8 +242,8 @@ std::string FormatTxStats(const tx::TxStats& s) {
   return absl::StrFormat(
       "tx_committed=%d tx_aborted=%d read_only=%d single_machine=%d shipped=%d distributed=%d "
       "served_prepares=%d served_single_machine=%d",
-      s.committed, s.aborted, s.read_only, s.single_machine, s.shipped, s.distributed, s.served_prepares,
-      s.served_single_machine);
+      s.committed, s.aborted, s.read_only, s.single_machine, s.shipped, s.distributed,
+      s.served_prepares, s.served_single_machine);
 }
 
 // --- Child side: workload drivers, one per worker thread, run on that thread's loop ---
@@ -383,7 +403,9 @@ class SerDriver final : public Driver {
     for (size_t i = 0; i < a->keys.size(); ++i) {
       if (!a->write[i]) continue;
       StoreValue(a->bufs[i]->data(), value);
-      if (absl::Status s = txWrite(*a->tx, a->bufs[i]); !s.ok()) errors_.Add(absl::StrCat("txWrite: ", s.ToString()));
+      if (absl::Status s = txWrite(*a->tx, a->bufs[i]); !s.ok()) {
+        errors_.Add(absl::StrCat("txWrite: ", s.ToString()));
+      }
       a->h.Write((*objects_)[a->keys[i]].addr.raw(), value);
     }
     txCommit(*a->tx, [this, a](absl::Status s) {
@@ -404,12 +426,19 @@ class SerDriver final : public Driver {
         ++counts_.committed;
         ++(writes ? counts_.rmw_committed : counts_.read_only_committed);
         break;
-      case HistoryOutcome::kAborted: ++counts_.aborted; break;
-      case HistoryOutcome::kUnknown: ++counts_.unknown; break;
+      case HistoryOutcome::kAborted:
+        ++counts_.aborted;
+        break;
+      case HistoryOutcome::kUnknown:
+        ++counts_.unknown;
+        break;
     }
     a->h.outcome = outcome;
     // Aborted attempts matter only for what they wrote (dirty reads).
-    if (outcome != HistoryOutcome::kAborted || writes) history_.push_back(std::move(a->h));
+    const bool wrote = std::any_of(a->h.ops.begin(), a->h.ops.end(), [](const HistoryOp& op) {
+      return op.kind == HistoryOp::Kind::kWrite;
+    });
+    if (outcome != HistoryOutcome::kAborted || wrote) history_.push_back(std::move(a->h));
     const int slot = a->slot;
     a->tx.reset();
     Ended(slot);
@@ -427,7 +456,8 @@ class SerDriver final : public Driver {
       if (!r.ok()) {
         errors_.Add(absl::StrCat("lockFreeRead of ", p.ToString(), ": ", r.status().ToString()));
       } else if (!ok) {
-        errors_.Add(absl::StrCat("lockFreeRead of ", p.ToString(), " accepted a copy mixing two values"));
+        errors_.Add(
+            absl::StrCat("lockFreeRead of ", p.ToString(), " accepted a copy mixing two values"));
       } else {
         HistoryTransaction h;
         h.id = NextValue();
@@ -452,8 +482,8 @@ class SerDriver final : public Driver {
 // An audit reads every account, so any transfer that commits (or holds its locks) while
 // it runs aborts it; under full load none would ever commit. Transfers therefore run
 // in phases on the shared monotonic clock: busy (back to back) for kBusyMs of every
-// kPhaseMs, calm (each transfer slot pauses 10–30 ms between transfers) for the rest, so
-// that audits commit while transfers still run, at a lower rate.
+// kPhaseMs, calm (one transfer at a time per thread, with pauses) for the rest, so that
+// audits commit while transfers still run, at a lower rate.
 class BankDriver final : public Driver {
  public:
   static constexpr uint64_t kPhaseMs = 200, kBusyMs = 140;
@@ -482,19 +512,19 @@ class BankDriver final : public Driver {
     absl::Status read_error;
   };
 
-  static bool Calm() { return HistoryChecker::NowNs() / 1000000 % kPhaseMs >= kBusyMs; }
-
   void Launch(int slot) override {
     if (slot >= tx_slots_) return LaunchLockFree(slot);
-    // Transfers pause in calm phases; audits, which rarely commit in busy ones, pause
-    // there (a few are still tried, under full load).
-    const bool calm = Calm();
-    if (slot > 0 ? calm : !calm) {
-      const absl::Duration pause = absl::Milliseconds(slot > 0 ? 10 + Uniform(21) : 2);
-      ctx_->loop().RunAfter(pause, [this, slot] { LaunchTx(slot); });
-      return;
-    }
-    LaunchTx(slot);
+    // In calm phases one transfer slot per thread pauses 20–60 ms between transfers
+    // and the others wait for the next busy phase; audits, which hardly ever commit in
+    // busy phases, pause there between attempts (a few are still tried under full load).
+    const uint64_t phase_ms = HistoryChecker::NowNs() / 1000000 % kPhaseMs;
+    const bool calm = phase_ms >= kBusyMs;
+    absl::Duration pause = absl::ZeroDuration();
+    if (slot == 0 && !calm) pause = absl::Milliseconds(2);
+    if (slot == 1 && calm) pause = absl::Milliseconds(20 + Uniform(41));
+    if (slot > 1 && calm) pause = absl::Milliseconds(kPhaseMs - phase_ms + Uniform(3));
+    if (pause == absl::ZeroDuration()) return LaunchTx(slot);
+    ctx_->loop().RunAfter(pause, [this, slot] { LaunchTx(slot); });
   }
 
   void LaunchTx(int slot) {
@@ -557,7 +587,9 @@ class BankDriver final : public Driver {
     StoreAccount(a->bufs[0]->data(), b[0] - amount, serial);
     StoreAccount(a->bufs[1]->data(), b[1] + amount, serial);
     for (ObjBuf* o : a->bufs) {
-      if (absl::Status s = txWrite(*a->tx, o); !s.ok()) errors_.Add(absl::StrCat("txWrite: ", s.ToString()));
+      if (absl::Status s = txWrite(*a->tx, o); !s.ok()) {
+        errors_.Add(absl::StrCat("txWrite: ", s.ToString()));
+      }
     }
     txCommit(*a->tx, [this, a](absl::Status s) {
       if (s.ok()) {
@@ -586,7 +618,8 @@ class BankDriver final : public Driver {
         for (int64_t b : *balances) total += b;
         const int64_t expected = kInitialBalance * static_cast<int64_t>(accounts_->size());
         if (total != expected) {
-          errors_.Add(absl::StrFormat("a committed audit saw a total of %d, not %d", total, expected));
+          errors_.Add(
+              absl::StrFormat("a committed audit saw a total of %d, not %d", total, expected));
         }
       } else if (s.code() == absl::StatusCode::kAborted) {
         ++counts_.audit_aborts;
@@ -612,7 +645,8 @@ class BankDriver final : public Driver {
         errors_.Add(absl::StrCat("lockFreeRead of ", p.ToString(), ": ", r.status().ToString()));
       } else if (!LoadAccount(r->data, &balance) || balance < 0) {
         ++counts_.bad_copies;
-        errors_.Add(absl::StrCat("lockFreeRead of ", p.ToString(), " accepted a copy that fails its checksum"));
+        errors_.Add(absl::StrCat("lockFreeRead of ", p.ToString(),
+                                 " accepted a copy that fails its checksum"));
       } else {
         ++counts_.lock_free_reads;
       }
@@ -633,10 +667,13 @@ bool RunDrivers(node::Node& node, std::vector<std::unique_ptr<D>>& drivers, int6
   const auto deadline = EventLoop::Clock::now() + std::chrono::milliseconds(ms);
   for (size_t t = 0; t < drivers.size(); ++t) {
     done.push_back(std::make_unique<Notification>());
-    node.loop(t).Post([d = drivers[t].get(), deadline, slots, n = done.back().get()] { d->Start(deadline, slots, n); });
+    node.loop(t).Post([d = drivers[t].get(), deadline, slots, n = done.back().get()] {
+      d->Start(deadline, slots, n);
+    });
   }
   bool ok = true;
-  for (auto& n : done) ok &= n->WaitForNotificationWithTimeout(absl::Milliseconds(ms) + absl::Seconds(60));
+  for (auto& n : done)
+    ok &= n->WaitForNotificationWithTimeout(absl::Milliseconds(ms) + absl::Seconds(60));
   return ok;
 }
 
@@ -668,15 +705,16 @@ absl::StatusOr<std::vector<FatPtr>> Allocate(node::Node& node, bool bank, size_t
           });
           return;
         }
-        txAlloc(*st->tx, batch[st->ptrs.size()], Addr(), [st, bank, finish, next](absl::StatusOr<ObjBuf*> o) mutable {
-          if (!o.ok()) {
-            *next = nullptr;
-            return finish(o.status());
-          }
-          if (bank) StoreAccount((*o)->data(), kInitialBalance, 0);
-          st->ptrs.push_back((*o)->ptr());
-          (*next)();
-        });
+        txAlloc(*st->tx, batch[st->ptrs.size()], Addr(),
+                [st, bank, finish, next](absl::StatusOr<ObjBuf*> o) mutable {
+                  if (!o.ok()) {
+                    *next = nullptr;
+                    return finish(o.status());
+                  }
+                  if (bank) StoreAccount((*o)->data(), kInitialBalance, 0);
+                  st->ptrs.push_back((*o)->ptr());
+                  (*next)();
+                });
       };
       (*next)();
     });
@@ -691,11 +729,13 @@ absl::StatusOr<std::vector<FatPtr>> Allocate(node::Node& node, bool bank, size_t
 
 // One read-only transaction over `objects`, retried until it commits (20 attempts).
 // Returns the copies' payloads.
-absl::StatusOr<std::vector<std::string>> ReadAll(node::Node& node, const std::vector<FatPtr>& objects,
+absl::StatusOr<std::vector<std::string>> ReadAll(node::Node& node,
+                                                 const std::vector<FatPtr>& objects,
                                                  uint64_t* start_ns, uint64_t* end_ns) {
   using Result = absl::StatusOr<std::vector<std::string>>;
   Result r = absl::AbortedError("not run");
-  for (int attempt = 0; attempt < 20 && r.status().code() == absl::StatusCode::kAborted; ++attempt) {
+  for (int attempt = 0; attempt < 20 && r.status().code() == absl::StatusCode::kAborted;
+       ++attempt) {
     *start_ns = HistoryChecker::NowNs();
     r = testing::RunInContext<Result>(node, [objects](Context& ctx, auto finish) {
       TxHandle tx = txCreate(ctx);
@@ -704,8 +744,10 @@ absl::StatusOr<std::vector<std::string>> ReadAll(node::Node& node, const std::ve
       auto failed = std::make_shared<absl::Status>();
       for (size_t i = 0; i < objects.size(); ++i) {
         txRead(*tx, objects[i], [=](absl::StatusOr<ObjBuf*> o) mutable {
-          if (o.ok()) (*out)[i].assign((*o)->data().data(), (*o)->data().size());
-          else failed->Update(o.status());
+          if (o.ok())
+            (*out)[i].assign((*o)->data().data(), (*o)->data().size());
+          else
+            failed->Update(o.status());
           if (--*left > 0) return;
           if (!failed->ok()) {
             txAbort(*tx);
@@ -759,10 +801,11 @@ int RunSer(node::Node& node, const std::vector<std::string>& w, const std::strin
     s.served_prepares += ds.served_prepares, s.served_single_machine += ds.served_single_machine;
   }
   out.close();
-  std::printf("DONE node=%u committed=%lu aborted=%lu unknown=%lu rmw=%lu ro=%lu lock_free=%lu "
-              "read_aborts=%lu %s history=%s\n",
-              id, c.committed, c.aborted, c.unknown, c.rmw_committed, c.read_only_committed, c.lock_free,
-              c.read_aborts, FormatTxStats(s).c_str(), path.c_str());
+  std::printf(
+      "DONE node=%u committed=%lu aborted=%lu unknown=%lu rmw=%lu ro=%lu lock_free=%lu "
+      "read_aborts=%lu %s history=%s\n",
+      id, c.committed, c.aborted, c.unknown, c.rmw_committed, c.read_only_committed, c.lock_free,
+      c.read_aborts, FormatTxStats(s).c_str(), path.c_str());
   return 0;
 }
 
@@ -775,8 +818,8 @@ int RunBank(node::Node& node, const std::vector<std::string>& w) {
   constexpr int kTxSlots = 5, kLockFreeSlots = 8;  // one audit, four transfers
   std::vector<std::unique_ptr<BankDriver>> drivers;
   for (size_t t = 0; t < node.thread_count(); ++t) {
-    drivers.push_back(std::make_unique<BankDriver>(&node, t, seed * 1000 + id * 10 + t, &accounts,
-                                                   kTxSlots));
+    drivers.push_back(
+        std::make_unique<BankDriver>(&node, t, seed * 1000 + id * 10 + t, &accounts, kTxSlots));
   }
   if (!RunDrivers(node, drivers, ms, kTxSlots + kLockFreeSlots)) {
     std::printf("ERROR node %u: the workload did not end in time\n", id);
@@ -799,11 +842,12 @@ int RunBank(node::Node& node, const std::vector<std::string>& w) {
     retries_inconsistent += d->reader_stats().retries_inconsistent;
     retries_slow += d->reader_stats().retries_slow;
   }
-  std::printf("DONE node=%u transfers=%lu transfer_aborts=%lu unknown=%lu audits=%lu audit_aborts=%lu "
-              "lock_free_reads=%lu bad_copies=%lu retries_locked=%lu retries_inconsistent=%lu "
-              "retries_slow=%lu %s\n",
-              id, c.transfers, c.transfer_aborts, c.unknown, c.audits, c.audit_aborts, c.lock_free_reads,
-              c.bad_copies, retries_locked, retries_inconsistent, retries_slow, FormatTxStats(s).c_str());
+  std::printf(
+      "DONE node=%u transfers=%lu transfer_aborts=%lu unknown=%lu audits=%lu audit_aborts=%lu "
+      "lock_free_reads=%lu bad_copies=%lu retries_locked=%lu retries_inconsistent=%lu "
+      "retries_slow=%lu %s\n",
+      id, c.transfers, c.transfer_aborts, c.unknown, c.audits, c.audit_aborts, c.lock_free_reads,
+      c.bad_copies, retries_locked, retries_inconsistent, retries_slow, FormatTxStats(s).c_str());
   return 0;
 }
 
@@ -871,7 +915,8 @@ FARM_CHILD_ROLE(tx_node) {
     } else if (w[0] == "SERFINAL") {
       HistoryTransaction t;
       const std::vector<FatPtr> objects = ParsePtrs(w, 1);
-      absl::StatusOr<std::vector<std::string>> seen = ReadAll(node, objects, &t.start_ns, &t.end_ns);
+      absl::StatusOr<std::vector<std::string>> seen =
+          ReadAll(node, objects, &t.start_ns, &t.end_ns);
       if (!seen.ok()) {
         std::printf("ERROR final read: %s\n", seen.status().ToString().c_str());
         return 3;
@@ -879,7 +924,8 @@ FARM_CHILD_ROLE(tx_node) {
       t.id = 1;  // no driver value has a zero node field
       for (size_t i = 0; i < objects.size(); ++i) {
         uint64_t v = 0;
-        if (!LoadValue((*seen)[i], &v)) std::printf("ERROR final read: %s mixes two values\n", objects[i].ToString().c_str());
+        if (!LoadValue((*seen)[i], &v))
+          std::printf("ERROR final read: %s mixes two values\n", objects[i].ToString().c_str());
         t.Read(objects[i].addr.raw(), v);
       }
       std::printf("FINAL %s\n", FormatTransaction(t).c_str());
@@ -938,8 +984,8 @@ class SerializabilityProcessTest : public ::testing::TestWithParam<std::string> 
     const std::string members = absl::StrJoin(entries, ",");
     const absl::Time start = absl::Now();
     for (int id = 1; id <= kNodes; ++id) {
-      absl::StatusOr<ChildProcess> child =
-          testing::SpawnChild("tx_node", {absl::StrCat(id), backend, members, dir_, listen[id - 1]});
+      absl::StatusOr<ChildProcess> child = testing::SpawnChild(
+          "tx_node", {absl::StrCat(id), backend, members, dir_, listen[id - 1]});
       ASSERT_TRUE(child.ok()) << child.status();
       nodes_.push_back(std::make_unique<ChildProcess>(std::move(*child)));
     }
@@ -958,10 +1004,15 @@ class SerializabilityProcessTest : public ::testing::TestWithParam<std::string> 
       absl::StatusOr<std::string> stopped = n->ReadLineStartingWith("STOPPED", absl::Seconds(20));
       EXPECT_TRUE(stopped.ok()) << stopped.status();
       absl::StatusOr<int> code = n->Wait(absl::Seconds(10));
-      EXPECT_TRUE(code.ok() && *code == 0) << (code.ok() ? absl::StrCat("exit ", *code) : code.status().ToString());
+      EXPECT_TRUE(code.ok() && *code == 0)
+          << (code.ok() ? absl::StrCat("exit ", *code) : code.status().ToString());
     }
     nodes_.clear();
-    std::filesystem::remove_all(dir_);
+    if (HasFailure()) {
+      std::printf("kept %s (histories, node data) for inspection\n", dir_.c_str());
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
   }
 
   ChildProcess& Node(int id) { return *nodes_[id - 1]; }
@@ -971,12 +1022,15 @@ class SerializabilityProcessTest : public ::testing::TestWithParam<std::string> 
                                          const std::vector<uint32_t>& sizes) {
     std::vector<FatPtr> all;
     for (int id = 1; id <= kNodes; ++id) {
-      EXPECT_TRUE(Node(id).WriteLine(absl::StrCat("ALLOC ", kind, " ", per_node, " ", absl::StrJoin(sizes, " "))).ok());
+      EXPECT_TRUE(Node(id)
+                      .WriteLine(absl::StrCat("ALLOC ", kind, " ", per_node, " ",
+                                              absl::StrJoin(sizes, " ")))
+                      .ok());
     }
     for (int id = 1; id <= kNodes; ++id) {
       absl::StatusOr<std::string> line = Node(id).ReadLine(absl::Seconds(30));
-      EXPECT_TRUE(line.ok() && absl::StartsWith(*line, "OBJECTS ")) << "node " << id << ": "
-                                                                   << (line.ok() ? *line : line.status().ToString());
+      EXPECT_TRUE(line.ok() && absl::StartsWith(*line, "OBJECTS "))
+          << "node " << id << ": " << (line.ok() ? *line : line.status().ToString());
       if (!line.ok()) continue;
       std::vector<FatPtr> ptrs = ParsePtrs(absl::StrSplit(*line, ' ', absl::SkipEmpty()), 1);
       EXPECT_EQ(ptrs.size(), per_node) << *line;
@@ -991,7 +1045,8 @@ class SerializabilityProcessTest : public ::testing::TestWithParam<std::string> 
     std::vector<std::string> done;
     for (int id = 1; id <= kNodes; ++id) {
       for (;;) {
-        absl::StatusOr<std::string> line = Node(id).ReadLine(absl::Milliseconds(ms) + absl::Seconds(90));
+        absl::StatusOr<std::string> line =
+            Node(id).ReadLine(absl::Milliseconds(ms) + absl::Seconds(90));
         if (!line.ok()) {
           ADD_FAILURE() << "node " << id << ": " << line.status();
           done.push_back("");
@@ -1012,12 +1067,71 @@ class SerializabilityProcessTest : public ::testing::TestWithParam<std::string> 
   }
 
   static int64_t WorkloadMs(int64_t ms) {
-    return std::max<int64_t>(300, static_cast<int64_t>(static_cast<double>(ms) * testing::StressScale()));
+    return std::max<int64_t>(
+        300, static_cast<int64_t>(static_cast<double>(ms) * testing::StressScale()));
   }
 
   std::string dir_;
   std::vector<std::unique_ptr<ChildProcess>> nodes_;
 };
+
+// For a violation: each transaction the checker names (T<id> in its message), with
+// what it was — lock-free read, read-only or read-modify-write transaction and, for
+// the last, the commit path implied by where its keys live — its node and thread (from
+// the id, see Driver::NextValue), times relative to the first one, and its operations
+// with each key's primary. `owner` maps keys to the node that allocated them.
+std::string DescribeViolation(const absl::Status& verdict, const HistoryChecker& checker,
+                              const std::map<uint64_t, NodeId>& owner) {
+  std::map<uint64_t, const HistoryTransaction*> by_id;
+  for (const HistoryTransaction& t : checker.history()) by_id.emplace(t.id, &t);
+  std::vector<uint64_t> named;
+  const std::string message(verdict.message());
+  for (size_t at = message.find('T'); at != std::string::npos; at = message.find('T', at + 1)) {
+    size_t end = at + 1;
+    while (end < message.size() && absl::ascii_isdigit(message[end])) ++end;
+    uint64_t id;
+    if (end > at + 1 && absl::SimpleAtoi(message.substr(at + 1, end - at - 1), &id) &&
+        by_id.contains(id) && std::find(named.begin(), named.end(), id) == named.end()) {
+      named.push_back(id);
+    }
+  }
+  uint64_t first = UINT64_MAX;
+  for (uint64_t id : named) first = std::min(first, by_id[id]->start_ns);
+  std::string out;
+  for (uint64_t id : named) {
+    const HistoryTransaction& t = *by_id[id];
+    const NodeId node = static_cast<NodeId>(id >> 48);
+    std::vector<NodeId> primaries;
+    bool writes = false;
+    for (const HistoryOp& op : t.ops) {
+      writes |= op.kind == HistoryOp::Kind::kWrite;
+      auto it = owner.find(op.key);
+      const NodeId p = it == owner.end() ? 0 : it->second;
+      if (std::find(primaries.begin(), primaries.end(), p) == primaries.end())
+        primaries.push_back(p);
+    }
+    std::string kind = id == 1                        ? "final read-only transaction"
+                       : !writes && t.ops.size() == 1 ? "lock-free read"
+                       : !writes                      ? "read-only transaction (validated)"
+                       : primaries.size() > 1         ? "read-modify-write, distributed commit"
+                       : primaries[0] == node
+                           ? "read-modify-write, single-machine commit"
+                           : absl::StrCat("read-modify-write, shipped to node ", primaries[0]);
+    absl::StrAppendFormat(&out, "  T%d: node %d thread %d, %s, %s, [%+.1f us, %+.1f us]:", id, node,
+                          (id >> 40) & 0xff, kind,
+                          t.outcome == HistoryOutcome::kCommitted ? "committed" : "not committed",
+                          static_cast<double>(t.start_ns - first) / 1e3,
+                          static_cast<double>(t.end_ns - first) / 1e3);
+    for (const HistoryOp& op : t.ops) {
+      auto it = owner.find(op.key);
+      absl::StrAppendFormat(&out, " %s(%x@node%d)=%d",
+                            op.kind == HistoryOp::Kind::kRead ? "r" : "w", op.key,
+                            it == owner.end() ? 0 : it->second, op.value);
+    }
+    out += "\n";
+  }
+  return out;
+}
 
 uint64_t Sum(const std::vector<std::string>& lines, absl::string_view key) {
   uint64_t n = 0;
@@ -1027,8 +1141,8 @@ uint64_t Sum(const std::vector<std::string>& lines, absl::string_view key) {
 
 TEST_P(SerializabilityProcessTest, StrictSerializability) {
   constexpr size_t kPerNode = 24;  // 72 keys
-  const std::vector<FatPtr> objects =
-      AllocateEverywhere("ser", kPerNode, std::vector<uint32_t>(std::begin(kSerSizes), std::end(kSerSizes)));
+  const std::vector<FatPtr> objects = AllocateEverywhere(
+      "ser", kPerNode, std::vector<uint32_t>(std::begin(kSerSizes), std::end(kSerSizes)));
   ASSERT_EQ(objects.size(), kPerNode * kNodes);
   const std::string ptrs = FormatPtrs(objects);
   const int64_t ms = WorkloadMs(6000);
@@ -1068,18 +1182,31 @@ TEST_P(SerializabilityProcessTest, StrictSerializability) {
   const uint64_t committed = Sum(done, "committed"), aborted = Sum(done, "aborted");
   const uint64_t unknown = Sum(done, "unknown"), read_aborts = Sum(done, "read_aborts");
   const uint64_t attempts = committed + aborted + unknown;
+  const uint64_t in_transactions = attempts - Sum(done, "lock_free");
   std::printf(
-      "%s: %lu transactions in %.1f s (%lu keys): %lu committed (%lu read-modify-write, %lu read-only, "
-      "%lu lock-free reads), %lu aborted (%.1f%%; %lu while reading), %lu outcome unknown\n"
+      "%s: %lu transactions in %.1f s (%lu keys): %lu committed (%lu read-modify-write, %lu "
+      "read-only, "
+      "%lu lock-free reads), %lu aborted (%.1f%% of all, %.1f%% of those not lock-free; %lu while "
+      "reading), %lu outcome unknown\n"
       "  commit paths: single_machine=%lu shipped=%lu distributed=%lu read_only=%lu\n"
-      "  checker: %zu checked, %zu aborted, %zu keys written (%zu chained), ww=%zu wr=%zu rw=%zu rt=%zu, "
+      "  checker: %zu checked, %zu aborted, %zu keys written (%zu chained), ww=%zu wr=%zu rw=%zu "
+      "rt=%zu, "
       "%.2f s: %s\n",
-      GetParam().c_str(), attempts, run_s, objects.size(), committed, Sum(done, "rmw"), Sum(done, "ro"),
-      Sum(done, "lock_free"), aborted, attempts == 0 ? 0.0 : 100.0 * static_cast<double>(aborted) / attempts,
-      read_aborts, unknown, Sum(done, "single_machine"), Sum(done, "shipped"), Sum(done, "distributed"),
-      Sum(done, "read_only"), stats.committed, stats.aborted, stats.keys, stats.chained_keys, stats.ww_edges,
-      stats.wr_edges, stats.rw_edges, stats.rt_edges, check_s, verdict.ok() ? "OK" : "VIOLATION");
-  EXPECT_TRUE(verdict.ok()) << verdict;
+      GetParam().c_str(), attempts, run_s, objects.size(), committed, Sum(done, "rmw"),
+      Sum(done, "ro"), Sum(done, "lock_free"), aborted,
+      attempts == 0 ? 0.0 : 100.0 * static_cast<double>(aborted) / attempts,
+      in_transactions == 0 ? 0.0 : 100.0 * static_cast<double>(aborted) / in_transactions,
+      read_aborts, unknown, Sum(done, "single_machine"), Sum(done, "shipped"),
+      Sum(done, "distributed"), Sum(done, "read_only"), stats.committed, stats.aborted, stats.keys,
+      stats.chained_keys, stats.ww_edges, stats.wr_edges, stats.rw_edges, stats.rt_edges, check_s,
+      verdict.ok() ? "OK" : "VIOLATION");
+  if (!verdict.ok()) {
+    std::map<uint64_t, NodeId> owner;
+    for (size_t i = 0; i < objects.size(); ++i)
+      owner[objects[i].addr.raw()] = static_cast<NodeId>(1 + i / kPerNode);
+    ADD_FAILURE() << verdict << "\nThe transactions named:\n"
+                  << DescribeViolation(verdict, checker, owner);
+  }
   EXPECT_GT(Sum(done, "rmw"), 0u);
   EXPECT_GT(aborted, 0u) << "no transaction aborted: the contention the test needs is missing";
   EXPECT_GT(Sum(done, "single_machine"), 0u);
@@ -1092,7 +1219,8 @@ TEST_P(SerializabilityProcessTest, BankTransfers) {
   const std::vector<FatPtr> accounts = AllocateEverywhere("bank", kPerNode, {kAccountBytes});
   ASSERT_EQ(accounts.size(), kPerNode * kNodes);
   const std::string ptrs = FormatPtrs(accounts);
-  const int64_t ms = WorkloadMs(6000);
+  // At least a few calm phases (BankDriver), however small the scale.
+  const int64_t ms = std::max<int64_t>(1000, WorkloadMs(6000));
   const absl::Time start = absl::Now();
   const std::vector<std::string> done = RunEverywhere(absl::StrCat("BANK ", ms, " 11 ", ptrs), ms);
   const double run_s = absl::ToDoubleSeconds(absl::Now() - start);
@@ -1108,16 +1236,20 @@ TEST_P(SerializabilityProcessTest, BankTransfers) {
   const uint64_t audits = Sum(done, "audits"), audit_aborts = Sum(done, "audit_aborts");
   const uint64_t lock_free = Sum(done, "lock_free_reads");
   std::printf(
-      "%s: %.1f s, %zu accounts: %lu transfers committed, %lu aborted (%.1f%%), %lu unknown; %lu audits "
-      "committed, %lu aborted; %lu lock-free reads (%.0f/s), %lu copies failed their checksum; reader "
+      "%s: %.1f s, %zu accounts: %lu transfers committed, %lu aborted (%.1f%%), %lu unknown; %lu "
+      "audits "
+      "committed, %lu aborted; %lu lock-free reads (%.0f/s), %lu copies failed their checksum; "
+      "reader "
       "retries: %lu locked, %lu inconsistent, %lu slow\n"
       "  commit paths: single_machine=%lu shipped=%lu distributed=%lu read_only=%lu; final %s\n",
       GetParam().c_str(), run_s, accounts.size(), transfers, transfer_aborts,
-      transfers + transfer_aborts == 0 ? 0.0 : 100.0 * static_cast<double>(transfer_aborts) / (transfers + transfer_aborts),
+      transfers + transfer_aborts == 0
+          ? 0.0
+          : 100.0 * static_cast<double>(transfer_aborts) / (transfers + transfer_aborts),
       Sum(done, "unknown"), audits, audit_aborts, lock_free, static_cast<double>(lock_free) / run_s,
       Sum(done, "bad_copies"), Sum(done, "retries_locked"), Sum(done, "retries_inconsistent"),
-      Sum(done, "retries_slow"), Sum(done, "single_machine"), Sum(done, "shipped"), Sum(done, "distributed"),
-      Sum(done, "read_only"), audit->c_str());
+      Sum(done, "retries_slow"), Sum(done, "single_machine"), Sum(done, "shipped"),
+      Sum(done, "distributed"), Sum(done, "read_only"), audit->c_str());
   EXPECT_EQ(Sum(done, "bad_copies"), 0u);
   EXPECT_GT(transfers, 0u);
   EXPECT_GT(audits, 0u) << "no audit committed";
