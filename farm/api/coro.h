@@ -12,9 +12,9 @@
 //
 // Task<T> is a lazily started coroutine: nothing runs until it is awaited (co_await
 // std::move(task), or co_await MakeTask(...)) or spawned. Awaiting a Task runs it and
-// resumes the awaiter when it co_returns (symmetric transfer, no stack growth); the
-// value is what it co_returned. Spawn starts a top-level task, now, on the calling
-// thread; its frame is destroyed when it finishes.
+// resumes the awaiter when it co_returns (symmetric transfer); the co_await's value is
+// what it co_returned. Spawn starts a top-level task now, on the calling thread; its
+// frame is destroyed when it finishes.
 //
 // The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, MsgSend, SleepFor) call the
 // continuation-style function in await_suspend and resume the coroutine from its
@@ -300,7 +300,8 @@ class [[nodiscard]] MsgSend {
 // --- Time ---
 
 // co_await SleepFor(ctx, d): resumes after `d` on ctx's loop (e.g. a backoff before
-// retrying an aborted transaction).
+// retrying an aborted transaction). A transaction or LockFreeOp still open while
+// sleeping holds the thread's epoch open as long (alloc/epoch.h): end it first.
 class [[nodiscard]] SleepFor {
  public:
   SleepFor(Context& ctx, absl::Duration d) : ctx_(&ctx), d_(d) {}

@@ -186,8 +186,6 @@ TEST_F(CoroTest, TransferMovesTheAmountAndRefusesOverdrafts) {
   EXPECT_EQ(Balance(3, b), 130);
 }
 
-// Regression guard for the retry loop: an attempt whose reads were overwritten
-// before its commit aborts, and the transfer's second attempt commits.
 // Transfers 30 from a to b while, between its reads and its commit, 5 go from b to a.
 Task<absl::Status> TransferWithInterference(Context& ctx, FatPtr a, FatPtr b,
                                             std::shared_ptr<int> attempts) {
@@ -195,6 +193,8 @@ Task<absl::Status> TransferWithInterference(Context& ctx, FatPtr a, FatPtr b,
   co_return co_await Transfer(ctx, a, b, 30, attempts.get(), &interfere);
 }
 
+// The retry loop: an attempt whose reads were overwritten before its commit aborts,
+// and the transfer's second attempt commits.
 TEST_F(CoroTest, AnAbortedTransferIsRetried) {
   const FatPtr a = NewAccount(2, 100);
   const FatPtr b = NewAccount(3, 100);
@@ -366,6 +366,19 @@ TEST_F(CoroTest, ErrorsAreValues) {
   absl::Status s =
       RunTask<absl::Status>(cluster_->node(1), [](Context& ctx) { return OtherErrors(ctx); });
   EXPECT_TRUE(s.ok()) << s;
+}
+
+Task<absl::StatusOr<int64_t>> SleepAndMeasure(Context& ctx, absl::Duration d) {
+  const absl::Time start = absl::Now();
+  co_await SleepFor(ctx, d);
+  co_return absl::ToInt64Milliseconds(absl::Now() - start);
+}
+
+TEST_F(CoroTest, SleepForResumesAfterTheDelay) {
+  absl::StatusOr<int64_t> ms = RunTask<absl::StatusOr<int64_t>>(
+      cluster_->node(2), [](Context& ctx) { return SleepAndMeasure(ctx, absl::Milliseconds(20)); });
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  EXPECT_GE(*ms, 20);
 }
 
 }  // namespace
