@@ -49,17 +49,30 @@ ObjectReader::~ObjectReader() {
   alive_.reset();
   // READs still in flight write into the slots until the fabric revokes them.
   (void)fabric_->DeregisterRegion(slots_region_->id());
-  for (Attempt* a : waiting_for_slot_) a->done(absl::CancelledError("the reader was destroyed"));
+  for (Attempt* a : waiting_for_slot_) {
+    absl::Status cancelled = absl::CancelledError("the reader was destroyed");
+    if (a->done) {
+      a->done(cancelled);
+    } else {
+      a->done_many(cancelled);
+    }
+  }
 }
 
-void ObjectReader::Read(FatPtr object, ReadDone done) {
+ObjectReader::Attempt* ObjectReader::Begin() {
   Attempt* a = TakeAttempt();
-  a->object = object;
-  a->done = std::move(done);
   a->give_up = thread_->loop().now() + absl::ToChronoNanoseconds(options_.give_up_after);
   a->backoff = options_.backoff_min;
   a->capability_refreshes = 0;
   ++stats_.reads;
+  return a;
+}
+
+void ObjectReader::Read(FatPtr object, ReadDone done) {
+  Attempt* a = Begin();
+  a->objects[0] = object;
+  a->count = 1;
+  a->done = std::move(done);
   // Never inline: the caller's continuation runs after Read returns.
   std::weak_ptr<ObjectReader*> alive = alive_;
   thread_->loop().Defer([alive, a] {
@@ -67,13 +80,53 @@ void ObjectReader::Read(FatPtr object, ReadDone done) {
   });
 }
 
-void ObjectReader::Start(Attempt* a) {
-  const FatPtr p = a->object;
-  if (p.is_null()) return Finish(a, absl::InvalidArgumentError("read of a null pointer"));
-  if (p.size > alloc::MaxPayloadBytes() || p.addr.offset() % kObjectAlignment != 0) {
-    return Finish(a, absl::OutOfRangeError(absl::StrFormat("%s cannot name an object", p.ToString())));
+void ObjectReader::ReadMany(std::span<const FatPtr> objects, ReadManyDone done) {
+  Attempt* a = Begin();
+  a->count = static_cast<uint32_t>(std::min<size_t>(objects.size(), kMaxObjectsPerRead));
+  std::copy_n(objects.begin(), a->count, a->objects.begin());
+  a->done_many = std::move(done);
+  absl::Status shape;
+  if (objects.empty() || objects.size() > kMaxObjectsPerRead) {
+    shape = absl::InvalidArgumentError(
+        absl::StrFormat("ReadMany takes 1 to %d objects, not %d", kMaxObjectsPerRead, objects.size()));
   }
-  if (const alloc::LocalRegion* r = allocator_->blocks().FindRegion(p.addr.region())) {
+  for (size_t i = 1; shape.ok() && i < objects.size(); ++i) {
+    const FatPtr& prev = objects[i - 1];
+    const FatPtr& p = objects[i];
+    if (p.addr.region() != prev.addr.region() ||
+        p.addr.offset() < prev.addr.offset() + StoredBytes(prev.addr.offset(), prev.size)) {
+      shape = absl::InvalidArgumentError(absl::StrFormat(
+          "ReadMany: %s does not follow %s in the same region", p.ToString(), prev.ToString()));
+    }
+  }
+  if (shape.ok() && SpanBytes(*a) > kMaxReadSpanBytes) {
+    shape = absl::InvalidArgumentError(absl::StrFormat(
+        "ReadMany: the objects span %d bytes (at most %d)", SpanBytes(*a), kMaxReadSpanBytes));
+  }
+  std::weak_ptr<ObjectReader*> alive = alive_;
+  thread_->loop().Defer([alive, a, shape = std::move(shape)]() mutable {
+    if (alive.expired()) return;
+    ObjectReader* self = *alive.lock();
+    if (!shape.ok()) return self->Finish(a, std::move(shape));
+    self->Start(a);
+  });
+}
+
+uint64_t ObjectReader::SpanBytes(const Attempt& a) {
+  const FatPtr& first = a.objects[0];
+  const FatPtr& last = a.objects[a.count - 1];
+  return last.addr.offset() - first.addr.offset() + StoredBytes(last.addr.offset(), last.size);
+}
+
+void ObjectReader::Start(Attempt* a) {
+  for (uint32_t i = 0; i < a->count; ++i) {
+    const FatPtr p = a->objects[i];
+    if (p.is_null()) return Finish(a, absl::InvalidArgumentError("read of a null pointer"));
+    if (p.size > alloc::MaxPayloadBytes() || p.addr.offset() % kObjectAlignment != 0) {
+      return Finish(a, absl::OutOfRangeError(absl::StrFormat("%s cannot name an object", p.ToString())));
+    }
+  }
+  if (const alloc::LocalRegion* r = allocator_->blocks().FindRegion(a->objects[0].addr.region())) {
     return ReadLocal(a, *r);
   }
   ReadRemote(a);
@@ -81,8 +134,8 @@ void ObjectReader::Start(Attempt* a) {
 
 void ObjectReader::ReadLocal(Attempt* a, const alloc::LocalRegion& region) {
   ++stats_.local;
-  const FatPtr p = a->object;
-  const uint64_t stored = StoredBytes(p.addr.offset(), p.size);
+  const FatPtr p = a->objects[0];
+  const uint64_t stored = SpanBytes(*a);
   if (!region.region().Contains(p.addr.offset(), stored)) {
     return Finish(a, absl::OutOfRangeError(absl::StrFormat("%s runs past the end of its region",
                                                            p.ToString())));
@@ -92,7 +145,7 @@ void ObjectReader::ReadLocal(Attempt* a, const alloc::LocalRegion& region) {
 }
 
 void ObjectReader::ReadRemote(Attempt* a) {
-  const RegionId region = a->object.addr.region();
+  const RegionId region = a->objects[0].addr.region();
   absl::StatusOr<NodeId> remote = allocator_->RemotePrimary(region);
   if (!remote.ok()) return Finish(a, remote.status());
   const NodeId primary = *remote;
@@ -116,12 +169,12 @@ void ObjectReader::PostRead(Attempt* a, NodeId primary) {
   }
   const uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
-  const FatPtr p = a->object;
+  const FatPtr p = a->objects[0];
   WorkRequest wr;
   wr.opcode = Opcode::kRead;
   wr.local = slots_.base + uint64_t{slot} * kSlotBytes;
   wr.lkey = slots_.lkey;
-  wr.length = static_cast<uint32_t>(StoredBytes(p.addr.offset(), p.size));
+  wr.length = static_cast<uint32_t>(SpanBytes(*a));
   wr.remote = &capabilities_[p.addr.region()];  // read during Post only
   wr.remote_offset = p.addr.offset();
   const EventLoop::Clock::time_point posted = EventLoop::Clock::now();
@@ -140,13 +193,13 @@ void ObjectReader::OnReadDone(Attempt* a, uint32_t slot, EventLoop::Clock::time_
                               const Completion& c) {
   if (c.status == CompletionStatus::kRemoteAccessError && a->capability_refreshes++ == 0) {
     // A stale capability (the region was registered again): fetch it once more.
-    capabilities_.erase(a->object.addr.region());
+    capabilities_.erase(a->objects[0].addr.region());
     ReleaseSlot(slot);
     return ReadRemote(a);
   }
   if (c.status != CompletionStatus::kSuccess) {
     absl::Status failed = absl::UnavailableError(absl::StrFormat(
-        "READ of %s failed: %s", a->object.ToString(), CompletionStatusName(c.status)));
+        "READ of %s failed: %s", a->objects[0].ToString(), CompletionStatusName(c.status)));
     ReleaseSlot(slot);
     return Finish(a, std::move(failed));
   }
@@ -157,39 +210,46 @@ void ObjectReader::OnReadDone(Attempt* a, uint32_t slot, EventLoop::Clock::time_
 }
 
 void ObjectReader::OnCopy(Attempt* a, const char* image, bool torn, bool too_slow) {
-  const FatPtr p = a->object;
-  switch (CheckCopy(image, p.addr.offset(), p.size, p.incarnation, torn)) {
-    case CopyCheck::kAccepted: {
-      if (too_slow) {
-        ++stats_.retries_slow;
-        return Retry(a);
+  const uint64_t first = a->objects[0].addr.offset();
+  // The scratch buffer's first half holds local copies, the second decoded payloads.
+  char* out = scratch_.data() + kSlotBytes;
+  for (uint32_t i = 0; i < a->count; ++i) {
+    const FatPtr p = a->objects[i];
+    const char* copy = image + (p.addr.offset() - first);
+    switch (CheckCopy(copy, p.addr.offset(), p.size, p.incarnation, torn)) {
+      case CopyCheck::kAccepted: {
+        uint64_t version;
+        std::memcpy(&version, copy + kVersionOffset, sizeof(version));
+        ReadPayload(copy, p.addr.offset(), std::span<char>(out, p.size));
+        results_[i] = ObjectRead{Unlocked(version), std::span<const char>(out, p.size)};
+        out += p.size;
+        break;
       }
-      uint64_t version;
-      std::memcpy(&version, image + kVersionOffset, sizeof(version));
-      // The scratch buffer's first half holds local copies, the second decoded payloads.
-      char* out = scratch_.data() + kSlotBytes;
-      ReadPayload(image, p.addr.offset(), std::span<char>(out, p.size));
-      return Finish(a, ObjectRead{Unlocked(version), std::span<const char>(out, p.size)});
+      case CopyCheck::kLocked:
+        ++stats_.retries_locked;
+        return Retry(a);
+      case CopyCheck::kInconsistent:
+        ++stats_.retries_inconsistent;
+        return Retry(a);
+      case CopyCheck::kNotAllocated:
+        return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
+                             "the object at %s is not allocated (freed)", p.addr.ToString())));
+      case CopyCheck::kWrongIncarnation:
+        return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
+                             "stale pointer %s: the object there is another incarnation", p.ToString())));
     }
-    case CopyCheck::kLocked:
-      ++stats_.retries_locked;
-      return Retry(a);
-    case CopyCheck::kInconsistent:
-      ++stats_.retries_inconsistent;
-      return Retry(a);
-    case CopyCheck::kNotAllocated:
-      return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
-                           "the object at %s is not allocated (freed)", p.addr.ToString())));
-    case CopyCheck::kWrongIncarnation:
-      return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
-                           "stale pointer %s: the object there is another incarnation", p.ToString())));
   }
+  if (too_slow) {
+    ++stats_.retries_slow;
+    return Retry(a);
+  }
+  FinishAccepted(a);
 }
 
 void ObjectReader::Retry(Attempt* a) {
   if (thread_->loop().now() >= a->give_up) {
     return Finish(a, absl::DeadlineExceededError(absl::StrFormat(
-                         "%s stayed locked or inconsistent for %s", a->object.ToString(),
+                         "%s stayed locked or inconsistent for %s", a->objects[0].ToString(),
                          absl::FormatDuration(options_.give_up_after))));
   }
   // Randomized, growing backoff: writers finish, and readers do not retry in step.
@@ -202,10 +262,22 @@ void ObjectReader::Retry(Attempt* a) {
   });
 }
 
-void ObjectReader::Finish(Attempt* a, absl::StatusOr<ObjectRead> result) {
+void ObjectReader::Finish(Attempt* a, absl::Status error) {
   ReadDone done = std::move(a->done);
-  free_attempts_.push_back(a);  // reusable: `done` may start the next read
-  done(std::move(result));
+  ReadManyDone done_many = std::move(a->done_many);
+  free_attempts_.push_back(a);  // reusable: the continuation may start the next read
+  if (done) return done(std::move(error));
+  done_many(std::move(error));
+}
+
+void ObjectReader::FinishAccepted(Attempt* a) {
+  ReadDone done = std::move(a->done);
+  ReadManyDone done_many = std::move(a->done_many);
+  const uint32_t count = a->count;
+  free_attempts_.push_back(a);
+  // results_ stays intact until the continuation returns: reads it starts are deferred.
+  if (done) return done(results_[0]);
+  done_many(std::span<const ObjectRead>(results_.data(), count));
 }
 
 ObjectReader::Attempt* ObjectReader::TakeAttempt() {

@@ -17,11 +17,20 @@
 // NotFound (no node holds the region), DeadlineExceeded (still locked or inconsistent
 // after give_up_after), Unavailable (the primary cannot be reached).
 //
+// ReadMany reads up to kMaxObjectsPerRead objects of one region that lie close together
+// (ascending, not overlapping, all within kMaxReadSpanBytes) with one READ of the span
+// they cover, and checks each copy by the read rule; one locked or inconsistent copy
+// retries them all. The paper's hashtable reads a bucket and the next this way.
+// Each copy is consistent on its own: objects written together by one transaction may be
+// seen one before and one after it (applications that need more compare versions kept
+// in the objects, as the hashtable's joint versions do).
+//
 // Threads: one thread (the MsgThread's loop); `done` runs there, never inline from Read.
-// The payload span it gets is valid only during the call.
+// The payload spans it gets are valid only during the call.
 #ifndef FARM_TX_OBJECT_READER_H_
 #define FARM_TX_OBJECT_READER_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -63,9 +72,14 @@ struct ObjectReaderStats {
   uint64_t capability_fetches = 0;
 };
 
+inline constexpr uint32_t kMaxObjectsPerRead = 8;
+inline constexpr uint64_t kMaxReadSpanBytes = uint64_t{1} << 20;
+
 class ObjectReader {
  public:
   using ReadDone = absl::AnyInvocable<void(absl::StatusOr<ObjectRead>)>;
+  // One ObjectRead per object, in the order given.
+  using ReadManyDone = absl::AnyInvocable<void(absl::StatusOr<std::span<const ObjectRead>>)>;
 
   // `thread` (its loop is where everything runs), `fabric` (the slots are registered
   // with it) and `allocator` (this node's regions and the placement) must outlive it.
@@ -75,13 +89,17 @@ class ObjectReader {
   ~ObjectReader();
 
   void Read(FatPtr object, ReadDone done);
+  // InvalidArgument when the objects are not as described above; other errors as Read's.
+  void ReadMany(std::span<const FatPtr> objects, ReadManyDone done);
 
   const ObjectReaderStats& stats() const { return stats_; }
 
  private:
   struct Attempt {
-    FatPtr object;
-    ReadDone done;
+    std::array<FatPtr, kMaxObjectsPerRead> objects;
+    uint32_t count = 0;
+    ReadDone done;            // exactly one of done, done_many is set
+    ReadManyDone done_many;
     EventLoop::Clock::time_point give_up;
     absl::Duration backoff;
     int capability_refreshes = 0;
@@ -90,7 +108,10 @@ class ObjectReader {
   ObjectReader(MsgThread* thread, Fabric* fabric, alloc::Allocator* allocator,
                const ObjectReaderOptions& options, std::unique_ptr<Region> slots, LocalRegion local);
 
+  Attempt* Begin();
   void Start(Attempt* a);
+  // Offset of the first object and bytes of the span all of a's objects cover.
+  static uint64_t SpanBytes(const Attempt& a);
   void ReadLocal(Attempt* a, const alloc::LocalRegion& region);
   void ReadRemote(Attempt* a);
   void PostRead(Attempt* a, NodeId primary);
@@ -98,7 +119,8 @@ class ObjectReader {
   void OnCopy(Attempt* a, const char* image, bool torn, bool too_slow);
   void Retry(Attempt* a);
   // Hands the result to the read's continuation; the Attempt is reused afterwards.
-  void Finish(Attempt* a, absl::StatusOr<ObjectRead> result);
+  void Finish(Attempt* a, absl::Status error);
+  void FinishAccepted(Attempt* a);
   Attempt* TakeAttempt();
   void ReleaseSlot(uint32_t slot);
 
@@ -116,6 +138,7 @@ class ObjectReader {
   std::deque<Attempt*> waiting_for_slot_;
   absl::flat_hash_map<RegionId, RegionCapability> capabilities_;
   std::vector<char> scratch_;  // [0, 1 MiB): local copies; [1 MiB, 2 MiB): decoded payloads
+  std::array<ObjectRead, kMaxObjectsPerRead> results_;
   absl::BitGen rng_;
   std::shared_ptr<ObjectReader*> alive_;
   ObjectReaderStats stats_;

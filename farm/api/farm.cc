@@ -1,5 +1,7 @@
 #include "farm/api/farm.h"
 
+#include <algorithm>
+#include <array>
 #include <utility>
 
 namespace farm {
@@ -54,6 +56,25 @@ void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObj
   });
 }
 
+void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
+                      Cont<absl::StatusOr<std::span<const LockFreeObject>>> cont) {
+  if (!op.active()) {
+    op.ctx().loop().Defer([cont = std::move(cont)]() mutable {
+      cont(absl::FailedPreconditionError("lockFreeReadMany after lockFreeEnd"));
+    });
+    return;
+  }
+  Context* ctx = &op.ctx();
+  ++ctx->stats().lock_free_reads;
+  ctx->reader().ReadMany(objects, [cont = std::move(cont)](
+                                      absl::StatusOr<std::span<const tx::ObjectRead>> r) mutable {
+    if (!r.ok()) return cont(r.status());
+    std::array<LockFreeObject, tx::kMaxObjectsPerRead> objects;
+    for (size_t i = 0; i < r->size(); ++i) objects[i] = LockFreeObject{(*r)[i].version, (*r)[i].payload};
+    cont(std::span<const LockFreeObject>(objects.data(), r->size()));
+  });
+}
+
 void lockFreeEnd(LockFreeOp& op) { op.End(); }
 
 uint32_t objGetIncarnation(const ObjBuf& object) { return object.incarnation(); }
@@ -66,17 +87,10 @@ absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler) 
   });
 }
 
-void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
-             Cont<absl::StatusOr<std::string>> cont) {
-  auto fail = [&ctx, &cont](absl::Status s) {
-    ctx.loop().Defer([s = std::move(s), cont = std::move(cont)]() mutable { cont(s); });
-  };
-  std::shared_ptr<const membership::Placement> placement = ctx.placement();
-  if (placement == nullptr) return fail(absl::UnavailableError("no configuration yet"));
-  absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(address.region());
-  if (!rs.ok()) return fail(rs.status());
+void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
+               Cont<absl::StatusOr<std::string>> cont) {
   auto shared = std::make_shared<Cont<absl::StatusOr<std::string>>>(std::move(cont));
-  absl::Status sent = ctx.msg().Call(rs->primary(), id, payload,
+  absl::Status sent = ctx.msg().Call(machine, id, payload,
                                      [shared](const absl::Status& s, absl::string_view reply) {
                                        if (!s.ok()) return (*shared)(s);
                                        (*shared)(std::string(reply));
@@ -84,6 +98,27 @@ void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
   if (!sent.ok()) {
     ctx.loop().Defer([sent, shared] { (*shared)(sent); });
   }
+}
+
+void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
+             Cont<absl::StatusOr<std::string>> cont) {
+  std::shared_ptr<const membership::Placement> placement = ctx.placement();
+  absl::StatusOr<membership::ReplicaSet> rs =
+      placement == nullptr ? absl::UnavailableError("no configuration yet")
+                           : placement->Lookup(address.region());
+  if (!rs.ok()) {
+    ctx.loop().Defer([s = rs.status(), cont = std::move(cont)]() mutable { cont(s); });
+    return;
+  }
+  msgSendTo(ctx, rs->primary(), id, payload, std::move(cont));
+}
+
+std::vector<NodeId> clusterMembers(Context& ctx) {
+  std::shared_ptr<const membership::Placement> placement = ctx.placement();
+  if (placement == nullptr) return {};
+  std::vector<NodeId> members = placement->members();
+  std::sort(members.begin(), members.end());
+  return members;
 }
 
 absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload) {

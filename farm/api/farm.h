@@ -30,6 +30,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -96,6 +97,12 @@ struct LockFreeObject {
 
 LockFreeOp lockFreeStart(Context& ctx);
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont);
+// Several objects of one region lying close together (ascending, not overlapping, within
+// 1 MiB; at most 8) with one fabric READ: one LockFreeObject per object, in order,
+// valid during the continuation only. Each copy is consistent on its own (see
+// tx/object_reader.h); InvalidArgument when the objects are not laid out as required.
+void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
+                      Cont<absl::StatusOr<std::span<const LockFreeObject>>> cont);
 void lockFreeEnd(LockFreeOp& op);
 
 // --- Incarnations ---
@@ -120,6 +127,11 @@ absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler);
 // has no such handler; Unavailable when it cannot be reached.
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont);
+// The machines of the current configuration, ascending (empty before the first one).
+std::vector<NodeId> clusterMembers(Context& ctx);
+// As msgSend, to a machine by id (e.g. to exchange pointers to the objects it created).
+void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
+               Cont<absl::StatusOr<std::string>> cont);
 absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload);
 absl::Status msgReplyError(Context& ctx, const Message& message, const absl::Status& error);
 

@@ -4,11 +4,14 @@
 // payloads carry checksums.
 #include "tx/object_reader.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "farm/base/object_codec.h"
 #include "farm/event/event_loop.h"
@@ -76,6 +79,27 @@ class ObjectReaderTest : public ::testing::TestWithParam<std::string> {
     return *seen;
   }
 
+  struct SeenMany {
+    absl::Status status;
+    std::vector<std::string> payloads;
+  };
+  SeenMany ReadMany(NodeId on, std::vector<FatPtr> objects) {
+    ObjectReader& reader = ReaderOn(on);
+    auto seen = std::make_shared<SeenMany>();
+    auto done = std::make_shared<Notification>();
+    node(on).loop(0).Post([&reader, objects, seen, done] {
+      reader.ReadMany(objects, [seen, done](absl::StatusOr<std::span<const ObjectRead>> r) {
+        seen->status = r.status();
+        if (r.ok()) {
+          for (const ObjectRead& o : *r) seen->payloads.emplace_back(o.payload.data(), o.payload.size());
+        }
+        done->Notify();
+      });
+    });
+    EXPECT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(20)));
+    return *seen;
+  }
+
   // Writes `data` into the object on its primary, through the writer protocol.
   uint64_t Write(NodeId primary, FatPtr p, const std::string& data) {
     char* object = Object(primary, p);
@@ -108,6 +132,46 @@ TEST_P(ObjectReaderTest, ReadsRemoteAndLocalObjects) {
   ASSERT_TRUE(local.status.ok()) << local.status;
   EXPECT_EQ(local.payload, data);
   EXPECT_EQ(ReaderOn(1).stats().local, 1u);
+}
+
+TEST_P(ObjectReaderTest, ReadManyReadsNeighboursWithOneRead) {
+  std::vector<FatPtr> objects;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<FatPtr> p = AllocateOn(node(1), 200);
+    ASSERT_TRUE(p.ok()) << p.status();
+    Write(1, *p, std::string(200, static_cast<char>('a' + i)));
+    objects.push_back(*p);
+  }
+  std::sort(objects.begin(), objects.end(),
+            [](const FatPtr& a, const FatPtr& b) { return a.addr.offset() < b.addr.offset(); });
+  ASSERT_EQ(objects[0].addr.region(), objects[2].addr.region());
+  for (NodeId on : {NodeId{2}, NodeId{1}}) {
+    const uint64_t reads_before = ReaderOn(on).stats().reads;
+    SeenMany many = ReadMany(on, objects);
+    ASSERT_TRUE(many.status.ok()) << many.status;
+    ASSERT_EQ(many.payloads.size(), 3u);
+    std::set<std::string> got(many.payloads.begin(), many.payloads.end());
+    EXPECT_EQ(got, (std::set<std::string>{std::string(200, 'a'), std::string(200, 'b'), std::string(200, 'c')}));
+    EXPECT_EQ(ReaderOn(on).stats().reads, reads_before + 1) << "one read for all three";
+  }
+  // A locked neighbour delays the whole read until its writer publishes.
+  char* locked = Object(1, objects[1]);
+  const uint64_t v = LoadHeaderWord(locked + kVersionOffset);
+  ASSERT_TRUE(LockObject(locked, v));
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    WriteLockedObject(locked, objects[1].addr.offset(), v, std::string(200, 'z'));
+  });
+  SeenMany after = ReadMany(2, objects);
+  writer.join();
+  ASSERT_TRUE(after.status.ok()) << after.status;
+  EXPECT_EQ(after.payloads[1], std::string(200, 'z'));
+  // Shape errors: descending order, and a stale incarnation anywhere fails the read.
+  EXPECT_EQ(ReadMany(2, {objects[1], objects[0]}).status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadMany(2, {}).status.code(), absl::StatusCode::kInvalidArgument);
+  FatPtr stale = objects[2];
+  stale.incarnation += 1;
+  EXPECT_EQ(ReadMany(2, {objects[0], stale}).status.code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_P(ObjectReaderTest, FreedAndStalePointersAreErrorsNotData) {
