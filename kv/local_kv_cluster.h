@@ -1,0 +1,61 @@
+// LocalKvCluster: the key-value store on an in-process cluster (node::LocalCluster), for
+// tests, benchmarks and the demo: a TableHost on every node, every node's shards
+// created, and a TableClient for every worker thread of every node.
+#ifndef FARM_KV_LOCAL_KV_CLUSTER_H_
+#define FARM_KV_LOCAL_KV_CLUSTER_H_
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "farm/node/local_cluster.h"
+#include "kv/table_client.h"
+#include "kv/table_host.h"
+
+namespace farm::kv {
+
+class LocalKvCluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<LocalKvCluster>> Start(node::LocalClusterOptions cluster,
+                                                               TableOptions table);
+  ~LocalKvCluster();  // drops the clients on their threads, then stops the nodes
+
+  node::LocalCluster& cluster() { return *cluster_; }
+  node::Node& node(NodeId id) { return cluster_->node(id); }
+  int size() const { return cluster_->size(); }
+  TableHost& host(NodeId id) { return *hosts_.at(id); }
+  // Use a client on its own thread only (Run, or work posted to node(id).loop(t)).
+  TableClient& client(NodeId id, size_t t = 0) { return *clients_.at({id, t}); }
+
+  // Runs op(client, finish) on node `id`'s thread `t` and waits until finish(Result) is
+  // called (DeadlineExceeded after `timeout`). Not from a worker thread.
+  template <typename Result, typename Op>
+  Result Run(NodeId id, size_t t, Op op, absl::Duration timeout = absl::Seconds(60)) {
+    auto result = std::make_shared<Result>(absl::UnknownError("unset"));
+    auto done = std::make_shared<absl::Notification>();
+    TableClient* c = &client(id, t);
+    node(id).loop(t).Post([c, op = std::move(op), result, done]() mutable {
+      op(*c, [result, done](Result r) {
+        *result = std::move(r);
+        done->Notify();
+      });
+    });
+    if (!done->WaitForNotificationWithTimeout(timeout)) {
+      return absl::DeadlineExceededError("the kv operation did not complete");
+    }
+    return std::move(*result);
+  }
+
+ private:
+  LocalKvCluster() = default;
+  std::unique_ptr<node::LocalCluster> cluster_;
+  std::map<NodeId, std::unique_ptr<TableHost>> hosts_;
+  std::map<std::pair<NodeId, size_t>, std::unique_ptr<TableClient>> clients_;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_LOCAL_KV_CLUSTER_H_

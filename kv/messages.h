@@ -1,0 +1,42 @@
+// The kv store's messages (application message ids from node::kFirstApplicationMsgId).
+//
+//   kKvDirectoryMsgId  request: empty. Reply: the machine's directory (shard_map.h), or
+//                      Unavailable while it has not created its shards.
+//   kKvUpdateMsgId     request: an update of one key, shipped to the primary of the
+//                      key's shard (UpdateRequest). Reply: UpdateReply.
+//
+// Formats are versioned; decoding checks sizes before reading.
+#ifndef FARM_KV_MESSAGES_H_
+#define FARM_KV_MESSAGES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/node/node.h"
+#include "kv/table_ops.h"
+
+namespace farm::kv {
+
+inline constexpr MsgId kKvDirectoryMsgId = node::kFirstApplicationMsgId + 0x100;
+inline constexpr MsgId kKvUpdateMsgId = node::kFirstApplicationMsgId + 0x101;
+
+// Views into the message; valid while its payload is.
+struct UpdateRequest {
+  OpKind kind = OpKind::kPut;
+  absl::string_view key;
+  absl::string_view value;
+  int64_t delta = 0;
+};
+
+std::string EncodeUpdateRequest(const UpdateRequest& r);
+absl::StatusOr<UpdateRequest> DecodeUpdateRequest(absl::string_view bytes);
+
+// One operation's outcome (KeyOpResult on the wire).
+std::string EncodeUpdateReply(const KeyOpResult& r);
+absl::StatusOr<KeyOpResult> DecodeUpdateReply(absl::string_view bytes);
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_MESSAGES_H_

@@ -1,0 +1,89 @@
+// Store: what the key-value services (kv/resp) need from a key-value store, one
+// instance per worker thread.
+//
+// Implemented by kv::TableStore (the FaRM hashtable, kv/table_store.h) and by test
+// fakes. Keys and values are byte strings (any bytes, empty allowed) within limits().
+//
+// Contract:
+//   - Every call is made on the worker thread that owns the Store, and its continuation
+//     runs later on that thread, never inside the call.
+//   - Each single-key operation is linearizable. MultiGet is a batch of independent
+//     linearizable lookups (not a snapshot). Transactions are strictly serializable.
+//   - Errors (absl::Status): InvalidArgument — a key or value over limits(), or INCR of
+//     a value that is not a 64-bit decimal integer, or an increment that overflows;
+//     Aborted — a transaction conflicted (only from StoreTxn::Commit); Unavailable /
+//     DeadlineExceeded — a machine did not answer; ResourceExhausted — the store is full.
+#ifndef FARM_KV_STORE_H_
+#define FARM_KV_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace farm::kv {
+
+template <typename T>
+using Done = absl::AnyInvocable<void(T)>;
+
+struct StoreLimits {
+  uint64_t max_key_bytes = 0;
+  uint64_t max_value_bytes = 0;
+};
+
+// Figures for INFO and DBSIZE.
+struct StoreStats {
+  uint64_t keys = 0;           // key-value pairs stored
+  uint64_t pair_bytes = 0;     // bytes of keys and values
+  uint64_t memory_bytes = 0;   // bytes of FaRM memory the store occupies
+  uint64_t slots = 0;          // pair slots in buckets (occupancy = keys in buckets / slots)
+  uint64_t overflow_blocks = 0;
+};
+
+// A transaction over several keys (Redis MULTI/EXEC and WATCH). Reads see the
+// transaction's own earlier writes. Nothing is visible to others before Commit; Commit
+// either applies every write or none. Destroying it uncommitted aborts it.
+class StoreTxn {
+ public:
+  virtual ~StoreTxn() = default;
+  virtual void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) = 0;
+  virtual void Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) = 0;
+  // true when the key existed.
+  virtual void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) = 0;
+  // The new value; a missing key counts as 0.
+  virtual void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) = 0;
+  // Aborted: a key this transaction read was changed by someone else meanwhile; nothing
+  // was written.
+  virtual void Commit(Done<absl::Status> done) = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual StoreLimits limits() const = 0;
+
+  virtual void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) = 0;
+  // One result per key, in order. The lookups are issued together (about one round trip).
+  virtual void MultiGet(absl::Span<const std::string> keys,
+                        Done<absl::StatusOr<std::vector<std::optional<std::string>>>> done) = 0;
+  virtual void Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) = 0;
+  // true when the key existed.
+  virtual void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) = 0;
+  // Atomic read-modify-write; the new value. A missing key counts as 0.
+  virtual void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) = 0;
+  // A scan of the whole store (O(size)): for DBSIZE and INFO.
+  virtual void Stats(Done<absl::StatusOr<StoreStats>> done) = 0;
+  virtual std::unique_ptr<StoreTxn> BeginTxn() = 0;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_STORE_H_

@@ -1,0 +1,254 @@
+#include "kv/table_host.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "farm/api/coro.h"
+#include "kv/messages.h"
+
+namespace farm::kv {
+namespace {
+
+// co_await MsgSendTo(ctx, machine, id, payload) -> absl::StatusOr<std::string>.
+class MsgSendTo {
+ public:
+  MsgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload)
+      : ctx_(&ctx), machine_(machine), id_(id), payload_(payload) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    msgSendTo(*ctx_, machine_, id_, payload_, [this, h](absl::StatusOr<std::string> r) {
+      result_ = std::move(r);
+      h.resume();
+    });
+  }
+  absl::StatusOr<std::string> await_resume() { return std::move(result_); }
+
+ private:
+  Context* ctx_;
+  NodeId machine_;
+  MsgId id_;
+  absl::string_view payload_;
+  absl::StatusOr<std::string> result_ = absl::UnknownError("not completed");
+};
+
+// Allocates `count` buckets in transactions of kBucketsPerAllocTx and groups them into
+// shards: runs of buckets at one stride in one region, of one incarnation.
+Task<absl::StatusOr<std::vector<Shard>>> AllocateShards(Context& ctx, TableLayout layout,
+                                                        uint64_t count) {
+  std::vector<Shard> shards;
+  Shard run{};
+  FatPtr last;
+  auto close_run = [&] {
+    if (run.buckets >= 2) shards.push_back(run);
+    run = Shard{};
+  };
+  uint64_t allocated = 0;
+  while (allocated < count) {
+    TxHandle tx = txCreate(ctx);
+    std::vector<FatPtr> got;
+    const uint64_t n = std::min<uint64_t>(TableHost::kBucketsPerAllocTx, count - allocated);
+    for (uint64_t i = 0; i < n; ++i) {
+      absl::StatusOr<ObjBuf*> bucket = co_await TxAlloc(*tx, layout.bucket_bytes());
+      if (!bucket.ok()) co_return bucket.status();
+      got.push_back((*bucket)->ptr());
+    }
+    if (absl::Status s = co_await TxCommit(*tx); !s.ok()) co_return s;
+    allocated += n;
+    for (const FatPtr& p : got) {
+      const bool extends = run.buckets >= 1 && p.addr.region() == run.first.region() &&
+                           p.incarnation == run.incarnation && p.addr.offset() > last.addr.offset() &&
+                           (run.buckets == 1 || p.addr.offset() - last.addr.offset() == run.stride);
+      if (extends) {
+        if (run.buckets == 1) run.stride = p.addr.offset() - last.addr.offset();
+        ++run.buckets;
+      } else {
+        close_run();
+        run = Shard{p.addr, p.incarnation, 0, 1, ctx.self()};
+      }
+      last = p;
+    }
+  }
+  close_run();
+  if (shards.empty()) co_return absl::ResourceExhaustedError("no two adjacent buckets could be allocated");
+  co_return shards;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, TableOptions options) {
+  if (absl::Status s = options.layout.Validate(); !s.ok()) return s;
+  if (options.buckets_per_node < 2) return absl::InvalidArgumentError("a node needs at least 2 buckets");
+  std::unique_ptr<TableHost> host(new TableHost(node, options));
+  TableHost* self = host.get();
+  if (absl::Status s = msgRegisterHandler(
+          node, kKvDirectoryMsgId,
+          [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = msgRegisterHandler(node, kKvUpdateMsgId,
+                                          [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); });
+      !s.ok()) {
+    return s;
+  }
+  return host;
+}
+
+TableHost::TableHost(node::Node& node, TableOptions options)
+    : node_(node),
+      options_(options),
+      executors_(node.options().threads),
+      opening_(node.options().threads) {}
+
+void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
+  {
+    MutexLock lock(&mu_);
+    if (creating_) {
+      ctx.loop().Defer([done = std::move(done)]() mutable {
+        done(absl::FailedPreconditionError("this machine's shards were created already"));
+      });
+      return;
+    }
+    creating_ = true;
+  }
+  Spawn(AllocateShards(ctx, options_.layout, options_.buckets_per_node),
+        [this, done = std::move(done)](absl::StatusOr<std::vector<Shard>> shards) mutable {
+          if (!shards.ok()) return done(shards.status());
+          {
+            MutexLock lock(&mu_);
+            shards_ = std::move(*shards);
+          }
+          done(absl::OkStatus());
+        });
+}
+
+std::vector<Shard> TableHost::local_shards() const {
+  MutexLock lock(&mu_);
+  return shards_.value_or(std::vector<Shard>{});
+}
+
+void TableHost::OnDirectoryRequest(Context& ctx, const Message& message) {
+  std::optional<std::string> directory;
+  {
+    MutexLock lock(&mu_);
+    if (shards_) directory = EncodeDirectory(options_.layout, *shards_);
+  }
+  if (!directory) {
+    (void)msgReplyError(ctx, message, absl::UnavailableError("this machine has not created its kv shards yet"));
+    return;
+  }
+  (void)msgReply(ctx, message, *directory);
+}
+
+void TableHost::Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const ShardMap>>> done) {
+  std::shared_ptr<const ShardMap> map;
+  {
+    MutexLock lock(&mu_);
+    map = map_;
+  }
+  if (map != nullptr) {
+    ctx.loop().Defer([map, done = std::move(done)]() mutable { done(map); });
+    return;
+  }
+  auto& waiting = opening_[ctx.msg().index()];
+  waiting.push_back(std::move(done));
+  if (waiting.size() > 1) return;  // a fetch from this thread is under way
+  Spawn(Fetch(ctx), [this, &waiting](absl::StatusOr<std::shared_ptr<const ShardMap>> r) {
+    if (r.ok()) {
+      MutexLock lock(&mu_);
+      if (map_ == nullptr) map_ = *r;
+      r = map_;  // every thread uses the same map
+    }
+    std::vector<Done<absl::StatusOr<std::shared_ptr<const ShardMap>>>> all = std::move(waiting);
+    waiting.clear();
+    for (auto& d : all) d(r);
+  });
+}
+
+Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& ctx) {
+  const absl::Time give_up = absl::Now() + kOpenTimeout;
+  while (true) {
+    std::vector<Shard> shards;
+    absl::Status missing;
+    for (NodeId m : clusterMembers(ctx)) {
+      absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, m, kKvDirectoryMsgId, "");
+      if (!reply.ok()) {
+        missing = absl::UnavailableError(absl::StrFormat("machine %d: %s", m, reply.status().message()));
+        break;
+      }
+      absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
+      if (!dir.ok()) co_return dir.status();
+      const TableLayout& l = dir->first;
+      if (l.neighbourhood != options_.layout.neighbourhood ||
+          l.inline_key_bytes != options_.layout.inline_key_bytes ||
+          l.inline_value_bytes != options_.layout.inline_value_bytes) {
+        co_return absl::FailedPreconditionError(
+            absl::StrFormat("machine %d runs the kv store with another layout", m));
+      }
+      shards.insert(shards.end(), dir->second.begin(), dir->second.end());
+    }
+    if (missing.ok()) {
+      absl::StatusOr<ShardMap> map = ShardMap::Create(options_.layout, std::move(shards));
+      if (!map.ok()) co_return map.status();
+      co_return std::make_shared<const ShardMap>(std::move(*map));
+    }
+    if (absl::Now() >= give_up) {
+      co_return absl::UnavailableError(absl::StrCat("cannot open the kv table: ", missing.message()));
+    }
+    co_await SleepFor(ctx, absl::Milliseconds(20));
+  }
+}
+
+UpdateExecutor& TableHost::ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map) {
+  std::unique_ptr<UpdateExecutor>& e = executors_[ctx.msg().index()];
+  if (e == nullptr) e = std::make_unique<UpdateExecutor>(ctx, std::move(map));
+  return *e;
+}
+
+void TableHost::OnUpdate(Context& ctx, const Message& message) {
+  absl::StatusOr<UpdateRequest> request = DecodeUpdateRequest(message.payload);
+  if (!request.ok()) {
+    (void)msgReplyError(ctx, message, request.status());
+    return;
+  }
+  if (executors_[ctx.msg().index()] != nullptr) {
+    return executors_[ctx.msg().index()]->Submit(*request, message);
+  }
+  // The first update on this thread: open the table (it is open on the sender, so every
+  // member has published), then run it. The request is copied: the payload is not
+  // valid after this handler returns.
+  struct Copy {
+    std::string key, value;
+    UpdateRequest request;
+    Message reply_to;
+  };
+  auto copy = std::make_shared<Copy>();
+  copy->key = std::string(request->key);
+  copy->value = std::string(request->value);
+  copy->request = *request;
+  copy->request.key = copy->key;
+  copy->request.value = copy->value;
+  copy->reply_to = message;
+  copy->reply_to.payload = {};
+  Open(ctx, [this, &ctx, copy](absl::StatusOr<std::shared_ptr<const ShardMap>> map) {
+    if (!map.ok()) {
+      (void)msgReplyError(ctx, copy->reply_to, map.status());
+      return;
+    }
+    ExecutorOf(ctx, *map).Submit(copy->request, copy->reply_to);
+  });
+}
+
+UpdateExecutorStats TableHost::update_stats() const {
+  UpdateExecutorStats sum;
+  for (const auto& e : executors_) {
+    if (e == nullptr) continue;
+    sum.updates += e->stats().updates;
+    sum.transactions += e->stats().transactions;
+    sum.retries += e->stats().retries;
+  }
+  return sum;
+}
+
+}  // namespace farm::kv

@@ -1,0 +1,83 @@
+// TableHost: one machine's part of the key-value store. Install it on every node before
+// the node starts; it registers the kv message handlers (kv/messages.h).
+//
+//   CreateShards   allocates this machine's shards (runs of adjacent buckets, paper:
+//                  "each machine allocates shards ... and exchanges pointers") and
+//                  publishes them in its directory. Once per machine, after the cluster
+//                  has formed (so the shards' regions have backups).
+//   Open           the whole table: asks every member for its directory (retrying while
+//                  some have not created their shards yet, up to kOpenTimeout) and
+//                  builds the ShardMap; cached, so a machine asks once.
+//   updates        shipped updates arriving here run in the receiving thread's
+//                  UpdateExecutor (flat combining, single-machine transactions).
+//
+// Threads: CreateShards and Open run on the calling worker thread (their continuations
+// too); the directory and map are guarded for the other threads; each thread's executor
+// is touched by that thread only. Membership changes after Open are not followed (no
+// re-sharding; see kv/README.md).
+#ifndef FARM_KV_TABLE_HOST_H_
+#define FARM_KV_TABLE_HOST_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "farm/api/farm.h"
+#include "farm/base/mutex.h"
+#include "kv/shard_map.h"
+#include "kv/store.h"
+#include "kv/update_executor.h"
+
+namespace farm::kv {
+
+struct TableOptions {
+  TableLayout layout;
+  // Buckets this machine allocates (slots = buckets * H/2). Shards are runs of adjacent
+  // buckets, at most one allocator block each.
+  uint64_t buckets_per_node = 1 << 14;
+};
+
+class TableHost {
+ public:
+  static constexpr absl::Duration kOpenTimeout = absl::Seconds(30);
+  static constexpr uint32_t kBucketsPerAllocTx = 64;
+
+  // Registers the handlers; call before node.Start().
+  static absl::StatusOr<std::unique_ptr<TableHost>> Install(node::Node& node, TableOptions options);
+  TableHost(const TableHost&) = delete;
+  TableHost& operator=(const TableHost&) = delete;
+
+  // FailedPrecondition when called twice.
+  void CreateShards(Context& ctx, Done<absl::Status> done);
+  void Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const ShardMap>>> done);
+
+  const TableOptions& options() const { return options_; }
+  std::vector<Shard> local_shards() const;
+  // Sum over this machine's executors; call with the node stopped or quiescent.
+  UpdateExecutorStats update_stats() const;
+
+ private:
+  TableHost(node::Node& node, TableOptions options);
+  void OnDirectoryRequest(Context& ctx, const Message& message);
+  void OnUpdate(Context& ctx, const Message& message);
+  UpdateExecutor& ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map);
+  Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> Fetch(Context& ctx);
+
+  node::Node& node_;
+  const TableOptions options_;
+  mutable Mutex mu_;
+  bool creating_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::vector<Shard>> shards_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const ShardMap> map_ ABSL_GUARDED_BY(mu_);
+  // Per thread (index = the thread's index): touched by that thread only.
+  std::vector<std::unique_ptr<UpdateExecutor>> executors_;
+  std::vector<std::vector<Done<absl::StatusOr<std::shared_ptr<const ShardMap>>>>> opening_;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_TABLE_HOST_H_

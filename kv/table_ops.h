@@ -1,0 +1,92 @@
+// The hashtable's operations inside a FaRM transaction: lookups by txRead and the
+// mutations of paper section 3.6 (insert with hopscotch displacement and overflow
+// chains, update, remove with chain collapse). The primary runs them in single-machine
+// transactions for shipped updates (kv/update_executor.h); MULTI/EXEC runs them in a
+// client's distributed transaction. Strict serializability comes from the transaction;
+// these functions keep the table's invariants:
+//   1. a pair lives in its home bucket b, in b+1, or in b's overflow chain;
+//   2. only the last block of a chain has empty slots, and no block is empty;
+//   3. a transaction that writes buckets j and j+1 sets j's fv and j+1's bv to a new
+//      common value (joint versions, for lock-free READs of both);
+//   4. a pair leaving a chain's last block, or the block being freed, changes what a
+//      pointer to that block names (new incarnation, or freed), so a lock-free lookup
+//      that followed the old pointer restarts instead of missing the pair;
+//   5. out-of-line values are never modified: an update writes a new object and frees
+//      the old one.
+#ifndef FARM_KV_TABLE_OPS_H_
+#define FARM_KV_TABLE_OPS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "farm/api/coro.h"
+#include "farm/api/farm.h"
+#include "kv/shard_map.h"
+
+namespace farm::kv {
+
+// Buckets probed forward for an empty slot before a pair goes to the overflow chain.
+inline constexpr uint32_t kProbeLimit = 8;
+
+enum class OpKind : uint8_t { kPut = 1, kRemove = 2, kIncrement = 3 };
+
+struct KeyOp {
+  OpKind kind = OpKind::kPut;
+  std::string value;  // kPut
+  int64_t delta = 0;  // kIncrement
+};
+
+struct KeyOpResult {
+  absl::Status status;  // this operation's own error (e.g. INCR of a non-number)
+  bool existed = false;
+  int64_t number = 0;   // kIncrement: the new value
+};
+
+// The buckets a transaction wrote. Seal() gives every two adjacent ones a new common
+// joint version (invariant 3); call it once, after the last ApplyToKey and before
+// commit (a pair may be moved by one call and another by the next).
+class BucketWrites {
+ public:
+  void Add(uint32_t shard, uint32_t bucket, ObjBuf* object);
+  void Seal();
+
+ private:
+  struct Written {
+    uint32_t shard;
+    uint32_t bucket;
+    ObjBuf* object;
+  };
+  std::vector<Written> written_;
+};
+
+// Applies `ops` to `key` in order, as if one after another, and writes the final
+// state once (flat combining: a batch of updates of one key costs one update). Each
+// op's own errors are in its result and leave the state as it was; the returned error
+// is the transaction's (Aborted, FailedPrecondition for a freed block: retry) or a
+// corrupt table (Internal), or InvalidArgument for a key or value over the limits.
+Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap& map,
+                                                          BucketWrites& writes, std::string key,
+                                                          std::vector<KeyOp> ops);
+
+// The key's value as this transaction sees it.
+Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ShardMap& map,
+                                                            std::string key);
+
+// Limits on keys and values. An update ships the pair in one message and its commit
+// record carries the value object to the backups in one message, and a message may
+// take at most a quarter of a 256 KiB ring (farm/msg): so key + value stay under
+// 56 KiB, well below the largest object (1 MiB).
+inline constexpr uint64_t kMaxKeyBytes = 8 * 1024;
+inline constexpr uint64_t kMaxValueBytes = 48 * 1024;
+
+// A decimal int64 as Redis accepts it (no spaces, no leading '+', no leading zeros).
+std::optional<int64_t> ParseInt64(absl::string_view s);
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_TABLE_OPS_H_

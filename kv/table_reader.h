@@ -1,0 +1,85 @@
+// TableReader: one worker thread's lock-free lookups in the hashtable (paper section
+// 3.6): one READ of the key's bucket and the next, then lock-free reads along the
+// bucket's overflow chain and of out-of-line values, if needed.
+//
+// A lookup restarts from the buckets when the two bucket copies' joint versions differ
+// (a transaction moved pairs between them), or when a block or value object it followed
+// a pointer to was freed or has another incarnation (a remove collapsed the chain, or
+// the value was replaced). Each lookup is linearizable.
+//
+// Multi-get issues every key's first READ before any completes, so a batch costs about
+// one round trip (plus chain and value reads for the few keys that need them).
+//
+// Threads: the owning worker thread only; continuations run there, never inline. The
+// reader and the ShardMap must outlive the lookups in flight. Lookups are pooled: no
+// allocation per lookup once warm (the key is copied into a reused buffer).
+#ifndef FARM_KV_TABLE_READER_H_
+#define FARM_KV_TABLE_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "farm/api/farm.h"
+#include "kv/shard_map.h"
+
+namespace farm::kv {
+
+struct LookupStats {
+  uint64_t lookups = 0;
+  uint64_t reads = 0;       // object reads issued (one READ each; local ones copy memory)
+  uint64_t bytes_read = 0;  // payload bytes of the objects read
+  uint64_t restarts = 0;
+};
+
+class TableReader {
+ public:
+  // The value (nullopt: no such key) is valid during the continuation only.
+  using GetDone = absl::AnyInvocable<void(absl::StatusOr<std::optional<absl::string_view>>)>;
+  using MultiGetDone = absl::AnyInvocable<void(absl::StatusOr<std::vector<std::optional<std::string>>>)>;
+
+  // A lookup gives up after this many restarts (DeadlineExceeded).
+  static constexpr uint32_t kMaxRestarts = 64;
+
+  TableReader(Context& ctx, std::shared_ptr<const ShardMap> map);
+  ~TableReader();
+  TableReader(const TableReader&) = delete;
+  TableReader& operator=(const TableReader&) = delete;
+
+  void Get(absl::string_view key, GetDone done);
+  // One result per key, in order; fails as a whole with the first lookup's error.
+  void MultiGet(absl::Span<const std::string> keys, MultiGetDone done);
+
+  const LookupStats& stats() const { return stats_; }
+  const ShardMap& map() const { return *map_; }
+
+ private:
+  struct Lookup;
+
+  void ReadBuckets(Lookup* l);
+  void OnBuckets(Lookup* l, absl::StatusOr<std::span<const LockFreeObject>> r);
+  // Scans a bucket's or block's slots: delivers an inline match, else queues the
+  // out-of-line candidates.
+  bool Scan(Lookup* l, std::span<const char> object, bool bucket);
+  void Continue(Lookup* l);
+  void OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r);
+  void OnBlock(Lookup* l, absl::StatusOr<LockFreeObject> r);
+  void Restart(Lookup* l, absl::string_view why);
+  void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
+
+  Context& ctx_;
+  const std::shared_ptr<const ShardMap> map_;
+  std::vector<std::unique_ptr<Lookup>> lookups_;
+  std::vector<Lookup*> free_;
+  LookupStats stats_;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_TABLE_READER_H_

@@ -1,0 +1,71 @@
+// UpdateExecutor: the primary's side of shipped updates, one per worker thread (paper
+// section 4.3). Each update runs as a single-machine transaction on the machine that
+// holds the key's shard (its buckets, overflow blocks and out-of-line values are
+// collocated there).
+//
+// Flat combining: while a transaction for a key runs, further updates of that key that
+// reach this thread queue behind it; when it ends, all queued ones run as ONE
+// transaction (applied in arrival order, one write of the final state), and each gets
+// its own result. Hot keys cost one commit per batch instead of one per update.
+//
+// Conflicts (Aborted, or a block freed under the transaction) are retried with a
+// randomized backoff for up to kRetryFor; then the updates fail with Aborted.
+#ifndef FARM_KV_UPDATE_EXECUTOR_H_
+#define FARM_KV_UPDATE_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "absl/time/time.h"
+#include "farm/api/farm.h"
+#include "kv/messages.h"
+#include "kv/shard_map.h"
+
+namespace farm::kv {
+
+struct UpdateExecutorStats {
+  uint64_t updates = 0;
+  uint64_t transactions = 0;  // committed batches
+  uint64_t retries = 0;
+};
+
+class UpdateExecutor {
+ public:
+  static constexpr absl::Duration kRetryFor = absl::Seconds(5);
+
+  UpdateExecutor(Context& ctx, std::shared_ptr<const ShardMap> map);
+  UpdateExecutor(const UpdateExecutor&) = delete;
+  UpdateExecutor& operator=(const UpdateExecutor&) = delete;
+
+  // Runs `request` for `message` and replies to it (on this thread, later).
+  void Submit(const UpdateRequest& request, const Message& message);
+
+  const UpdateExecutorStats& stats() const { return stats_; }
+
+ private:
+  struct Waiting {
+    KeyOp op;
+    Message reply_to;  // payload cleared: only where the reply goes
+  };
+  struct KeyQueue {
+    std::vector<Waiting> queued;
+  };
+
+  void RunBatch(const std::string& key);
+  Task<absl::StatusOr<std::vector<KeyOpResult>>> Execute(std::string key, std::vector<KeyOp> ops);
+
+  Context& ctx_;
+  const std::shared_ptr<const ShardMap> map_;
+  // Keys with a transaction running; their queues of updates that arrived meanwhile.
+  absl::flat_hash_map<std::string, std::unique_ptr<KeyQueue>> running_;
+  absl::BitGen rng_;
+  UpdateExecutorStats stats_;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_UPDATE_EXECUTOR_H_
