@@ -71,7 +71,7 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
   KvCluster& kv = **started;
   constexpr int kKeys = 12;
   constexpr int kClientsPerThread = 4;
-  const int ops_per_client = GetParam() == "shm" ? 150 : 80;
+  const int ops_per_client = GetParam() == "shm" ? 500 : 250;
   std::vector<std::unique_ptr<Client>> clients;
   for (NodeId n = 1; n <= 3; ++n) {
     for (size_t t = 0; t < 2; ++t) {
