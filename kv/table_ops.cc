@@ -224,23 +224,32 @@ class Writer {
     co_return Written(at.object);
   }
 
-  // Hopscotch: finds an empty slot in the next kProbeLimit buckets and moves it back,
-  // one pair at a time within its neighbourhood, to the home's next bucket. Nothing
-  // moves unless the whole way is clear.
+  // Hopscotch: finds an empty slot in the next kProbeLimit buckets that can be moved
+  // back, one pair at a time within its neighbourhood, to the home's next bucket (the
+  // nearest such slot). Nothing moves unless the whole way is clear.
   Task<absl::StatusOr<std::optional<SlotAt>>> Displace() {
     const Shard& shard = map_.shards()[n_.home.shard];
     const uint32_t home = n_.home.bucket;
     const uint32_t last = std::min(home + kProbeLimit, shard.buckets - 1);
-    std::optional<SlotAt> empty;
-    for (uint32_t j = home + 2; j <= last && !empty; ++j) {
+    for (uint32_t j = home + 2; j <= last; ++j) {
       absl::StatusOr<ObjBuf*> b = co_await TxRead(tx_, map_.Bucket(n_.home.shard, j));
       if (!b.ok()) co_return b.status();
       n_.buckets.push_back(BucketCopy{j, *b});
-      empty = EmptySlot(*b, true);
+      std::optional<SlotAt> empty = EmptySlot(*b, true);
+      if (!empty) continue;
+      std::optional<std::vector<uint32_t>> way = PlanWay(shard);
+      if (!way) continue;
+      absl::StatusOr<SlotAt> hole = Move(*empty, *way);
+      if (!hole.ok()) co_return hole.status();
+      co_return std::optional<SlotAt>(*hole);
     }
-    if (!empty) co_return std::nullopt;
-    // n_.buckets[k] is bucket home + k. Plan: for each bucket j from the empty one down,
-    // a pair in j - 1 whose home is j - 1 (so it may live in j).
+    co_return std::nullopt;
+  }
+
+  // For the empty slot in the last bucket read (n_.buckets[k] is bucket home + k): for
+  // each bucket from it down to home + 2, the slot of a pair in the bucket before whose
+  // home is that bucket before (so it may live one further on). nullopt: no way.
+  std::optional<std::vector<uint32_t>> PlanWay(const Shard& shard) const {
     const size_t e = n_.buckets.size() - 1;
     std::vector<uint32_t> from(e + 1);
     for (size_t k = e; k >= 2; --k) {
@@ -249,23 +258,27 @@ class Writer {
       for (uint32_t i = 0; i < layout_.slots_per_bucket() && !movable; ++i) {
         std::span<const char> slot = BucketSlot(prev->data(), layout_, i);
         if (KindOf(slot) == SlotKind::kEmpty) continue;
-        if (map_.BucketOf(SlotHash(slot), shard) == home + k - 1) movable = i;
+        if (map_.BucketOf(SlotHash(slot), shard) == n_.home.bucket + k - 1) movable = i;
       }
-      if (!movable) co_return std::nullopt;
+      if (!movable) return std::nullopt;
       from[k - 1] = *movable;
     }
-    SlotAt hole = *empty;
-    for (size_t k = e; k >= 2; --k) {
-      const SlotAt src{n_.buckets[k - 1].object, true, from[k - 1]};
+    return from;
+  }
+
+  // Moves the pairs of `way` forward; the hole ends in the home's next bucket.
+  absl::StatusOr<SlotAt> Move(SlotAt hole, const std::vector<uint32_t>& way) {
+    for (size_t k = n_.buckets.size() - 1; k >= 2; --k) {
+      const SlotAt src{n_.buckets[k - 1].object, true, way[k - 1]};
       std::span<char> to = SlotOf(layout_, hole);
       std::span<const char> pair = SlotOf(layout_, src);
       std::copy(pair.begin(), pair.end(), to.begin());
       ClearSlot(SlotOf(layout_, src));
-      if (absl::Status s = Written(hole.object); !s.ok()) co_return s;
-      if (absl::Status s = Written(src.object); !s.ok()) co_return s;
+      if (absl::Status s = Written(hole.object); !s.ok()) return s;
+      if (absl::Status s = Written(src.object); !s.ok()) return s;
       hole = src;
     }
-    co_return hole;
+    return hole;
   }
 
   // Into the chain's last block, or a new block at its end.

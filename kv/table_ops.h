@@ -31,7 +31,7 @@
 namespace farm::kv {
 
 // Buckets probed forward for an empty slot before a pair goes to the overflow chain.
-inline constexpr uint32_t kProbeLimit = 8;
+inline constexpr uint32_t kProbeLimit = 16;
 
 enum class OpKind : uint8_t { kPut = 1, kRemove = 2, kIncrement = 3 };
 

@@ -68,6 +68,14 @@ void ZeroShared(void* shared, size_t length) {
 #endif
 }
 
+// 8 bytes of shared memory, atomically per aligned word.
+static uint64_t LoadRelaxed8(const uint8_t* p) {
+  if (Aligned8(p)) return LoadWord(p, std::memory_order_relaxed);
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(LoadByte(p + i, std::memory_order_relaxed)) << (8 * i);
+  return v;
+}
+
 bool ReadWithTornCheck(void* local, const void* shared, size_t length) {
   if (length == 0) return false;
   // Seqlock reader: head (acquire), body (relaxed), acquire fence, head again. If a
@@ -93,7 +101,17 @@ bool ReadWithTornCheck(void* local, const void* shared, size_t length) {
   std::memcpy(dst + head_len, src + head_len, length - head_len);
 #endif
   std::atomic_thread_fence(std::memory_order_acquire);
-  return LoadHead(shared, length, std::memory_order_relaxed) != head;
+  if (LoadHead(shared, length, std::memory_order_relaxed) != head) return true;
+  // The range may hold several objects (a multi-object READ) whose headers the head
+  // check does not cover: read the body again and compare. A writer locks an object's
+  // header before touching its lines and changes it when done, so a write that raced
+  // with the copy of any object in the range left that header different here.
+  for (size_t i = head_len; i + 8 <= length; i += 8) {
+    uint64_t copied;
+    std::memcpy(&copied, dst + i, 8);
+    if (LoadRelaxed8(src + i) != copied) return true;
+  }
+  return false;
 }
 
 }  // namespace farm

@@ -8,7 +8,9 @@
 //      whole message by its trailer. memcpy gives no such promise (it may copy backwards
 //      or use non-temporal stores), so the copy is done with release stores, in order.
 //   2. ReadWithTornCheck copies a range that other threads or processes may be writing
-//      and reports whether the range's first 8 bytes changed while it copied. A CPU copy
+//      and reports whether the range's first 8 bytes changed while it copied, or any
+//      8-byte word of the copy differs from a second read after it (so a range holding
+//      several objects is checked for each object's header). A CPU copy
 //      is not atomic per cache line as a NIC's is; the object layer treats a change of
 //      the header word as a torn read and retries. The first 8 bytes of the output are
 //      the value loaded before the copy, so the reported header is the one checked.
