@@ -1,0 +1,69 @@
+// RespConnection: one client socket on its worker thread, carrying bytes between the
+// socket and a RespSession.
+//
+// Reading: while the session wants input (resp_session.h, invariant 3), reads until
+// EAGAIN, at most kMaxReadsPerEvent reads per event so that one busy client cannot
+// starve the others on its loop. When the session stops wanting input (too many
+// commands in flight, too much output unread by the client), read interest is dropped:
+// the kernel's socket buffer fills and TCP pushes back on the client.
+// Writing: after every read and every session progress, writes until EAGAIN; then
+// waits for writability.
+// Closing: on a read or write error, on EPOLLERR/EPOLLHUP, or once the session asked
+// for it (QUIT, protocol error, end of input) and its output is written. A client that
+// half-closes (shutdown(SHUT_WR)) still gets the replies to what it sent.
+//
+// Threads: the loop thread only. Lifetime: the owner destroys the connection after
+// on_closed ran, but not inside that callback (defer it); the destructor closes the
+// socket if Close was not called.
+#ifndef FARM_KV_RESP_RESP_CONNECTION_H_
+#define FARM_KV_RESP_RESP_CONNECTION_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "farm/base/unique_fd.h"
+#include "kv/resp/resp_session.h"
+#include "kv/resp/socket_watcher.h"
+
+namespace farm::kv::resp {
+
+class RespConnection {
+ public:
+  // `fd`: a connected, non-blocking socket. `watcher` must outlive the connection.
+  RespConnection(UniqueFd fd, SocketWatcher* watcher, std::shared_ptr<RespSession> session,
+                 absl::AnyInvocable<void(RespConnection*)> on_closed);
+  ~RespConnection();
+  RespConnection(const RespConnection&) = delete;
+  RespConnection& operator=(const RespConnection&) = delete;
+
+  // Starts watching the socket.
+  absl::Status Start();
+  // Closes the socket now, dropping unsent output; runs on_closed once. Idempotent.
+  void Close();
+  bool closed() const { return closed_; }
+
+ private:
+  void OnEvents(uint32_t events);
+  // Writes, closes if the session is finished, else updates the socket's interest.
+  void Progress();
+  void ReadSome();
+  void WriteSome();
+
+  UniqueFd fd_;
+  SocketWatcher* const watcher_;
+  std::shared_ptr<RespSession> session_;
+  absl::AnyInvocable<void(RespConnection*)> on_closed_;
+  SocketWatcher::Token token_ = 0;
+  bool watching_ = false;
+  bool read_interest_ = true;  // as registered with the watcher
+  bool write_interest_ = false;
+  bool want_write_ = false;  // the last write stopped at EAGAIN
+  bool input_ended_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace farm::kv::resp
+
+#endif  // FARM_KV_RESP_RESP_CONNECTION_H_

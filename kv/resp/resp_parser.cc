@@ -1,0 +1,185 @@
+#include "kv/resp/resp_parser.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "kv/resp/strict_int.h"
+
+namespace farm::kv::resp {
+namespace {
+
+constexpr size_t kCompactAfterBytes = 4096;
+// Buffers that grew for one big request give their memory back once idle.
+constexpr size_t kMaxIdleCapacity = 1 << 20;
+constexpr size_t kMaxRetainedArgCapacity = 64 * 1024;
+
+bool IsInlineSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+void AssignArg(std::string& arg, const char* data, size_t len) {
+  if (arg.capacity() > kMaxRetainedArgCapacity && len < arg.capacity() / 4) {
+    std::string(data, len).swap(arg);
+  } else {
+    arg.assign(data, len);
+  }
+}
+
+}  // namespace
+
+RespParserLimits UnauthenticatedLimits(const RespParserLimits& limits) {
+  RespParserLimits tight = limits;
+  tight.max_multibulk_len = std::min<int64_t>(limits.max_multibulk_len, 10);
+  tight.max_bulk_bytes = std::min<int64_t>(limits.max_bulk_bytes, 16384);
+  tight.unauthenticated = true;
+  return tight;
+}
+
+RespParser::RespParser(const RespParserLimits& limits) : limits_(limits) {}
+
+void RespParser::Feed(absl::string_view bytes) {
+  Compact();
+  buffer_.append(bytes.data(), bytes.size());
+}
+
+void RespParser::Compact() {
+  if (pos_ == buffer_.size()) {
+    buffer_.clear();
+    pos_ = 0;
+    if (buffer_.capacity() > kMaxIdleCapacity) std::string().swap(buffer_);
+  } else if (pos_ >= kCompactAfterBytes && pos_ * 2 >= buffer_.size()) {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+  }
+}
+
+RespParser::Result RespParser::Fail(absl::string_view message) {
+  error_ = absl::StrCat("ERR Protocol error: ", message);
+  multibulk_remaining_ = 0;
+  argc_ = 0;
+  return Result::kError;
+}
+
+void RespParser::Advance(size_t n) {
+  pos_ += n;
+  scanned_ = 0;
+}
+
+std::string& RespParser::NextArg() {
+  if (argc_ == args_.size()) args_.emplace_back();
+  return args_[argc_++];
+}
+
+RespParser::Result RespParser::Parse() {
+  if (failed()) return Result::kError;
+  for (;;) {
+    if (multibulk_remaining_ > 0) return ParseMultibulk();
+    // Between requests.
+    if (pos_ == buffer_.size()) {
+      Compact();
+      return Result::kNeedMore;
+    }
+    argc_ = 0;
+    if (buffer_[pos_] != '*') {
+      const Result r = ParseInline();
+      if (r == Result::kRequest && argc_ == 0) continue;  // an empty line
+      return r;
+    }
+    absl::string_view line;
+    const Result r = ReadHeaderLine("too big mbulk count string", &line);
+    if (r != Result::kRequest) return r;
+    int64_t count = 0;
+    if (!ParseStrictInt64(line.substr(1), &count)) return Fail("invalid multibulk length");
+    if (count > limits_.max_multibulk_len) {
+      return Fail(limits_.unauthenticated ? "unauthenticated multibulk length"
+                                          : "invalid multibulk length");
+    }
+    Advance(line.size() + 2);
+    if (count <= 0) continue;  // "*0", "*-1": no request
+    multibulk_remaining_ = count;
+    bulk_len_ = -1;
+    request_bytes_ = 0;
+  }
+}
+
+RespParser::Result RespParser::ReadHeaderLine(const char* too_big_error, absl::string_view* line) {
+  const char* begin = buffer_.data() + pos_;
+  const size_t available = buffer_.size() - pos_;
+  const void* cr = std::memchr(begin + scanned_, '\r', available - scanned_);
+  if (cr == nullptr) {
+    if (available > limits_.max_inline_bytes) return Fail(too_big_error);
+    scanned_ = available;
+    return Result::kNeedMore;
+  }
+  const size_t len = static_cast<size_t>(static_cast<const char*>(cr) - begin);
+  if (len > limits_.max_inline_bytes) return Fail(too_big_error);
+  if (len + 1 == available) return Result::kNeedMore;  // the \n has not arrived yet
+  if (begin[len + 1] != '\n') {
+    return Fail(begin[0] == '*' ? "invalid multibulk length" : "invalid bulk length");
+  }
+  *line = absl::string_view(begin, len);
+  return Result::kRequest;
+}
+
+RespParser::Result RespParser::ParseMultibulk() {
+  while (multibulk_remaining_ > 0) {
+    if (bulk_len_ < 0) {
+      if (pos_ == buffer_.size()) return Result::kNeedMore;
+      if (buffer_[pos_] != '$') {
+        return Fail(absl::StrCat("expected '$', got '", absl::string_view(&buffer_[pos_], 1), "'"));
+      }
+      absl::string_view line;
+      const Result r = ReadHeaderLine("too big bulk count string", &line);
+      if (r != Result::kRequest) return r;
+      int64_t len = 0;
+      if (!ParseStrictInt64(line.substr(1), &len) || len < 0) return Fail("invalid bulk length");
+      if (len > limits_.max_bulk_bytes) {
+        return Fail(limits_.unauthenticated ? "unauthenticated bulk length"
+                                            : "invalid bulk length");
+      }
+      request_bytes_ += static_cast<uint64_t>(len) + 16;
+      if (request_bytes_ > limits_.max_request_bytes) return Fail("request too big");
+      Advance(line.size() + 2);
+      bulk_len_ = len;
+    }
+    const size_t need = static_cast<size_t>(bulk_len_) + 2;
+    if (buffer_.size() - pos_ < need) {
+      Compact();
+      return Result::kNeedMore;
+    }
+    const char* data = buffer_.data() + pos_;
+    if (data[bulk_len_] != '\r' || data[bulk_len_ + 1] != '\n') {
+      return Fail("expected CRLF after bulk data");
+    }
+    AssignArg(NextArg(), data, static_cast<size_t>(bulk_len_));
+    Advance(need);
+    bulk_len_ = -1;
+    --multibulk_remaining_;
+  }
+  return Result::kRequest;
+}
+
+RespParser::Result RespParser::ParseInline() {
+  const char* begin = buffer_.data() + pos_;
+  const size_t available = buffer_.size() - pos_;
+  const void* nl = std::memchr(begin + scanned_, '\n', available - scanned_);
+  if (nl == nullptr) {
+    if (available > limits_.max_inline_bytes) return Fail("too big inline request");
+    scanned_ = available;
+    return Result::kNeedMore;
+  }
+  const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
+  Advance(len + 1);
+  size_t i = 0;
+  while (i < len) {
+    while (i < len && IsInlineSpace(begin[i])) ++i;
+    if (i == len) break;
+    const size_t start = i;
+    while (i < len && !IsInlineSpace(begin[i])) ++i;
+    AssignArg(NextArg(), begin + start, i - start);
+  }
+  return Result::kRequest;
+}
+
+}  // namespace farm::kv::resp

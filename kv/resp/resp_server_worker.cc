@@ -1,0 +1,54 @@
+#include "kv/resp/resp_server_worker.h"
+
+#include <utility>
+
+namespace farm::kv::resp {
+
+RespServerWorker::RespServerWorker(EventLoop* loop, Store* store,
+                                   RespSessionOptions session_options)
+    : loop_(loop), store_(store), session_options_(std::move(session_options)) {}
+
+RespServerWorker::~RespServerWorker() = default;
+
+absl::Status RespServerWorker::Init() {
+  absl::StatusOr<std::unique_ptr<SocketWatcher>> watcher = SocketWatcher::Create(loop_);
+  if (!watcher.ok()) return watcher.status();
+  watcher_ = std::move(*watcher);
+  return absl::OkStatus();
+}
+
+void RespServerWorker::Adopt(UniqueFd fd, uint64_t client_id) {
+  RespCounters* counters = session_options_.counters;
+  if (stopped_ || watcher_ == nullptr) {
+    RespCounters::Sub(counters->connections_open);  // fd closes here
+    return;
+  }
+  RespSessionOptions options = session_options_;
+  options.client_id = client_id;
+  std::shared_ptr<RespSession> session = RespSession::Create(store_, std::move(options));
+  auto connection =
+      std::make_unique<RespConnection>(std::move(fd), watcher_.get(), std::move(session),
+                                       [this](RespConnection* c) { OnClosed(c); });
+  RespConnection* raw = connection.get();
+  if (!raw->Start().ok()) {
+    raw->Close();  // counts the close
+    return;
+  }
+  connections_->emplace(raw, std::move(connection));
+}
+
+void RespServerWorker::OnClosed(RespConnection* connection) {
+  RespCounters::Sub(session_options_.counters->connections_open);
+  if (stopped_) return;  // CloseAll destroys it
+  // Not now: we may be inside the connection's own callback.
+  loop_->Defer([set = connections_, connection] { set->erase(connection); });
+}
+
+void RespServerWorker::CloseAll() {
+  stopped_ = true;
+  for (auto& [raw, connection] : *connections_) connection->Close();
+  connections_->clear();  // sessions die here, on their thread
+  watcher_.reset();
+}
+
+}  // namespace farm::kv::resp

@@ -1,0 +1,34 @@
+// How store results and argument checks become Redis error replies. Each function
+// returns one encoded reply ("-ERR ...\r\n").
+#ifndef FARM_KV_RESP_STORE_REPLIES_H_
+#define FARM_KV_RESP_STORE_REPLIES_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "kv/store.h"
+
+namespace farm::kv::resp {
+
+// Any store error: "-ERR <message>" (the code's name when the message is empty).
+std::string StoreErrorReply(const absl::Status& status);
+
+// An error of Store::Increment / StoreTxn::Increment, in Redis's words:
+// InvalidArgument about overflow, or OutOfRange -> "ERR increment or decrement would
+// overflow"; other InvalidArgument -> "ERR value is not an integer or out of range";
+// anything else as StoreErrorReply.
+std::string IncrementErrorReply(const absl::Status& status);
+
+// "-ERR value is not an integer or out of range": an argument that is not an integer.
+std::string NotAnIntegerReply();
+
+// An error reply when `key` / `value` exceeds the store's limits, else nullopt. A limit
+// of 0 means the store states none.
+std::optional<std::string> CheckKeySize(absl::string_view key, const StoreLimits& limits);
+std::optional<std::string> CheckValueSize(absl::string_view value, const StoreLimits& limits);
+
+}  // namespace farm::kv::resp
+
+#endif  // FARM_KV_RESP_STORE_REPLIES_H_

@@ -1,0 +1,429 @@
+// RespSession on a FakeStore: every command, errors, AUTH, pipelining and ordering,
+// back-pressure, closing. (MULTI/EXEC/WATCH: resp_session_txn_test.cc.)
+#include "kv/resp/resp_session.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/kv/resp/resp_reply_reader.h"
+#include "tests/kv/resp/session_env.h"
+
+namespace farm::kv::resp {
+namespace {
+
+using ::farm::kv::testing::FakeStoreOptions;
+using ::farm::kv::testing::Multibulk;
+using ::farm::kv::testing::SessionEnv;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using Replies = std::vector<std::string>;
+
+class RespSessionTest : public ::testing::Test {
+ protected:
+  explicit RespSessionTest(FakeStoreOptions store = {},
+                           StoreLimits limits = {.max_key_bytes = 1024, .max_value_bytes = 1 << 20})
+      : env_(std::move(store), limits) {}
+  void SetUp() override { session_ = env_.NewSession(Options()); }
+  virtual RespSessionOptions Options() { return {}; }
+
+  Replies Run(std::vector<std::string> words) { return env_.Command(*session_, std::move(words)); }
+  Replies Send(absl::string_view bytes) { return env_.Exchange(*session_, bytes); }
+
+  SessionEnv env_;
+  std::shared_ptr<RespSession> session_;
+};
+
+TEST_F(RespSessionTest, PingAndEcho) {
+  EXPECT_THAT(Run({"PING"}), ElementsAre("+PONG"));
+  EXPECT_THAT(Run({"ping", "hello"}), ElementsAre("hello"));
+  EXPECT_THAT(Run({"PING", "a", "b"}),
+              ElementsAre("-ERR wrong number of arguments for 'ping' command"));
+  EXPECT_THAT(Run({"ECHO", std::string("bin\r\n\0ary", 10)}),
+              ElementsAre(std::string("bin\r\n\0ary", 10)));
+  EXPECT_THAT(Run({"ECHO"}), ElementsAre("-ERR wrong number of arguments for 'echo' command"));
+}
+
+TEST_F(RespSessionTest, SetGet) {
+  EXPECT_THAT(Run({"SET", "k", "v"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("v"));
+  EXPECT_THAT(Run({"GET", "missing"}), ElementsAre("(nil)"));
+  EXPECT_THAT(Run({"SET", "empty", ""}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"GET", "empty"}), ElementsAre(""));
+  EXPECT_THAT(Run({"set", "k", "v2"}), ElementsAre("+OK"));
+  EXPECT_EQ(env_.cluster().Peek("k"), "v2");
+  EXPECT_THAT(Run({"GET"}), ElementsAre("-ERR wrong number of arguments for 'get' command"));
+  EXPECT_THAT(Run({"SET", "k"}), ElementsAre("-ERR wrong number of arguments for 'set' command"));
+}
+
+TEST_F(RespSessionTest, SetOptions) {
+  EXPECT_THAT(Run({"SET", "k", "1", "NX"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"SET", "k", "2", "nx"}), ElementsAre("(nil)"));
+  EXPECT_THAT(Run({"SET", "k", "3", "XX"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"SET", "other", "3", "XX"}), ElementsAre("(nil)"));
+  EXPECT_THAT(Run({"SET", "k", "4", "GET"}), ElementsAre("3"));
+  EXPECT_THAT(Run({"SET", "new", "5", "GET"}), ElementsAre("(nil)"));
+  EXPECT_THAT(Run({"SET", "k", "6", "NX", "GET"}), ElementsAre("4"));  // not set
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("4"));
+  EXPECT_THAT(Run({"SET", "k", "7", "NX", "XX"}), ElementsAre("-ERR syntax error"));
+  EXPECT_THAT(Run({"SET", "k", "7", "FOO"}), ElementsAre("-ERR syntax error"));
+  EXPECT_THAT(Run({"SET", "k", "7", "EX", "10"}),
+              ElementsAre("-ERR syntax error: key expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not "
+                          "supported"));
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("4"));
+  EXPECT_FALSE(env_.cluster().Peek("other").has_value());
+}
+
+TEST_F(RespSessionTest, DelAndExists) {
+  Run({"MSET", "a", "1", "b", "2"});
+  EXPECT_THAT(Run({"EXISTS", "a", "a", "b", "x"}), ElementsAre(":3"));
+  EXPECT_THAT(Run({"DEL", "a", "a", "x"}), ElementsAre(":1"));
+  EXPECT_THAT(Run({"DEL", "b"}), ElementsAre(":1"));
+  EXPECT_THAT(Run({"DEL", "b"}), ElementsAre(":0"));
+  EXPECT_THAT(Run({"EXISTS", "a", "b"}), ElementsAre(":0"));
+  EXPECT_THAT(Run({"DEL"}), ElementsAre("-ERR wrong number of arguments for 'del' command"));
+  EXPECT_THAT(Run({"EXISTS"}), ElementsAre("-ERR wrong number of arguments for 'exists' command"));
+}
+
+TEST_F(RespSessionTest, MSetMGet) {
+  EXPECT_THAT(Run({"MSET", "a", "1", "b", "2", "a", "3"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"MGET", "a", "b", "c"}), ElementsAre("[3, 2, (nil)]"));
+  EXPECT_THAT(Run({"MSET", "a"}), ElementsAre("-ERR wrong number of arguments for 'mset' command"));
+  EXPECT_THAT(Run({"MSET", "a", "1", "b"}),
+              ElementsAre("-ERR wrong number of arguments for 'mset' command"));
+  EXPECT_THAT(Run({"MGET"}), ElementsAre("-ERR wrong number of arguments for 'mget' command"));
+}
+
+TEST_F(RespSessionTest, Increments) {
+  EXPECT_THAT(Run({"INCR", "n"}), ElementsAre(":1"));
+  EXPECT_THAT(Run({"INCRBY", "n", "10"}), ElementsAre(":11"));
+  EXPECT_THAT(Run({"DECR", "n"}), ElementsAre(":10"));
+  EXPECT_THAT(Run({"DECRBY", "n", "-5"}), ElementsAre(":15"));
+  EXPECT_THAT(Run({"GET", "n"}), ElementsAre("15"));
+  EXPECT_THAT(Run({"INCRBY", "n", "x"}),
+              ElementsAre("-ERR value is not an integer or out of range"));
+  EXPECT_THAT(Run({"INCRBY", "n", "01"}),
+              ElementsAre("-ERR value is not an integer or out of range"));
+  Run({"SET", "s", "abc"});
+  EXPECT_THAT(Run({"INCR", "s"}), ElementsAre("-ERR value is not an integer or out of range"));
+  Run({"SET", "max", "9223372036854775807"});
+  EXPECT_THAT(Run({"INCR", "max"}), ElementsAre("-ERR increment or decrement would overflow"));
+  EXPECT_THAT(Run({"DECRBY", "n", "-9223372036854775808"}),
+              ElementsAre("-ERR decrement would overflow"));
+  EXPECT_THAT(Run({"INCR"}), ElementsAre("-ERR wrong number of arguments for 'incr' command"));
+}
+
+TEST_F(RespSessionTest, DbSizeAndInfo) {
+  Run({"MSET", "a", "1", "bb", "22"});
+  EXPECT_THAT(Run({"DBSIZE"}), ElementsAre(":2"));
+  Replies info = Run({"INFO"});
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_THAT(info[0], StartsWith("# Server\r\nredis_version:7.0.0\r\n"));
+  EXPECT_THAT(info[0], HasSubstr("\r\n\r\n# Clients\r\n"));
+  EXPECT_THAT(info[0], HasSubstr("# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n"));
+  EXPECT_THAT(info[0], HasSubstr("# Farm\r\nkeys:2\r\npair_bytes:6\r\nmemory_bytes:134\r\n"
+                                 "slots:16\r\noverflow_blocks:0\r\n"));
+  EXPECT_THAT(Run({"INFO", "keyspace"}),
+              ElementsAre("# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n"));
+  EXPECT_THAT(Run({"INFO", "farm", "SERVER"})[0], StartsWith("# Server\r\n"));
+  EXPECT_THAT(Run({"INFO", "nosuch"}), ElementsAre(""));
+  EXPECT_THAT(Run({"DBSIZE", "x"}),
+              ElementsAre("-ERR wrong number of arguments for 'dbsize' command"));
+}
+
+TEST_F(RespSessionTest, UnknownCommandInRedisFormat) {
+  EXPECT_THAT(Run({"foo", "a", "b"}),
+              ElementsAre("-ERR unknown command 'foo', with args beginning with: 'a' 'b' "));
+  EXPECT_THAT(Send("FOO\r\n"),
+              ElementsAre("-ERR unknown command 'FOO', with args beginning with: "));
+  // Redis cuts the argument list near 128 bytes (checked against redis-server 7.0).
+  EXPECT_THAT(Run({"foo", std::string(100, 'a'), std::string(100, 'b'), "c"}),
+              ElementsAre(absl::StrCat("-ERR unknown command 'foo', with args beginning with: '",
+                                       std::string(100, 'a'), "' '", std::string(25, 'b'), "' ")));
+  EXPECT_THAT(Run({std::string(200, 'F')}),
+              ElementsAre(absl::StrCat("-ERR unknown command '", std::string(128, 'F'),
+                                       "', with args beginning with: ")));
+  // CR and LF cannot reach the client inside an error line.
+  EXPECT_THAT(Run({"foo", "a\r\nb"}),
+              ElementsAre("-ERR unknown command 'foo', with args beginning with: 'a  b' "));
+  EXPECT_THAT(Run({"PING"}), ElementsAre("+PONG"));  // the connection goes on
+  EXPECT_FALSE(session_->close_requested());
+}
+
+TEST_F(RespSessionTest, SelectClientConfigCommand) {
+  EXPECT_THAT(Run({"SELECT", "0"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"SELECT", "1"}), ElementsAre("-ERR DB index is out of range"));
+  EXPECT_THAT(Run({"SELECT", "x"}), ElementsAre("-ERR value is not an integer or out of range"));
+  EXPECT_THAT(Run({"CLIENT", "GETNAME"}), ElementsAre("(nil)"));
+  EXPECT_THAT(Run({"CLIENT", "SETNAME", "worker-1"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"client", "getname"}), ElementsAre("worker-1"));
+  EXPECT_THAT(Run({"CLIENT", "SETNAME", "a b"}),
+              ElementsAre("-ERR Client names cannot contain spaces, newlines or special "
+                          "characters."));
+  EXPECT_THAT(Run({"CLIENT", "SETNAME"}),
+              ElementsAre("-ERR wrong number of arguments for 'client|setname' command"));
+  EXPECT_THAT(Run({"CLIENT", "Foo"}),
+              ElementsAre("-ERR unknown subcommand 'Foo'. Try CLIENT HELP."));
+  EXPECT_THAT(Run({"CONFIG", "GET", "save"}), ElementsAre("[save, ]"));
+  EXPECT_THAT(Run({"CONFIG", "GET", "appendonly"}), ElementsAre("[appendonly, no]"));
+  EXPECT_THAT(Run({"CONFIG", "GET", "save", "APPENDONLY"}),
+              ElementsAre("[save, , appendonly, no]"));
+  EXPECT_THAT(Run({"CONFIG", "GET", "max*"}), ElementsAre("[maxclients, 0]"));
+  EXPECT_THAT(Run({"CONFIG", "GET", "nosuch"}), ElementsAre("[]"));
+  EXPECT_THAT(Run({"CONFIG", "GET"}),
+              ElementsAre("-ERR wrong number of arguments for 'config|get' command"));
+  EXPECT_THAT(Run({"CONFIG", "SET", "save", ""}), ElementsAre("-ERR CONFIG SET is not supported"));
+  EXPECT_THAT(Run({"CONFIG", "foo"}),
+              ElementsAre("-ERR unknown subcommand 'foo'. Try CONFIG HELP."));
+  EXPECT_THAT(Run({"COMMAND"}), ElementsAre("[]"));
+  EXPECT_THAT(Run({"COMMAND", "DOCS"}), ElementsAre("[]"));
+}
+
+TEST_F(RespSessionTest, InlineCommands) {
+  EXPECT_THAT(Send("SET k hello\r\nGET k\nEXISTS k\r\n"), ElementsAre("+OK", "hello", ":1"));
+}
+
+TEST_F(RespSessionTest, QuitRepliesThenCloses) {
+  EXPECT_THAT(Send("PING\r\nQUIT\r\nPING\r\n"), ElementsAre("+PONG", "+OK"));
+  EXPECT_TRUE(session_->close_requested());
+  EXPECT_FALSE(session_->wants_input());
+  session_->Feed("PING\r\n");  // ignored
+  EXPECT_TRUE(session_->output().empty());
+}
+
+TEST_F(RespSessionTest, ProtocolErrorRepliesThenCloses) {
+  EXPECT_THAT(Send("PING\r\n*x\r\nPING\r\n"),
+              ElementsAre("+PONG", "-ERR Protocol error: invalid multibulk length"));
+  EXPECT_TRUE(session_->close_requested());
+  EXPECT_FALSE(session_->wants_input());
+}
+
+TEST_F(RespSessionTest, ProtocolErrorWaitsForEarlierReplies) {
+  // The GET is in flight when the error is parsed: its reply still comes first.
+  session_->Feed("SET k v\r\nGET k\r\n*1\r\n$x\r\n");
+  EXPECT_FALSE(session_->close_requested());
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(session_->output(), "+OK\r\n$1\r\nv\r\n-ERR Protocol error: invalid bulk length\r\n");
+  EXPECT_TRUE(session_->close_requested());
+}
+
+TEST_F(RespSessionTest, EndOfInputAnswersCompleteRequestsThenCloses) {
+  session_->Feed("SET k v\r\nGET k\r\n*2\r\n$3\r\nGET");
+  session_->EndOfInput();
+  EXPECT_FALSE(session_->close_requested());  // replies pending
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(session_->output(), "+OK\r\n$1\r\nv\r\n");
+  EXPECT_TRUE(session_->close_requested());
+}
+
+TEST_F(RespSessionTest, ValuesOverTheStoreLimitsAreRefused) {
+  SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
+  auto s = small.NewSession();
+  EXPECT_THAT(small.Command(*s, {"SET", "k", std::string(17, 'v')}),
+              ElementsAre("-ERR value is too large (17 bytes; this store's limit is 16)"));
+  EXPECT_THAT(small.Command(*s, {"SET", "123456789", "v"}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  EXPECT_THAT(small.Command(*s, {"MSET", "a", "1", "b", std::string(17, 'v')}),
+              ElementsAre("-ERR value is too large (17 bytes; this store's limit is 16)"));
+  EXPECT_THAT(small.Command(*s, {"SET", "k", std::string(16, 'v')}), ElementsAre("+OK"));
+  EXPECT_EQ(small.cluster().Stats().keys, 1u);  // nothing of the refused ones stored
+  EXPECT_FALSE(small.cluster().Peek("a").has_value());
+  EXPECT_THAT(small.Command(*s, {"GET", "k"}), ElementsAre(std::string(16, 'v')));
+}
+
+TEST_F(RespSessionTest, StoreErrorsAreReportedAndTheConnectionGoesOn) {
+  env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"));
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("-ERR node 3 did not answer"));
+  env_.cluster().InjectError(absl::ResourceExhaustedError("the store is full"));
+  EXPECT_THAT(Run({"SET", "k", "v"}), ElementsAre("-ERR the store is full"));
+  env_.cluster().InjectError(absl::DeadlineExceededError(""));
+  EXPECT_THAT(Run({"DBSIZE"}), ElementsAre("-ERR DEADLINE_EXCEEDED"));
+  EXPECT_THAT(Run({"PING"}), ElementsAre("+PONG"));
+  EXPECT_FALSE(session_->close_requested());
+}
+
+TEST_F(RespSessionTest, CountersCountCommandsAndErrors) {
+  RespCounters counters;
+  RespSessionOptions options;
+  options.counters = &counters;
+  auto s = env_.NewSession(options);
+  env_.Exchange(*s, "PING\r\nGET k\r\nFOO\r\nGET\r\n");
+  EXPECT_EQ(counters.commands.load(), 4u);
+  EXPECT_EQ(counters.error_replies.load(), 2u);
+  env_.Exchange(*s, "*x\r\n");
+  EXPECT_EQ(counters.protocol_errors.load(), 1u);
+}
+
+// --- AUTH ---
+
+class RespSessionAuthTest : public RespSessionTest {
+ protected:
+  RespSessionOptions Options() override {
+    RespSessionOptions options;
+    options.password = "secret";
+    return options;
+  }
+};
+
+TEST_F(RespSessionAuthTest, CommandsNeedAuth) {
+  EXPECT_THAT(Run({"PING"}), ElementsAre("-NOAUTH Authentication required."));
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("-NOAUTH Authentication required."));
+  // As in Redis: an unknown command and a wrong arity are reported first.
+  EXPECT_THAT(Run({"FOO", "bar"}),
+              ElementsAre("-ERR unknown command 'FOO', with args beginning with: 'bar' "));
+  EXPECT_THAT(Run({"GET"}), ElementsAre("-ERR wrong number of arguments for 'get' command"));
+  EXPECT_THAT(Run({"AUTH", "wrong"}),
+              ElementsAre("-WRONGPASS invalid username-password pair or user is disabled."));
+  EXPECT_THAT(Run({"AUTH", "bob", "secret"}),
+              ElementsAre("-WRONGPASS invalid username-password pair or user is disabled."));
+  EXPECT_THAT(Run({"AUTH", "a", "b", "c"}), ElementsAre("-ERR syntax error"));
+  EXPECT_THAT(Run({"AUTH", "secret"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"PING"}), ElementsAre("+PONG"));
+  EXPECT_THAT(Run({"AUTH", "default", "secret"}), ElementsAre("+OK"));
+  EXPECT_THAT(Run({"AUTH", "wrong"}),  // a failed AUTH does not log out
+              ElementsAre("-WRONGPASS invalid username-password pair or user is disabled."));
+  EXPECT_THAT(Run({"SET", "k", "v"}), ElementsAre("+OK"));
+}
+
+TEST_F(RespSessionAuthTest, QuitWorksBeforeAuth) {
+  EXPECT_THAT(Run({"QUIT"}), ElementsAre("+OK"));
+  EXPECT_TRUE(session_->close_requested());
+}
+
+TEST_F(RespSessionAuthTest, UnauthenticatedRequestsAreSmall) {
+  auto s = env_.NewSession(Options());
+  EXPECT_THAT(env_.Exchange(*s, "*11\r\n"),
+              ElementsAre("-ERR Protocol error: unauthenticated multibulk length"));
+  EXPECT_TRUE(s->close_requested());
+  // Once authenticated, the normal limits apply.
+  auto t = env_.NewSession(Options());
+  std::vector<std::string> mset = {"MSET"};
+  for (int i = 0; i < 10; ++i) {
+    mset.push_back(absl::StrCat("k", i));
+    mset.push_back(std::string(20000, 'v'));
+  }
+  EXPECT_THAT(env_.Exchange(*t, absl::StrCat(Multibulk({"AUTH", "secret"}), Multibulk(mset))),
+              ElementsAre("+OK", "+OK"));
+}
+
+TEST_F(RespSessionTest, AuthWithoutPassword) {
+  EXPECT_THAT(Run({"AUTH", "x"}),
+              ElementsAre("-ERR AUTH <password> called without any password configured for the "
+                          "default user. Are you sure your configuration is correct?"));
+  EXPECT_THAT(Run({"AUTH", "default", "x"}), ElementsAre("+OK"));
+}
+
+// --- Pipelining and order ---
+
+// Operations on keys starting with "slow" take 20 ms; "put" takes 10 ms; the rest are
+// immediate (the loop's next iteration).
+FakeStoreOptions SlowKeys() {
+  FakeStoreOptions options;
+  options.delay = [](absl::string_view op, absl::string_view key) {
+    if (absl::StartsWith(key, "slow")) return absl::Milliseconds(20);
+    if (op == "put") return absl::Milliseconds(10);
+    return absl::ZeroDuration();
+  };
+  return options;
+}
+
+class RespSessionPipelineTest : public RespSessionTest {
+ protected:
+  RespSessionPipelineTest() : RespSessionTest(SlowKeys()) {}
+};
+
+TEST_F(RespSessionPipelineTest, RepliesKeepRequestOrderWhenCompletionsDoNot) {
+  env_.cluster().Poke("slow1", "s1");
+  env_.cluster().Poke("slow2", "s2");
+  env_.cluster().Poke("fast", "f");
+  session_->Feed("GET slow1\r\nGET fast\r\nPING\r\nGET slow2\r\nECHO e\r\nMGET fast slow1\r\n");
+  // All overlap: nothing they touch is written.
+  EXPECT_EQ(session_->in_flight(), 4u);
+  EXPECT_TRUE(session_->output().empty());  // PING's reply waits behind GET slow1
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(session_->output(),
+            "$2\r\ns1\r\n$1\r\nf\r\n+PONG\r\n$2\r\ns2\r\n$1\r\ne\r\n*2\r\n$1\r\nf\r\n$2\r\ns1\r\n");
+}
+
+TEST_F(RespSessionPipelineTest, AConnectionSeesItsOwnWrites) {
+  // Each GET and INCR waits for the write before it on the same key (puts are slow,
+  // reads fast: issued together, the reads would see old values).
+  session_->Feed("SET k 1\r\nGET k\r\nSET k 2\r\nGET k\r\nINCR k\r\nGET k\r\nDEL k\r\nGET k\r\n");
+  EXPECT_EQ(session_->in_flight(), 1u);
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(testing::DecodeReplies(session_->output()).replies,
+            (Replies{"+OK", "1", "+OK", "2", ":3", "3", ":1", "(nil)"}));
+}
+
+TEST_F(RespSessionPipelineTest, CommandsOnOtherKeysOverlap) {
+  session_->Feed("SET a 1\r\nSET b 2\r\nGET c\r\nMSET d 1 e 2\r\nGET a\r\n");
+  EXPECT_EQ(session_->in_flight(), 4u);  // GET a waits for SET a
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(testing::DecodeReplies(session_->output()).replies,
+            (Replies{"+OK", "+OK", "(nil)", "+OK", "1"}));
+}
+
+TEST_F(RespSessionPipelineTest, ExclusiveCommandsWaitForEverythingBefore) {
+  session_->Feed("SET a 1\r\nSET slowb 2\r\nDBSIZE\r\nGET a\r\n");
+  EXPECT_EQ(session_->in_flight(), 2u);
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(testing::DecodeReplies(session_->output()).replies, (Replies{"+OK", "+OK", ":2", "1"}));
+}
+
+TEST_F(RespSessionPipelineTest, InFlightIsBounded) {
+  RespSessionOptions options;
+  options.max_in_flight = 4;
+  auto s = env_.NewSession(options);
+  std::string pipeline;
+  Replies expected;
+  for (int i = 0; i < 100; ++i) {
+    env_.cluster().Poke(absl::StrCat("slow", i), absl::StrCat("v", i));
+    absl::StrAppend(&pipeline, "GET slow", i, "\r\n");
+    expected.push_back(absl::StrCat("v", i));
+  }
+  s->Feed(pipeline);
+  EXPECT_EQ(s->in_flight(), 4u);
+  EXPECT_FALSE(s->wants_input());
+  ASSERT_TRUE(env_.Drain(absl::Seconds(10)));
+  EXPECT_EQ(testing::DecodeReplies(s->output()).replies, expected);
+  EXPECT_TRUE(s->wants_input());
+}
+
+TEST_F(RespSessionTest, UnreadOutputStopsParsing) {
+  RespSessionOptions options;
+  options.max_output_bytes = 100;
+  auto s = env_.NewSession(options);
+  const std::string big(1000, 'x');
+  std::string pipeline;
+  for (int i = 0; i < 10; ++i) pipeline += Multibulk({"ECHO", big});
+  s->Feed(pipeline);
+  // One reply is out; the rest waits unparsed until the client reads.
+  EXPECT_EQ(s->output().size(), 1000u + 9);
+  EXPECT_FALSE(s->wants_input());
+  EXPECT_GT(s->buffered_input_bytes(), 8000u);
+  int replies = 0;
+  while (!s->output().empty()) {
+    EXPECT_LE(s->output().size(), 1009u);
+    s->ConsumeOutput(s->output().size());
+    ++replies;
+  }
+  EXPECT_EQ(replies, 10);
+  EXPECT_TRUE(s->wants_input());
+  EXPECT_EQ(s->buffered_input_bytes(), 0u);
+}
+
+TEST_F(RespSessionPipelineTest, SessionDestroyedWithCommandsInFlight) {
+  auto s = env_.NewSession();
+  s->Feed("SET slowk v\r\nGET slowj\r\nMSET a 1 b 2\r\n");
+  EXPECT_EQ(s->in_flight(), 3u);
+  s.reset();  // the store still reads the arguments later (the fake keeps views)
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(env_.cluster().Peek("slowk"), "v");  // a started write completes
+}
+
+}  // namespace
+}  // namespace farm::kv::resp
