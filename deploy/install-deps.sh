@@ -19,7 +19,7 @@ packages=(
   # allocation benchmark's comparison column (tools/alloc_bench; optional at build time)
   libmimalloc-dev
   # transaction benchmark's baseline (tools/tx_bench): hiredis client, Redis server
-  libhiredis-dev redis-server
+  libhiredis-dev redis-server libmemcached-dev memcached  # and tools/ycsb's memcached baseline
 )
 
 missing=()

@@ -17,9 +17,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "tools/common/redis_server.h"
 #include "tools/tx_bench/farm_bank.h"
 #include "tools/tx_bench/redis_bank.h"
-#include "tools/tx_bench/redis_server.h"
 
 ABSL_FLAG(std::string, backend, "shm", "fabric backend of the FaRM cluster: shm or tcp");
 ABSL_FLAG(std::vector<std::string>, replication, (std::vector<std::string>{"1", "3"}),

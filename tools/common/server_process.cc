@@ -1,8 +1,7 @@
-#include "tools/tx_bench/redis_server.h"
+#include "tools/common/server_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -22,7 +21,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "farm/base/unique_fd.h"
 
 namespace farm::bench {
@@ -30,15 +28,16 @@ namespace {
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(5);
 constexpr absl::Duration kStopGrace = absl::Seconds(5);
+constexpr absl::Duration kProbeTimeout = absl::Milliseconds(200);
 // Start() retries on another port when the one picked was taken before the server bound
 // it (another process won the race between our close() and its bind()).
 constexpr int kPortAttempts = 5;
 constexpr size_t kLogTailBytes = 2048;
 
-absl::StatusOr<std::string> MakeTempDir() {
+absl::StatusOr<std::string> MakeTempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string path =
-      absl::StrCat((tmp != nullptr && *tmp != '\0') ? tmp : "/tmp", "/farm-redis-XXXXXX");
+      absl::StrCat((tmp != nullptr && *tmp != '\0') ? tmp : "/tmp", "/", prefix, "-XXXXXX");
   if (::mkdtemp(path.data()) == nullptr) {
     return absl::ErrnoToStatus(errno, absl::StrCat("mkdtemp ", path));
   }
@@ -77,7 +76,7 @@ absl::StatusOr<pid_t> SpawnWithOutputTo(const std::vector<std::string>& argv_in,
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
-  static constexpr char kExecFailed[] = "farm: exec of redis-server failed\n";
+  static constexpr char kExecFailed[] = "farm: exec of the server failed\n";
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
@@ -95,21 +94,6 @@ absl::StatusOr<pid_t> SpawnWithOutputTo(const std::vector<std::string>& argv_in,
   return pid;
 }
 
-bool PingAnswersPong(uint16_t port, absl::Duration timeout) {
-  const timeval tv = absl::ToTimeval(timeout);
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
-  if (c == nullptr) return false;
-  bool pong = false;
-  if (c->err == 0 && redisSetTimeout(c, tv) == REDIS_OK) {
-    auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
-    pong = reply != nullptr && reply->type == REDIS_REPLY_STATUS &&
-           absl::string_view(reply->str, reply->len) == "PONG";
-    if (reply != nullptr) freeReplyObject(reply);
-  }
-  redisFree(c);
-  return pong;
-}
-
 std::string DescribeExit(int status) {
   if (WIFSIGNALED(status)) return absl::StrCat("was killed by signal ", WTERMSIG(status));
   return absl::StrCat("exited with code ", WEXITSTATUS(status));
@@ -117,20 +101,20 @@ std::string DescribeExit(int status) {
 
 }  // namespace
 
-RedisServer::RedisServer(std::string binary, std::string dir)
-    : binary_(std::move(binary)), dir_(std::move(dir)), log_path_(dir_ + "/redis.log") {}
+ServerProcess::ServerProcess(ServerLaunchSpec spec, std::string dir)
+    : spec_(std::move(spec)), dir_(std::move(dir)), log_path_(dir_ + "/" + spec_.log_name) {}
 
-absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& binary) {
-  if (::access(binary.c_str(), X_OK) != 0) {
-    return absl::NotFoundError(absl::StrCat("redis-server binary ", binary,
-                                            " is missing or not executable (", std::strerror(errno),
-                                            "); on Debian: apt-get install redis-server, or run "
-                                            "deploy/install-deps.sh"));
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(ServerLaunchSpec spec,
+                                                                    const std::string& package) {
+  if (::access(spec.binary.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat(
+        spec.name, " binary ", spec.binary, " is missing or not executable (", std::strerror(errno),
+        "); on Debian: apt-get install ", package, ", or run deploy/install-deps.sh"));
   }
-  absl::StatusOr<std::string> dir = MakeTempDir();
+  absl::StatusOr<std::string> dir = MakeTempDir(spec.dir_prefix);
   if (!dir.ok()) return dir.status();
   // Owned from here on: any failure below removes the directory.
-  std::unique_ptr<RedisServer> server(new RedisServer(binary, *std::move(dir)));
+  std::unique_ptr<ServerProcess> server(new ServerProcess(std::move(spec), *std::move(dir)));
   absl::Status last;
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     absl::StatusOr<uint16_t> port = PickFreePort();
@@ -142,35 +126,21 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::strin
   return last;
 }
 
-absl::Status RedisServer::Launch(uint16_t port) {
+absl::Status ServerProcess::Launch(uint16_t port) {
   ::unlink(log_path_.c_str());  // each attempt's log on its own
   port_ = port;
-  // Option, value pairs.
-  // clang-format off
-  const std::vector<std::string> argv = {
-      binary_,
-      "--port", absl::StrCat(port),
-      "--bind", "127.0.0.1",
-      "--protected-mode", "no",
-      "--daemonize", "no",
-      "--save", "",
-      "--appendonly", "no",
-      "--dir", dir_,
-      "--logfile", log_path_,
-  };
-  // clang-format on
-  absl::StatusOr<pid_t> pid = SpawnWithOutputTo(argv, log_path_);
+  absl::StatusOr<pid_t> pid = SpawnWithOutputTo(spec_.argv(port, dir_, log_path_), log_path_);
   if (!pid.ok()) return pid.status();
   pid_ = *pid;
   absl::Status ready = WaitUntilReady(kStartTimeout);
   if (ready.ok()) return ready;
   Stop(absl::Milliseconds(500));
-  return absl::UnavailableError(absl::StrCat(binary_, " on 127.0.0.1:", port,
+  return absl::UnavailableError(absl::StrCat(spec_.binary, " on 127.0.0.1:", port,
                                              " did not come up: ", ready.message(),
                                              "; its log ended with:\n", LogTail()));
 }
 
-absl::Status RedisServer::WaitUntilReady(absl::Duration timeout) {
+absl::Status ServerProcess::WaitUntilReady(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (;;) {
     int status = 0;
@@ -180,16 +150,16 @@ absl::Status RedisServer::WaitUntilReady(absl::Duration timeout) {
       return absl::UnavailableError(absl::StrCat("it ", DescribeExit(status)));
     }
     if (rc < 0 && errno != EINTR) return absl::ErrnoToStatus(errno, "waitpid");
-    if (PingAnswersPong(port_, absl::Milliseconds(200))) return absl::OkStatus();
+    if (spec_.ready(port_, kProbeTimeout)) return absl::OkStatus();
     if (absl::Now() > deadline) {
       return absl::UnavailableError(
-          absl::StrCat("no PONG to PING within ", absl::FormatDuration(timeout)));
+          absl::StrCat("no ", spec_.ready_what, " within ", absl::FormatDuration(timeout)));
     }
     absl::SleepFor(absl::Milliseconds(10));
   }
 }
 
-void RedisServer::Stop(absl::Duration grace) {
+void ServerProcess::Stop(absl::Duration grace) {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   const absl::Time deadline = absl::Now() + grace;
@@ -207,7 +177,7 @@ void RedisServer::Stop(absl::Duration grace) {
   pid_ = -1;
 }
 
-std::string RedisServer::LogTail() const {
+std::string ServerProcess::LogTail() const {
   UniqueFd fd(::open(log_path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return absl::StrCat("(cannot open it: ", std::strerror(errno), ")");
   struct stat st {};
@@ -226,7 +196,7 @@ std::string RedisServer::LogTail() const {
   return tail.empty() ? "(empty)" : tail;
 }
 
-RedisServer::~RedisServer() {
+ServerProcess::~ServerProcess() {
   Stop(kStopGrace);
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);

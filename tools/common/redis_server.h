@@ -1,5 +1,5 @@
-// RedisServer: a private redis-server child process for the transaction benchmark's
-// Redis baseline, listening on 127.0.0.1 on a free TCP port.
+// RedisServer: a private redis-server child process for benchmark baselines (tx_bench's
+// bank transfers, the YCSB driver), listening on 127.0.0.1 on a free TCP port.
 //
 // The server runs with persistence off (no RDB snapshots, no AOF), protected mode off,
 // in a fresh temporary directory that also holds its log (redis.log); the directory is
@@ -12,18 +12,16 @@
 // so call Start() from a thread that outlives the server (e.g. main's).
 //
 // Not thread-safe; port() may be read from any thread.
-#ifndef FARM_TOOLS_TX_BENCH_REDIS_SERVER_H_
-#define FARM_TOOLS_TX_BENCH_REDIS_SERVER_H_
-
-#include <sys/types.h>
+#ifndef FARM_TOOLS_COMMON_REDIS_SERVER_H_
+#define FARM_TOOLS_COMMON_REDIS_SERVER_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
+#include "tools/common/server_process.h"
 
 namespace farm::bench {
 
@@ -37,30 +35,17 @@ class RedisServer {
 
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
-  ~RedisServer();
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return process_->port(); }
   // The server's log; valid until destruction.
-  const std::string& log_path() const { return log_path_; }
+  const std::string& log_path() const { return process_->log_path(); }
 
  private:
-  RedisServer(std::string binary, std::string dir);
+  explicit RedisServer(std::unique_ptr<ServerProcess> process) : process_(std::move(process)) {}
 
-  // One attempt to run the server on `port`; on failure the child is gone again.
-  absl::Status Launch(uint16_t port);
-  absl::Status WaitUntilReady(absl::Duration timeout);
-  // SIGTERM, wait up to `grace`, then SIGKILL; reaps the child. No-op without one.
-  void Stop(absl::Duration grace);
-  // The last bytes of the log, for error messages.
-  std::string LogTail() const;
-
-  const std::string binary_;
-  const std::string dir_;
-  const std::string log_path_;
-  pid_t pid_ = -1;
-  uint16_t port_ = 0;
+  std::unique_ptr<ServerProcess> process_;
 };
 
 }  // namespace farm::bench
 
-#endif  // FARM_TOOLS_TX_BENCH_REDIS_SERVER_H_
+#endif  // FARM_TOOLS_COMMON_REDIS_SERVER_H_

@@ -1,0 +1,141 @@
+// ycsb: the YCSB workload driver. Runs one workload (A-F or custom properties) against
+// each backend named by --backend, one after the other, prints each run's report and a
+// comparison of the backends, and writes them all as JSON with --json.
+//
+//   build/tools/ycsb/ycsb --backend=memcached,redis --workload=c --preset=farm
+//       --records=100000 --seconds=3 --threads=2
+//   ycsb --backend=redis --workload=a --properties=readproportion=0.9,updateproportion=0.1
+//
+// See tools/ycsb/README.md for the mapping to YCSB.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tools/ycsb/backends.h"
+#include "tools/ycsb/baseline_backends.h"
+#include "tools/ycsb/report.h"
+#include "tools/ycsb/workload.h"
+
+ABSL_FLAG(std::vector<std::string>, backend, (std::vector<std::string>{"memcached", "redis"}),
+          "backends to run, in order (comma list); the comparison is relative to the first");
+ABSL_FLAG(std::string, workload, "a", "YCSB core workload: a, b, c, d, e or f");
+ABSL_FLAG(std::string, preset, "", "\"farm\": 16-byte keys, one 32-byte field (FaRM's setting)");
+ABSL_FLAG(std::string, distribution, "",
+          "request distribution override: uniform, zipfian, latest, hotspot");
+ABSL_FLAG(int64_t, records, -1, "recordcount (-1: the workload's, 1000)");
+ABSL_FLAG(int64_t, operations, 0,
+          "operationcount: run this many operations instead of --seconds (0: by time)");
+ABSL_FLAG(int, field_count, -1, "fieldcount (-1: the workload's)");
+ABSL_FLAG(int, field_length, -1, "fieldlength in bytes (-1: the workload's)");
+ABSL_FLAG(std::vector<std::string>, properties, {},
+          "more YCSB properties, name=value, comma-separated (applied last)");
+ABSL_FLAG(double, seconds, 10, "measured duration of the transaction phase");
+ABSL_FLAG(double, warmup_seconds, 1, "unmeasured warm-up before it");
+ABSL_FLAG(int, threads, 1, "client threads (one connection each)");
+ABSL_FLAG(int, server_threads, 4, "worker threads of the memcached server (-t)");
+ABSL_FLAG(bool, memcached_binary, false, "memcached binary protocol instead of ASCII");
+ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
+ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
+
+namespace farm::ycsb {
+namespace {
+
+absl::StatusOr<WorkloadSpec> WorkloadFromFlags() {
+  absl::StatusOr<WorkloadSpec> spec = PresetWorkload(absl::GetFlag(FLAGS_workload));
+  if (!spec.ok()) return spec.status();
+  const std::string preset = absl::GetFlag(FLAGS_preset);
+  if (preset == "farm") {
+    ApplyFarmPreset(&*spec);
+  } else if (!preset.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --preset=", preset, " (farm)"));
+  }
+  if (const std::string d = absl::GetFlag(FLAGS_distribution); !d.empty()) {
+    absl::StatusOr<RequestDistribution> parsed = ParseDistribution(d);
+    if (!parsed.ok()) return parsed.status();
+    spec->request_distribution = *parsed;
+  }
+  if (absl::GetFlag(FLAGS_records) >= 0) spec->record_count = absl::GetFlag(FLAGS_records);
+  if (absl::GetFlag(FLAGS_field_count) >= 0) spec->field_count = absl::GetFlag(FLAGS_field_count);
+  if (absl::GetFlag(FLAGS_field_length) >= 0)
+    spec->field_length = absl::GetFlag(FLAGS_field_length);
+  spec->operation_count = absl::GetFlag(FLAGS_operations);
+  for (const std::string& p : absl::GetFlag(FLAGS_properties)) {
+    const std::vector<std::string> nv = absl::StrSplit(p, absl::MaxSplits('=', 1));
+    if (nv.size() != 2)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--properties: \"", p, "\" is not name=value"));
+    if (absl::Status s = SetProperty(&*spec, nv[0], nv[1]); !s.ok()) return s;
+  }
+  if (absl::Status s = spec->Validate(); !s.ok()) return s;
+  return spec;
+}
+
+int Main() {
+  absl::StatusOr<WorkloadSpec> spec = WorkloadFromFlags();
+  if (!spec.ok()) {
+    std::fprintf(stderr, "ycsb: %s\n", spec.status().ToString().c_str());
+    return 2;
+  }
+  BackendRegistry registry;
+  BaselineOptions baselines;
+  baselines.memcached_binary_protocol = absl::GetFlag(FLAGS_memcached_binary);
+  if (absl::Status s = RegisterBaselineBackends(&registry, baselines); !s.ok()) {
+    std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  // Other backends (the FaRM key-value store) register here.
+
+  RunConfig config;
+  config.workload = *spec;
+  config.threads = absl::GetFlag(FLAGS_threads);
+  config.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  config.warmup = absl::Seconds(absl::GetFlag(FLAGS_warmup_seconds));
+  config.seed = absl::GetFlag(FLAGS_seed);
+  config.server_threads = absl::GetFlag(FLAGS_server_threads);
+
+  const std::vector<std::string> names = absl::GetFlag(FLAGS_backend);
+  for (const std::string& name : names) {
+    if (registry.Find(name) == nullptr) {
+      std::fprintf(stderr, "ycsb: unknown backend \"%s\"; backends:\n%s", name.c_str(),
+                   registry.Describe().c_str());
+      return 2;
+    }
+  }
+  std::vector<RunReport> reports;
+  int failures = 0;
+  for (const std::string& name : names) {
+    absl::StatusOr<RunReport> report = (*registry.Find(name))(config);
+    if (!report.ok()) {
+      std::fprintf(stderr, "ycsb: %s: %s\n", name.c_str(), report.status().ToString().c_str());
+      ++failures;
+      continue;
+    }
+    std::printf("%s\n", FormatReport(*report).c_str());
+    std::fflush(stdout);
+    if (report->errors > 0) ++failures;
+    reports.push_back(*std::move(report));
+  }
+  if (reports.size() > 1) std::printf("%s", FormatComparison(reports).c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
+    if (absl::Status s = WriteJsonFile(path, reports); !s.ok()) {
+      std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace farm::ycsb
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "YCSB workloads against key-value stores: ycsb --backend=memcached,redis --workload=c");
+  absl::ParseCommandLine(argc, argv);
+  return farm::ycsb::Main();
+}
