@@ -96,8 +96,7 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, 
 }
 
 TableHost::TableHost(node::Node& node, TableOptions options)
-    : node_(node),
-      options_(options),
+    : options_(options),
       executors_(node.options().threads),
       opening_(node.options().threads) {}
 

@@ -67,7 +67,6 @@ class TableHost {
   UpdateExecutor& ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map);
   Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> Fetch(Context& ctx);
 
-  node::Node& node_;
   const TableOptions options_;
   mutable Mutex mu_;
   bool creating_ ABSL_GUARDED_BY(mu_) = false;

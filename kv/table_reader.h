@@ -11,8 +11,9 @@
 // one round trip (plus chain and value reads for the few keys that need them).
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
-// reader and the ShardMap must outlive the lookups in flight. Lookups are pooled: no
-// allocation per lookup once warm (the key is copied into a reused buffer).
+// reader and the ShardMap must outlive the lookups in flight. Lookup states are pooled
+// (the key is copied into a reused buffer); lockFreeReadMany's continuation wrapper
+// still allocates once per READ.
 #ifndef FARM_KV_TABLE_READER_H_
 #define FARM_KV_TABLE_READER_H_
 
