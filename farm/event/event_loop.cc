@@ -204,9 +204,11 @@ int EventLoop::CheckFds(int timeout_ms) {
 void EventLoop::Park() {
   doorbell_->Arm();
   // Invariant 1: everything a producer may have published before seeing us armed.
-  const bool busy = stop_.load(std::memory_order_acquire) ||
-                    has_posted_.load(std::memory_order_acquire) || !deferred_.empty() ||
-                    PollAll() > 0;
+  // The pollers run first: a continuation they run may defer work (and a poller may not
+  // count that as an event), so the deferred queue is looked at after them.
+  const int polled = PollAll();
+  const bool busy = polled > 0 || stop_.load(std::memory_order_acquire) ||
+                    has_posted_.load(std::memory_order_acquire) || !deferred_.empty();
   if (!busy) {
     Clock::time_point wake = timers_.empty() ? Clock::time_point::max() : timers_.begin()->first.first;
     for (const Poller* p : pollers_) {

@@ -335,7 +335,7 @@ void MsgThread::CompleteOneSided(const Completion& c) {
   }
 }
 
-void MsgThread::HandleCompletions() {
+int MsgThread::HandleCompletions() {
   Completion batch[32];
   const int n = cq_->Poll(absl::MakeSpan(batch));
   for (int i = 0; i < n; ++i) {
@@ -350,6 +350,7 @@ void MsgThread::HandleCompletions() {
                                                    CompletionStatusName(c.status))));
     }
   }
+  return n;
 }
 
 void MsgThread::ExpireCalls() {
@@ -392,8 +393,9 @@ void MsgThread::NotifyPeers() {
 
 int MsgThread::Poll() {
   NotifyPeers();  // what was sent since the last poll (work items, timers)
-  HandleCompletions();
-  int events = 0;
+  // Completions are events: their continuations make progress, and a full batch may
+  // leave more in the queue for the next poll.
+  int events = HandleCompletions();
   for (size_t i = 0; i < inbound_.size(); ++i) {
     Inbound& in = *inbound_[i];
     events += in.receiver.Poll(kReceiveBudget, in);

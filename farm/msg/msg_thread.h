@@ -143,7 +143,8 @@ class MsgThread final : public Poller {
   void Dispatch(const Message& message, uint16_t dst_thread);
   void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::string_view payload);
   void CompleteOneSided(const Completion& c);
-  void HandleCompletions();
+  // Returns how many completions it handled.
+  int HandleCompletions();
   void FailPeer(NodeId node, const absl::Status& why);
   void ExpireCalls();
   // Rings the receivers of everything written since the last call (RingSender::Notify).

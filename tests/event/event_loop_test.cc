@@ -219,6 +219,43 @@ TEST_F(EventLoopTest, AChainOfDeferralsCannotStarveThePollers) {
   loop->RemovePoller(&poller);
 }
 
+// A poller that defers work from inside its `nth` Poll and reports no event, as a
+// completion queue does when a continuation it runs starts the next operation.
+class DeferringPoller : public Poller {
+ public:
+  DeferringPoller(EventLoop* loop, int nth) : loop_(loop), nth_(nth) {}
+  int Poll() override {
+    if (++polls_ == nth_) loop_->Defer([this] { ran_.Notify(); });
+    return 0;
+  }
+  bool WaitRan() { return ran_.WaitForNotificationWithTimeout(absl::Seconds(2)); }
+
+ private:
+  EventLoop* loop_;
+  const int nth_;
+  int polls_ = 0;
+  Notification ran_;
+};
+
+TEST_F(EventLoopTest, WorkDeferredByAPollerWhileParkingStillRuns) {
+  // Regression: Park looked at the deferred queue before its last poll, so work a
+  // poller deferred in that poll waited for an unrelated wake-up (kv lookups on tcp
+  // stalled for up to a minute). With no spin and nothing to do, a new loop polls once
+  // in its first iteration and once more in Park, then sleeps: deferring in either poll
+  // must keep it awake.
+  EventLoopOptions options;
+  options.spin = absl::ZeroDuration();
+  for (int nth = 1; nth <= 2; ++nth) {
+    std::unique_ptr<EventLoop> loop = MakeLoop(options);
+    DeferringPoller poller(loop.get(), nth);
+    loop->AddPoller(&poller);
+    std::thread runner([&] { loop->Run(); });
+    EXPECT_TRUE(poller.WaitRan()) << "work deferred in poll " << nth << " never ran";
+    loop->Stop();
+    runner.join();
+  }
+}
+
 TEST_F(EventLoopTest, ReenteringTheLoopFromItsOwnCallbackAborts) {
   std::unique_ptr<EventLoop> loop = MakeLoop();
   loop->Post([&] { loop->RunOnce(); });
