@@ -2,8 +2,8 @@
 // each backend named by --backend, one after the other, prints each run's report and a
 // comparison of the backends, and writes them all as JSON with --json.
 //
-//   build/tools/ycsb/ycsb --backend=memcached,redis --workload=c --preset=farm
-//       --records=100000 --seconds=3 --threads=2
+//   build/tools/ycsb/ycsb --backend=farm,memcached,redis --workload=c --preset=farm
+//       --records=100000 --seconds=3 --threads=1 --farm_nodes=2
 //   ycsb --backend=redis --workload=a --properties=readproportion=0.9,updateproportion=0.1
 //
 // See tools/ycsb/README.md for the mapping to YCSB.
@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/baseline_backends.h"
+#include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/report.h"
 #include "tools/ycsb/workload.h"
 
@@ -36,11 +37,17 @@ ABSL_FLAG(std::vector<std::string>, properties, {},
           "more YCSB properties, name=value, comma-separated (applied last)");
 ABSL_FLAG(double, seconds, 10, "measured duration of the transaction phase");
 ABSL_FLAG(double, warmup_seconds, 1, "unmeasured warm-up before it");
-ABSL_FLAG(int, threads, 1, "client threads (one connection each)");
+ABSL_FLAG(int, threads, 1,
+          "client threads (one connection each); farm: application threads per node");
 ABSL_FLAG(int, server_threads, 4, "worker threads of the memcached server (-t)");
 ABSL_FLAG(bool, memcached_binary, false, "memcached binary protocol instead of ASCII");
 ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
 ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
+ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster (--threads application threads each)");
+ABSL_FLAG(std::string, farm_fabric, "shm", "farm: fabric backend, shm or tcp");
+ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
+ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
+ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
 
 namespace farm::ycsb {
 namespace {
@@ -88,7 +95,19 @@ int Main() {
     std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
     return 1;
   }
-  // Other backends (the FaRM key-value store) register here.
+  FarmRunOptions farm;
+  farm.nodes = absl::GetFlag(FLAGS_farm_nodes);
+  farm.fabric = absl::GetFlag(FLAGS_farm_fabric);
+  farm.window = absl::GetFlag(FLAGS_farm_window);
+  farm.occupancy = absl::GetFlag(FLAGS_farm_occupancy);
+  farm.replication = absl::GetFlag(FLAGS_farm_replication);
+  if (absl::Status s = registry.Register(
+          "farm", "the FaRM key-value store, application threads inside a local cluster",
+          [farm](const RunConfig& c) { return RunFarmWorkload(c, farm); });
+      !s.ok()) {
+    std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+    return 1;
+  }
 
   RunConfig config;
   config.workload = *spec;

@@ -1,0 +1,193 @@
+#include "tools/ycsb/farm_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "kv/local_kv_cluster.h"
+#include "tools/ycsb/farm_driver.h"
+#include "tools/ycsb/progress.h"
+#include "tools/ycsb/workload.h"
+
+namespace farm::ycsb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+absl::Status Validate(const RunConfig& config, const FarmRunOptions& o) {
+  if (config.threads < 1) return absl::InvalidArgumentError("at least one application thread per node");
+  if (o.nodes < 1) return absl::InvalidArgumentError("at least one node");
+  if (o.fabric != "shm" && o.fabric != "tcp") {
+    return absl::InvalidArgumentError(absl::StrCat("fabric \"", o.fabric, "\": shm or tcp"));
+  }
+  if (o.replication < 0 || o.replication > o.nodes) {
+    return absl::InvalidArgumentError(absl::StrCat("replication ", o.replication, " with ", o.nodes, " nodes"));
+  }
+  if (o.window < 1 || o.window > 1024) return absl::InvalidArgumentError("window: 1 to 1024 operations");
+  if (!(o.occupancy > 0 && o.occupancy <= 1)) return absl::InvalidArgumentError("occupancy: in (0, 1]");
+  return absl::OkStatus();
+}
+
+// Blocks until every driver has decremented control.running, calling tick() every 20 ms.
+template <typename Tick>
+Clock::time_point WaitForDrivers(const DriverControl& control, Tick tick) {
+  while (control.running.load(std::memory_order_acquire) > 0) {
+    tick();
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return Clock::now();
+}
+
+}  // namespace
+
+absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRunOptions& options) {
+  if (absl::Status s = Validate(config, options); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<CoreWorkload>> workload = CoreWorkload::Create(config.workload);
+  if (!workload.ok()) return workload.status();
+  const WorkloadSpec& spec = (*workload)->spec();
+  const RecordFormat& format = (*workload)->format();
+
+  kv::TableOptions table;
+  table.layout.neighbourhood = options.neighbourhood;
+  if (absl::Status s = table.layout.Validate(); !s.ok()) return s;
+  const double slots_wanted = static_cast<double>(spec.record_count) / options.occupancy;
+  table.buckets_per_node = std::max<uint64_t>(
+      4, static_cast<uint64_t>(slots_wanted / (table.layout.slots_per_bucket() * options.nodes)) + 1);
+  node::LocalClusterOptions cluster;
+  cluster.backend = options.fabric;
+  cluster.nodes = options.nodes;
+  cluster.threads = static_cast<uint32_t>(config.threads);
+  cluster.replication = options.replication > 0 ? options.replication : std::min(3, options.nodes);
+  cluster.dir = absl::StrCat(options.dir, "-", ::getpid());
+  // Regions are sparse: capacity costs only what is written. Room for every pair out of
+  // line, on every replica, four times over.
+  const uint64_t pair_bytes = format.max_key_bytes() + format.value_bytes() + 64;
+  const uint64_t per_node = 4 * pair_bytes * static_cast<uint64_t>(spec.record_count) *
+                            cluster.replication / static_cast<uint64_t>(options.nodes);
+  cluster.region_bytes = 256u << 20;
+  cluster.capacity_bytes = std::max<uint64_t>(2048u << 20, (per_node / cluster.region_bytes + 1) * cluster.region_bytes);
+  absl::StatusOr<std::unique_ptr<kv::LocalKvCluster>> kv = kv::LocalKvCluster::Start(cluster, table);
+  if (!kv.ok()) return kv.status();
+
+  DriverControl control;
+  std::vector<std::unique_ptr<FarmDriver>> drivers;
+  struct Place {
+    NodeId node;
+    uint32_t thread;
+  };
+  std::vector<Place> places;
+  for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
+    for (uint32_t t = 0; t < cluster.threads; ++t) {
+      drivers.push_back(std::make_unique<FarmDriver>((*kv)->client(id, t), **workload,
+                                                     config.seed + drivers.size(), options.window, &control));
+      places.push_back({id, t});
+    }
+  }
+  const int total = static_cast<int>(drivers.size());
+  // Runs fn(driver i) on driver i's worker thread.
+  auto on_driver_threads = [&](auto& fn) {
+    control.running.store(total, std::memory_order_relaxed);
+    for (int i = 0; i < total; ++i) {
+      (*kv)->node(places[i].node).loop(places[i].thread).Post([&fn, d = drivers[i].get(), i] { fn(*d, i); });
+    }
+  };
+
+  RunReport report;
+  report.backend = "farm";
+  report.workload = spec.name;
+  report.distribution = std::string(DistributionName(spec.request_distribution));
+  report.threads = total;
+  report.records = spec.record_count;
+  report.key_bytes = format.max_key_bytes();
+  report.value_bytes = format.value_bytes();
+  report.AddFigure("nodes", options.nodes);
+  report.AddFigure("app_threads_per_node", config.threads);
+  report.AddFigure("window", options.window);
+
+  // Load.
+  ProgressBar bar("load farm", spec.record_count, config.progress);
+  const Clock::time_point load_start = Clock::now();
+  auto load = [&](FarmDriver& d, int i) {
+    d.Load(spec.insert_start + spec.record_count * i / total, spec.insert_start + spec.record_count * (i + 1) / total);
+  };
+  on_driver_threads(load);
+  const Clock::time_point load_end =
+      WaitForDrivers(control, [&] { bar.Update(control.loaded.load(std::memory_order_relaxed)); });
+  bar.Finish(control.loaded.load());
+  for (const auto& d : drivers) {
+    if (!d->load_status().ok()) return d->load_status();
+  }
+  report.load_seconds = Seconds(load_end - load_start);
+  report.load_throughput = spec.record_count / report.load_seconds;
+  absl::StatusOr<kv::TableScan> scan = (*kv)->Run<absl::StatusOr<kv::TableScan>>(
+      1, 0, [](kv::TableClient& c, auto finish) { c.Scan(std::move(finish)); });
+  if (!scan.ok()) return scan.status();
+  if (scan->pairs != static_cast<uint64_t>(spec.record_count)) {
+    return absl::InternalError(
+        absl::StrCat("the table holds ", scan->pairs, " pairs after loading ", spec.record_count, " records"));
+  }
+  report.AddFigure("occupancy", scan->occupancy());
+  report.AddFigure("space_utilisation", scan->utilisation());
+  report.AddFigure("table_memory_mb", scan->memory_bytes / 1e6);
+  report.AddFigure("overflow_blocks", static_cast<double>(scan->overflow_blocks));
+  report.AddFigure("out_of_line_pairs", static_cast<double>(scan->out_of_line));
+
+  // Transactions.
+  const bool by_count = spec.operation_count > 0;
+  control.phase.store(by_count || config.warmup <= absl::ZeroDuration() ? DriverPhase::kMeasure
+                                                                         : DriverPhase::kWarmup);
+  const Clock::time_point run_start = Clock::now();
+  Clock::time_point measure_start = run_start;
+  Clock::time_point measure_end = run_start;
+  const auto warmup = absl::ToChronoNanoseconds(config.warmup);
+  const auto duration = absl::ToChronoNanoseconds(config.duration);
+  auto run = [&](FarmDriver& d, int i) {
+    d.Run(by_count ? spec.operation_count * (i + 1) / total - spec.operation_count * i / total : 0);
+  };
+  on_driver_threads(run);
+  const Clock::time_point run_end = WaitForDrivers(control, [&] {
+    if (by_count) return;
+    const Clock::time_point now = Clock::now();
+    if (control.phase.load() == DriverPhase::kWarmup && now - run_start >= warmup) {
+      measure_start = now;
+      control.phase.store(DriverPhase::kMeasure);
+    } else if (control.phase.load() == DriverPhase::kMeasure && now - measure_start >= duration) {
+      measure_end = now;
+      control.phase.store(DriverPhase::kStop);
+    }
+  });
+  if (by_count) measure_end = run_end;
+  report.seconds = Seconds(measure_end - measure_start);
+  OpStats all;
+  for (const auto& d : drivers) all.Merge(d->stats());
+  report.SetOpStats(all);
+
+  kv::LookupStats lookups;
+  for (const Place& p : places) {
+    absl::StatusOr<kv::LookupStats> s = (*kv)->Run<absl::StatusOr<kv::LookupStats>>(
+        p.node, p.thread, [](kv::TableClient& c, auto finish) { finish(c.reader().stats()); });
+    if (!s.ok()) return s.status();
+    lookups.lookups += s->lookups;
+    lookups.reads += s->reads;
+    lookups.bytes_read += s->bytes_read;
+    lookups.restarts += s->restarts;
+  }
+  if (lookups.lookups > 0) {
+    const double n = static_cast<double>(lookups.lookups);
+    report.AddFigure("reads_per_lookup", lookups.reads / n);
+    report.AddFigure("bytes_per_lookup", lookups.bytes_read / n);
+    report.AddFigure("restarts_per_lookup", lookups.restarts / n);
+  }
+  drivers.clear();  // nothing in flight: every driver retired
+  return report;
+}
+
+}  // namespace farm::ycsb

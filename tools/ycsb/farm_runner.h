@@ -1,0 +1,48 @@
+// RunFarmWorkload: YCSB inside a FaRM cluster, as the paper ran it: a local cluster of
+// `nodes` nodes (kv::LocalKvCluster, one process), the key-value store on it, and
+// config.threads application threads on every node (the nodes' worker threads), each a
+// FarmDriver with `window` operations in flight.
+//
+//   1. Starts the cluster and the table, sized so that the loaded records fill
+//      `occupancy` of the bucket slots (the table does not resize).
+//   2. Load phase: the records split evenly across all application threads, progress on
+//      stderr; any failed insert fails the run, and a scan must then count them all.
+//   3. Transaction phase: as the synchronous runner's (sync_runner.h): by time after a
+//      warm-up, or by operation count.
+//   4. The RunReport, with figures: nodes, app_threads, window; reads_per_lookup,
+//      bytes_per_lookup and restarts_per_lookup (fabric READs or local copies of the
+//      lock-free lookups, over the whole run); occupancy, space_utilisation (bytes of
+//      key-value pairs / bytes of memory the table uses), overflow_blocks and
+//      out_of_line_pairs from a scan after the load.
+//
+// Blocks the calling thread for the whole run; stops the cluster before returning.
+#ifndef FARM_TOOLS_YCSB_FARM_RUNNER_H_
+#define FARM_TOOLS_YCSB_FARM_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "tools/ycsb/backends.h"
+#include "tools/ycsb/report.h"
+
+namespace farm::ycsb {
+
+struct FarmRunOptions {
+  int nodes = 2;
+  std::string fabric = "shm";  // "shm" or "tcp"
+  int replication = 0;         // copies of each region; 0: min(3, nodes)
+  int window = 16;             // operations in flight per application thread
+  double occupancy = 0.9;      // of the bucket slots, once the records are loaded
+  uint32_t neighbourhood = 8;  // H
+  std::string dir = "/tmp/farm-ycsb";  // the cluster's directory (pid appended)
+};
+
+// InvalidArgument for bad options or workload; the cluster's or the table's error when
+// they cannot start; the load's first error. Errors of the transaction phase are
+// counted in the report.
+absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRunOptions& options);
+
+}  // namespace farm::ycsb
+
+#endif  // FARM_TOOLS_YCSB_FARM_RUNNER_H_
