@@ -43,7 +43,8 @@ ABSL_FLAG(int, server_threads, 4, "worker threads of the memcached server (-t)")
 ABSL_FLAG(bool, memcached_binary, false, "memcached binary protocol instead of ASCII");
 ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
 ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
-ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster (--threads application threads each)");
+ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster");
+ABSL_FLAG(int, farm_threads, 0, "farm: application threads per node (0: --threads)");
 ABSL_FLAG(std::string, farm_fabric, "shm", "farm: fabric backend, shm or tcp");
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
@@ -103,7 +104,10 @@ int Main() {
   farm.replication = absl::GetFlag(FLAGS_farm_replication);
   if (absl::Status s = registry.Register(
           "farm", "the FaRM key-value store, application threads inside a local cluster",
-          [farm](const RunConfig& c) { return RunFarmWorkload(c, farm); });
+          [farm, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
+            if (threads > 0) c.threads = threads;
+            return RunFarmWorkload(c, farm);
+          });
       !s.ok()) {
     std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
     return 1;
