@@ -1,15 +1,31 @@
 #include "farm/node/local_cluster.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "farm/fabric/socket_util.h"
 
 namespace farm::node {
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOptions& options) {
+  // A tcp node binds the port a probe found free; another process may take it first
+  // (tests run in parallel). Such a start is retried with new ports.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<std::unique_ptr<LocalCluster>> c = StartOnce(options);
+    if (c.ok() || attempt == kAttempts || options.backend != "tcp" ||
+        !absl::StrContains(c.status().message(), std::strerror(EADDRINUSE))) {
+      return c;
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const LocalClusterOptions& options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("a local cluster needs a directory");
   if (options.backend != "shm" && options.backend != "tcp") {
     return absl::InvalidArgumentError(absl::StrCat("backend ", options.backend, ": shm or tcp"));

@@ -32,6 +32,8 @@ struct LocalClusterOptions {
 class LocalCluster {
  public:
   // Starts nodes 1..n; returns once every node is linked to every other (20 s at most).
+  // With tcp, a start that loses its probed port to another process is retried (twice)
+  // with new ports, `before_start` running again for the new nodes.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalClusterOptions& options);
   ~LocalCluster();  // stops the nodes, removes the directory
 
@@ -40,6 +42,7 @@ class LocalCluster {
 
  private:
   LocalCluster() = default;
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> StartOnce(const LocalClusterOptions& options);
   std::string dir_;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
