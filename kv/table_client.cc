@@ -16,31 +16,6 @@ constexpr uint32_t kBucketsPerScanRead = 8;
 
 uint64_t SlotEstimate(uint64_t payload) { return (MaxStoredBytes(payload) + 15) / 16 * 16; }
 
-// co_await ReadMany(op, objects) -> the copies' payloads (copied out of the read).
-class ReadMany {
- public:
-  ReadMany(LockFreeOp& op, std::vector<FatPtr> objects) : op_(&op), objects_(std::move(objects)) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    lockFreeReadMany(*op_, objects_, [this, h](absl::StatusOr<std::span<const LockFreeObject>> r) {
-      if (r.ok()) {
-        std::vector<std::string> copies;
-        for (const LockFreeObject& o : *r) copies.emplace_back(o.data.data(), o.data.size());
-        result_ = std::move(copies);
-      } else {
-        result_ = r.status();
-      }
-      h.resume();
-    });
-  }
-  absl::StatusOr<std::vector<std::string>> await_resume() { return std::move(result_); }
-
- private:
-  LockFreeOp* op_;
-  std::vector<FatPtr> objects_;
-  absl::StatusOr<std::vector<std::string>> result_ = absl::UnknownError("not completed");
-};
-
 void CountSlot(std::span<const char> slot, TableScan& scan) {
   switch (KindOf(slot)) {
     case SlotKind::kEmpty:
@@ -71,9 +46,10 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Sh
         buckets.push_back(map->Bucket(s, b));
       }
       LockFreeOp op = lockFreeStart(ctx);
-      absl::StatusOr<std::vector<std::string>> copies = co_await ReadMany(op, std::move(buckets));
+      absl::StatusOr<std::vector<LockFreeCopy>> copies = co_await LockFreeReadMany(op, buckets);
       if (!copies.ok()) co_return copies.status();
-      for (const std::string& bucket : *copies) {
+      for (const LockFreeCopy& copy : *copies) {
+        const std::string& bucket = copy.data;
         scan.bucket_slots += layout.slots_per_bucket();
         for (uint32_t i = 0; i < layout.slots_per_bucket(); ++i) {
           const uint64_t before = scan.pairs;

@@ -10,28 +10,6 @@
 namespace farm::kv {
 namespace {
 
-// co_await MsgSendTo(ctx, machine, id, payload) -> absl::StatusOr<std::string>.
-class MsgSendTo {
- public:
-  MsgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload)
-      : ctx_(&ctx), machine_(machine), id_(id), payload_(payload) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    msgSendTo(*ctx_, machine_, id_, payload_, [this, h](absl::StatusOr<std::string> r) {
-      result_ = std::move(r);
-      h.resume();
-    });
-  }
-  absl::StatusOr<std::string> await_resume() { return std::move(result_); }
-
- private:
-  Context* ctx_;
-  NodeId machine_;
-  MsgId id_;
-  absl::string_view payload_;
-  absl::StatusOr<std::string> result_ = absl::UnknownError("not completed");
-};
-
 // Allocates `count` buckets in transactions of kBucketsPerAllocTx and groups them into
 // shards: runs of buckets at one stride in one region, of one incarnation.
 Task<absl::StatusOr<std::vector<Shard>>> AllocateShards(Context& ctx, TableLayout layout,

@@ -16,7 +16,8 @@
 // what it co_returned. Spawn starts a top-level task now, on the calling thread; its
 // frame is destroyed when it finishes.
 //
-// The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, MsgSend, SleepFor) call the
+// The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, LockFreeReadMany, MsgSend,
+// MsgSendTo, SleepFor) call the
 // continuation-style function in await_suspend and resume the coroutine from its
 // continuation. Errors are values (absl::Status / StatusOr), as in farm.h; nothing
 // throws, and an exception escaping a coroutine terminates the process.
@@ -46,8 +47,10 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <span>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -274,6 +277,36 @@ class [[nodiscard]] LockFreeRead {
   absl::StatusOr<LockFreeCopy> result_ = absl::UnknownError("not completed");
 };
 
+// co_await LockFreeReadMany(op, objects) -> absl::StatusOr<std::vector<LockFreeCopy>>,
+// one per object in order (lockFreeReadMany: one READ of neighbouring objects).
+// `objects` is read in await_suspend: it must be valid until then.
+class [[nodiscard]] LockFreeReadMany {
+ public:
+  LockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects) : op_(&op), objects_(objects) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    lockFreeReadMany(*op_, objects_, [this, h](absl::StatusOr<std::span<const LockFreeObject>> r) {
+      if (r.ok()) {
+        std::vector<LockFreeCopy> copies;
+        copies.reserve(r->size());
+        for (const LockFreeObject& o : *r) {
+          copies.push_back(LockFreeCopy{o.version, std::string(o.data.data(), o.data.size())});
+        }
+        result_ = std::move(copies);
+      } else {
+        result_ = r.status();
+      }
+      h.resume();
+    });
+  }
+  absl::StatusOr<std::vector<LockFreeCopy>> await_resume() { return std::move(result_); }
+
+ private:
+  LockFreeOp* op_;
+  std::span<const FatPtr> objects_;
+  absl::StatusOr<std::vector<LockFreeCopy>> result_ = absl::UnknownError("not completed");
+};
+
 // --- Messages ---
 
 // co_await MsgSend(ctx, address, id, payload) -> absl::StatusOr<std::string>, the
@@ -292,6 +325,26 @@ class [[nodiscard]] MsgSend {
  private:
   Context* ctx_;
   Addr address_;
+  MsgId id_;
+  absl::string_view payload_;
+  coro_internal::ResultSlot<absl::StatusOr<std::string>> slot_;
+};
+
+// co_await MsgSendTo(ctx, machine, id, payload) -> absl::StatusOr<std::string>: as
+// MsgSend, to a machine rather than an address's primary (msgSendTo).
+class [[nodiscard]] MsgSendTo {
+ public:
+  MsgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload)
+      : ctx_(&ctx), machine_(machine), id_(id), payload_(payload) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    msgSendTo(*ctx_, machine_, id_, payload_, slot_.Resumer(h));
+  }
+  absl::StatusOr<std::string> await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  NodeId machine_;
   MsgId id_;
   absl::string_view payload_;
   coro_internal::ResultSlot<absl::StatusOr<std::string>> slot_;

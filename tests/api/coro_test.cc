@@ -1,13 +1,15 @@
 // Coroutines over the public API (farm/api/coro.h) on an in-process 3-node cluster:
 // a bank transfer written as a coroutine and retried when it aborts, Tasks awaited
 // from Tasks (lazy start, values, deep nesting), many concurrent transfers on one
-// thread keeping the total, lock-free reads, and msgSend from a coroutine to a handler
-// that itself runs a coroutine (function shipping).
+// thread keeping the total, lock-free reads (one object, and neighbours with one READ),
+// and msgSend / msgSendTo from a coroutine to a handler that itself runs a coroutine
+// (function shipping).
 #include "farm/api/coro.h"
 
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "farm/api/farm.h"
@@ -342,6 +344,53 @@ TEST_F(CoroTest, MsgSendErrors) {
   absl::Status bad_request = RunTask<absl::Status>(
       cluster_->node(3), [a](Context& ctx) { return SendTo(ctx, a.addr, kDepositMsgId); });
   EXPECT_EQ(bad_request.code(), absl::StatusCode::kInvalidArgument) << bad_request;
+}
+
+Task<absl::StatusOr<int64_t>> ShipDepositTo(Context& ctx, NodeId machine, FatPtr account, int64_t amount) {
+  const std::string request = Encode(DepositRequest{account, amount});
+  absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, machine, kDepositMsgId, request);
+  if (!reply.ok()) co_return reply.status();
+  if (reply->size() != sizeof(int64_t)) co_return absl::InternalError("bad deposit reply");
+  co_return BalanceOf(*reply);
+}
+
+TEST_F(CoroTest, MsgSendToAddressesAMachine) {
+  const FatPtr a = NewAccount(3, 10);
+  absl::StatusOr<int64_t> b = RunTask<absl::StatusOr<int64_t>>(
+      cluster_->node(1), [a](Context& ctx) { return ShipDepositTo(ctx, 3, a, 7); });
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*b, 17);
+  absl::StatusOr<int64_t> nobody = RunTask<absl::StatusOr<int64_t>>(
+      cluster_->node(1), [a](Context& ctx) { return ShipDepositTo(ctx, 9, a, 7); });
+  EXPECT_EQ(nobody.status().code(), absl::StatusCode::kUnavailable) << nobody.status();
+  EXPECT_EQ(Balance(2, a), 17);
+}
+
+// Both balances with one READ; the accounts must lie in one region, ascending.
+Task<absl::StatusOr<std::vector<int64_t>>> ReadBalances(Context& ctx, std::vector<FatPtr> accounts) {
+  LockFreeOp op = lockFreeStart(ctx);
+  absl::StatusOr<std::vector<LockFreeCopy>> copies = co_await LockFreeReadMany(op, accounts);
+  lockFreeEnd(op);
+  if (!copies.ok()) co_return copies.status();
+  std::vector<int64_t> balances;
+  for (const LockFreeCopy& c : *copies) balances.push_back(BalanceOf(c.data));
+  co_return balances;
+}
+
+TEST_F(CoroTest, LockFreeReadManyReadsNeighboursTogether) {
+  std::vector<FatPtr> accounts = {NewAccount(2, 11), NewAccount(2, 22)};
+  ASSERT_EQ(accounts[0].addr.region(), accounts[1].addr.region()) << "one thread's slab";
+  const bool swapped = accounts[1].addr.offset() < accounts[0].addr.offset();
+  if (swapped) std::swap(accounts[0], accounts[1]);
+  absl::StatusOr<std::vector<int64_t>> b = RunTask<absl::StatusOr<std::vector<int64_t>>>(
+      cluster_->node(1), [accounts](Context& ctx) { return ReadBalances(ctx, accounts); });
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*b, swapped ? (std::vector<int64_t>{22, 11}) : (std::vector<int64_t>{11, 22}));
+  // Out of order: refused, as lockFreeReadMany refuses it.
+  std::swap(accounts[0], accounts[1]);
+  absl::StatusOr<std::vector<int64_t>> refused = RunTask<absl::StatusOr<std::vector<int64_t>>>(
+      cluster_->node(1), [accounts](Context& ctx) { return ReadBalances(ctx, accounts); });
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
 }
 
 Task<absl::Status> OtherErrors(Context& ctx) {
