@@ -17,10 +17,10 @@
 // frame is destroyed when it finishes.
 //
 // The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, LockFreeReadMany, MsgSend,
-// MsgSendTo, SleepFor) call the
-// continuation-style function in await_suspend and resume the coroutine from its
-// continuation. Errors are values (absl::Status / StatusOr), as in farm.h; nothing
-// throws, and an exception escaping a coroutine terminates the process.
+// MsgSendTo, SleepFor) call the continuation-style function in await_suspend and resume
+// the coroutine from its continuation. Errors are values (absl::Status / StatusOr), as
+// in farm.h; nothing throws, and an exception escaping a coroutine terminates the
+// process.
 //
 // Contracts:
 //   - Threads: a task runs on one worker thread, the one whose Context its operations
