@@ -61,7 +61,7 @@ void FarmDriver::Run(int64_t quota) {
 
 void FarmDriver::Issue(Slot* s) {
   const DriverPhase phase = control_->phase.load(std::memory_order_relaxed);
-  if (phase == DriverPhase::kStop || (quota_ > 0 && issued_ >= quota_)) {
+  if (phase == DriverPhase::kStop || (quota_ >= 0 && issued_ >= quota_)) {
     if (--in_flight_ == 0) Retire();
     return;
   }

@@ -49,9 +49,9 @@ class FarmDriver {
   // Inserts records [begin, end), `window` at a time; stops issuing at the first
   // failure (load_status()). Decrements control->running when done.
   void Load(int64_t begin, int64_t end);
-  // Runs operations until the phase is kStop, or `quota` (> 0) operations have run;
-  // measures those started in kMeasure. Decrements control->running when the last one
-  // in flight has completed.
+  // Runs operations until the phase is kStop, or, when `quota` >= 0, until `quota`
+  // operations have run (none for 0); measures those started in kMeasure. Decrements
+  // control->running when the last one in flight has completed.
   void Run(int64_t quota);
 
   const OpStats& stats() const { return stats_; }
@@ -90,11 +90,11 @@ class FarmDriver {
   DriverControl* const control_;
   std::vector<std::unique_ptr<Slot>> slots_;
   int in_flight_ = 0;
-  // Load: the next record and the end; Run: operations issued and the quota (0: none).
+  // Load: the next record and the end; Run: operations issued and the quota (< 0: none).
   int64_t next_ = 0;
   int64_t end_ = 0;
   int64_t issued_ = 0;
-  int64_t quota_ = 0;
+  int64_t quota_ = -1;
   absl::Status load_status_;
   OpStats stats_;
 };

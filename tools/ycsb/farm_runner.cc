@@ -150,7 +150,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   const auto warmup = absl::ToChronoNanoseconds(config.warmup);
   const auto duration = absl::ToChronoNanoseconds(config.duration);
   auto run = [&](FarmDriver& d, int i) {
-    d.Run(by_count ? spec.operation_count * (i + 1) / total - spec.operation_count * i / total : 0);
+    d.Run(by_count ? spec.operation_count * (i + 1) / total - spec.operation_count * i / total : -1);
   };
   on_driver_threads(run);
   const Clock::time_point run_end = WaitForDrivers(control, [&] {

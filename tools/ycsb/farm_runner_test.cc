@@ -83,6 +83,18 @@ TEST_P(FarmRunnerTest, EveryOperationTypeWithOutOfLineValues) {
   EXPECT_GE(FigureOf(*r, "reads_per_lookup"), 2.0);
 }
 
+TEST_P(FarmRunnerTest, FewerOperationsAndRecordsThanThreads) {
+  // 3 records and 3 operations over 2 nodes x 2 threads: some drivers load nothing and
+  // run nothing, and the run still ends.
+  RunConfig c = ByCount(*PresetWorkload("c"), 3, 3);
+  c.threads = 2;
+  absl::StatusOr<RunReport> r = RunFarmWorkload(c, Cluster(GetParam()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->ops, 3u);
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_EQ(r->threads, 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::Values("shm", "tcp"));
 
 TEST(FarmRunnerOptionsTest, BadOptionsAreRefusedBeforeAnythingStarts) {
