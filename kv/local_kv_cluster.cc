@@ -1,5 +1,7 @@
 #include "kv/local_kv_cluster.h"
 
+#include <cstdio>
+
 namespace farm::kv {
 namespace {
 
@@ -7,9 +9,11 @@ namespace {
 template <typename Op>
 absl::Status RunInContext(node::Node& n, size_t t, Op op) {
   auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
-  auto done = std::make_shared<absl::Notification>();
-  n.loop(t).Post([&n, t, op = std::move(op), result, done]() mutable {
-    op(n.context(t), [result, done](absl::Status s) {
+  auto done = std::make_shared<Notification>();
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  n.loop(t).Post([&n, t, op = std::move(op), result, done, finished]() mutable {
+    op(n.context(t), [result, done, finished](absl::Status s) {
+      if (finished->exchange(true)) return LocalKvCluster::ReportDoubleCompletion();
       *result = std::move(s);
       done->Notify();
     });
@@ -21,6 +25,10 @@ absl::Status RunInContext(node::Node& n, size_t t, Op op) {
 }
 
 }  // namespace
+
+void LocalKvCluster::ReportDoubleCompletion() {
+  std::fprintf(stderr, "LocalKvCluster: an operation's continuation ran twice (a bug below kv)\n");
+}
 
 absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(node::LocalClusterOptions cluster,
                                                                       TableOptions table) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "farm/base/mutex.h"
 #include "gtest/gtest.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/kv/register_checker.h"
@@ -82,12 +82,12 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
     }
   }
   std::atomic<int> running{static_cast<int>(clients.size())};
-  absl::Notification all_done;
+  Notification all_done;  // TSan-visible, unlike Abseil's build
   // One step of a client: the next operation, recorded when it completes.
   struct Driver {
     KvCluster* kv;
     std::atomic<int>* running;
-    absl::Notification* all_done;
+    Notification* all_done;
     void Step(Client* c) {
       if (c->remaining-- == 0) {
         if (running->fetch_sub(1) == 1) all_done->Notify();

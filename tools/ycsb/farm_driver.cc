@@ -1,5 +1,6 @@
 #include "tools/ycsb/farm_driver.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,12 +22,12 @@ FarmDriver::FarmDriver(kv::TableClient& client, CoreWorkload& workload, uint64_t
 void FarmDriver::Load(int64_t begin, int64_t end) {
   next_ = begin;
   end_ = end;
-  for (auto& s : slots_) {
-    if (next_ >= end_) break;
-    ++in_flight_;
-    LoadNext(s.get());
-  }
-  if (in_flight_ == 0) Retire();
+  // Every slot in use is counted before any starts: the count reaches zero (Retire)
+  // only once the last one has finished.
+  const int64_t records = std::max<int64_t>(0, end_ - next_);
+  in_flight_ = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(slots_.size()), records));
+  if (in_flight_ == 0) return Retire();
+  for (int i = 0, n = in_flight_; i < n; ++i) LoadNext(slots_[i].get());
 }
 
 void FarmDriver::LoadNext(Slot* s) {
@@ -53,10 +54,8 @@ void FarmDriver::OnLoaded(Slot* s, const absl::Status& status) {
 void FarmDriver::Run(int64_t quota) {
   issued_ = 0;
   quota_ = quota;
-  for (auto& s : slots_) {
-    ++in_flight_;
-    Issue(s.get());
-  }
+  in_flight_ = static_cast<int>(slots_.size());  // before any Issue: see Load
+  for (auto& s : slots_) Issue(s.get());
 }
 
 void FarmDriver::Issue(Slot* s) {
