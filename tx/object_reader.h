@@ -58,9 +58,11 @@ struct ObjectReaderOptions {
   RegionId slot_region = kFirstPrivateRegion + 0x100;  // private id for the slots
 };
 
+// What a read delivers (the public API's LockFreeObject is this type, so continuations
+// pass through without a wrapper).
 struct ObjectRead {
-  uint64_t version = 0;             // the header version of the accepted copy
-  std::span<const char> payload;    // valid during the continuation only
+  uint64_t version = 0;          // the header version of the accepted copy
+  std::span<const char> data;    // the payload, valid during the continuation only
 };
 
 struct ObjectReaderStats {

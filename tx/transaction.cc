@@ -82,7 +82,7 @@ void Transaction::Read(FatPtr p, ObjectDone done) {
       // First copy wins: a later concurrent read of the same object changes nothing.
       object->read_ = true;
       object->version_ = r->version;
-      if (!object->freed_) object->data_.assign(r->payload.data(), r->payload.size());
+      if (!object->freed_) object->data_.assign(r->data.data(), r->data.size());
     }
     done(object);
   });

@@ -50,10 +50,7 @@ void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObj
   }
   Context* ctx = &op.ctx();
   ++ctx->stats().lock_free_reads;
-  ctx->reader().Read(object, [cont = std::move(cont)](absl::StatusOr<tx::ObjectRead> r) mutable {
-    if (!r.ok()) return cont(r.status());
-    cont(LockFreeObject{r->version, r->payload});
-  });
+  ctx->reader().Read(object, std::move(cont));
 }
 
 void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
@@ -66,13 +63,7 @@ void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
   }
   Context* ctx = &op.ctx();
   ++ctx->stats().lock_free_reads;
-  ctx->reader().ReadMany(objects, [cont = std::move(cont)](
-                                      absl::StatusOr<std::span<const tx::ObjectRead>> r) mutable {
-    if (!r.ok()) return cont(r.status());
-    std::array<LockFreeObject, tx::kMaxObjectsPerRead> objects;
-    for (size_t i = 0; i < r->size(); ++i) objects[i] = LockFreeObject{(*r)[i].version, (*r)[i].payload};
-    cont(std::span<const LockFreeObject>(objects.data(), r->size()));
-  });
+  ctx->reader().ReadMany(objects, std::move(cont));
 }
 
 void lockFreeEnd(LockFreeOp& op) { op.End(); }

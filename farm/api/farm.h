@@ -89,11 +89,10 @@ class LockFreeOp {
   bool active_ = true;
 };
 
-// A consistent copy of an object's bytes, valid during the continuation only.
-struct LockFreeObject {
-  uint64_t version = 0;
-  std::span<const char> data;
-};
+// A consistent copy of an object's bytes: `version` and `data`, valid during the
+// continuation only. (The object reader's own result type: continuations pass through
+// unwrapped.)
+using LockFreeObject = tx::ObjectRead;
 
 LockFreeOp lockFreeStart(Context& ctx);
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont);

@@ -70,7 +70,7 @@ class ObjectReaderTest : public ::testing::TestWithParam<std::string> {
         seen->status = r.status();
         if (r.ok()) {
           seen->version = r->version;
-          seen->payload.assign(r->payload.data(), r->payload.size());
+          seen->payload.assign(r->data.data(), r->data.size());
         }
         done->Notify();
       });
@@ -91,7 +91,7 @@ class ObjectReaderTest : public ::testing::TestWithParam<std::string> {
       reader.ReadMany(objects, [seen, done](absl::StatusOr<std::span<const ObjectRead>> r) {
         seen->status = r.status();
         if (r.ok()) {
-          for (const ObjectRead& o : *r) seen->payloads.emplace_back(o.payload.data(), o.payload.size());
+          for (const ObjectRead& o : *r) seen->payloads.emplace_back(o.data.data(), o.data.size());
         }
         done->Notify();
       });
