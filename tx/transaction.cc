@@ -77,6 +77,11 @@ void Transaction::Read(FatPtr p, ObjectDone done) {
     if (!r.ok()) return done(r.status());
     if (absl::Status s = CheckActive(); !s.ok()) return done(s);
     TxObject* object = Find(p.addr);
+    if (object != nullptr && object->ptr_ != p) {
+      // The slot was reallocated to this transaction while the read was in flight.
+      return done(absl::FailedPreconditionError(
+          absl::StrFormat("%s was read by this transaction as %s", p.ToString(), object->ptr_.ToString())));
+    }
     if (object == nullptr) object = Insert(p);
     if (!object->read_ && !object->allocated_) {
       // First copy wins: a later concurrent read of the same object changes nothing.
@@ -100,6 +105,15 @@ void Transaction::Alloc(uint32_t size, Addr hint, ObjectDone done) {
     if (state_ != State::kActive) {
       ctx_->allocator().Free(*p, [](const absl::Status&) {});
       return answer(CheckActive());
+    }
+    if (const TxObject* known = Find(p->addr)) {
+      // Same-size slots are reused at once (incarnations guard old pointers): another
+      // transaction freed an object this one read, and the slot came back to us. This
+      // transaction cannot commit (its read fails validation); say so now, before the
+      // new object shadows the old one.
+      ctx_->allocator().Free(*p, [](const absl::Status&) {});
+      return answer(absl::AbortedError(absl::StrFormat(
+          "%s, read by transaction %x, was freed meanwhile and its slot reallocated", known->ptr_.ToString(), id_)));
     }
     TxObject* object = Insert(*p);
     object->allocated_ = true;

@@ -55,7 +55,8 @@ using Cont = absl::AnyInvocable<void(T)>;
 // continuation has run; dropping it earlier aborts the transaction.
 TxHandle txCreate(Context& ctx);
 // A new object of `size` bytes (zeroed) near `hint` (Addr(): on this machine), written
-// at commit; freed again if the transaction does not commit.
+// at commit; freed again if the transaction does not commit. Aborted when the slot it
+// got held an object this transaction read (freed by another one since: a conflict).
 void txAlloc(Tx& tx, uint32_t size, Addr hint, Cont<absl::StatusOr<ObjBuf*>> cont);
 // Frees the object at commit.
 absl::Status txFree(Tx& tx, FatPtr object);

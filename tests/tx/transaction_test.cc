@@ -2,6 +2,8 @@
 // paths (single-machine here, shipped, distributed, read-only), what backups hold
 // after commit, conflicts and lock release on abort, allocation and free, and the
 // error cases of the API.
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -203,6 +205,41 @@ TEST_P(TransactionTest, ConflictsAbortAndReleaseEveryLock) {
   ASSERT_TRUE(seen.ok()) << seen.status();
   EXPECT_EQ((*seen)[0], std::string(40, 'a')) << "T1 wrote nothing";
   EXPECT_EQ((*seen)[1], "Z" + std::string(39, 'c'));
+}
+
+TEST_P(TransactionTest, AllocatingTheSlotOfAnObjectReadAndFreedMeanwhileAborts) {
+  // T1 reads x; T2 frees x and commits; T1 then allocates objects of x's size on x's
+  // machine and thread until the allocator hands x's slot back (same-size slots are
+  // reused at once): that allocation fails with Aborted instead of shadowing x.
+  const FatPtr x = Create(1, std::string(40, 'x'));
+  auto status = RunInContext<absl::Status>(cluster_->node(1), [x](Context& ctx, auto finish) {
+    TxHandle t1 = txCreate(ctx);
+    txRead(*t1, x, [=, &ctx](absl::StatusOr<ObjBuf*> read) mutable {
+      if (!read.ok()) return finish(read.status());
+      TxHandle t2 = txCreate(ctx);
+      if (absl::Status s = txFree(*t2, x); !s.ok()) return finish(s);
+      txCommit(*t2, [=](absl::Status freed) mutable {
+        if (!freed.ok()) return finish(freed);
+        auto attempts = std::make_shared<int>(0);
+        auto next = std::make_shared<std::function<void()>>();
+        // Every way out resets *next: it captures `next`, a cycle otherwise.
+        auto end = [next, finish](absl::Status s) mutable {
+          *next = nullptr;
+          finish(std::move(s));
+        };
+        *next = [=]() mutable {
+          if (++*attempts > 256) return end(absl::NotFoundError("the slot never came back"));
+          txAlloc(*t1, x.size, Addr(), [=](absl::StatusOr<ObjBuf*> o) mutable {
+            if (!o.ok()) return end(o.status());
+            if ((*o)->ptr().addr == x.addr) return end(absl::InternalError("the old object was shadowed"));
+            (*next)();
+          });
+        };
+        (*next)();
+      });
+    });
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
 }
 
 TEST_P(TransactionTest, ErrorCases) {
