@@ -20,6 +20,7 @@
 #include "tests/support/child_process.h"
 #include "tests/support/history_checker.h"
 #include "tests/support/node_cluster.h"
+#include "tests/support/tx_read_all.h"
 #include "tests/tx/serializability_bank.h"
 #include "tests/tx/serializability_history.h"
 #include "tests/tx/serializability_protocol.h"
@@ -94,29 +95,7 @@ absl::StatusOr<std::vector<std::string>> ReadAll(node::Node& node,
   for (int attempt = 0; attempt < 20 && r.status().code() == absl::StatusCode::kAborted;
        ++attempt) {
     *start_ns = HistoryChecker::NowNs();
-    r = farm::testing::RunInContext<Result>(node, [objects](Context& ctx, auto finish) {
-      TxHandle tx = txCreate(ctx);
-      auto out = std::make_shared<std::vector<std::string>>(objects.size());
-      auto left = std::make_shared<size_t>(objects.size());
-      auto failed = std::make_shared<absl::Status>();
-      for (size_t i = 0; i < objects.size(); ++i) {
-        txRead(*tx, objects[i], [=](absl::StatusOr<ObjBuf*> o) mutable {
-          if (o.ok())
-            (*out)[i].assign((*o)->data().data(), (*o)->data().size());
-          else
-            failed->Update(o.status());
-          if (--*left > 0) return;
-          if (!failed->ok()) {
-            txAbort(*tx);
-            return finish(*failed);
-          }
-          txCommit(*tx, [tx, out, finish](absl::Status s) mutable {
-            if (!s.ok()) return finish(s);
-            finish(*out);
-          });
-        });
-      }
-    });
+    r = farm::testing::ReadAllInOneTx(node, objects);
     *end_ns = HistoryChecker::NowNs();
   }
   return r;

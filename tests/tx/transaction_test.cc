@@ -11,15 +11,15 @@
 #include "farm/base/object_codec.h"
 #include "gtest/gtest.h"
 #include "tests/support/node_cluster.h"
+#include "tests/support/tx_read_all.h"
 #include "tests/support/zk_test_server.h"
 
 namespace farm {
 namespace {
 
 using testing::NodeCluster;
+using testing::ReadAllInOneTx;
 using testing::RunInContext;
-
-std::string Str(std::span<const char> s) { return std::string(s.data(), s.size()); }
 
 class TransactionTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -51,25 +51,7 @@ class TransactionTest : public ::testing::TestWithParam<std::string> {
 
   // Reads each object in one transaction from node `from` and commits.
   absl::StatusOr<std::vector<std::string>> ReadAll(NodeId from, std::vector<FatPtr> objects) {
-    return RunInContext<absl::StatusOr<std::vector<std::string>>>(
-        cluster_->node(from), [objects](Context& ctx, auto finish) {
-          TxHandle tx = txCreate(ctx);
-          auto out = std::make_shared<std::vector<std::string>>(objects.size());
-          auto left = std::make_shared<size_t>(objects.size());
-          auto failed = std::make_shared<absl::Status>();
-          for (size_t i = 0; i < objects.size(); ++i) {
-            txRead(*tx, objects[i], [=](absl::StatusOr<ObjBuf*> o) mutable {
-              if (o.ok()) (*out)[i] = Str((*o)->data());
-              else failed->Update(o.status());
-              if (--*left > 0) return;
-              if (!failed->ok()) return finish(*failed);
-              txCommit(*tx, [tx, out, finish](absl::Status s) mutable {
-                if (!s.ok()) return finish(s);
-                finish(*out);
-              });
-            });
-          }
-        });
+    return ReadAllInOneTx(cluster_->node(from), std::move(objects));
   }
 
   // One transaction from `from`: reads every object, sets it to `value`, commits.
