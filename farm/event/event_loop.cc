@@ -203,6 +203,9 @@ int EventLoop::CheckFds(int timeout_ms) {
 
 void EventLoop::Park() {
   doorbell_->Arm();
+  for (Poller* p : pollers_) {
+    if (p != nullptr) p->PrepareToPark();
+  }
   // Invariant 1: everything a producer may have published before seeing us armed.
   // The pollers run first: a continuation they run may defer work (and a poller may not
   // count that as an event), so the deferred queue is looked at after them.

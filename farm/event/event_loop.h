@@ -49,6 +49,10 @@ class Poller {
   // The latest time by which the poller must be polled again even if nothing wakes the
   // loop (e.g. an RPC deadline). Consulted before parking. Earlier is harmless.
   virtual TimePoint NextDeadline() const { return TimePoint::max(); }
+  // The loop is about to park: arm whatever must be armed for its descriptors to wake
+  // it (a verbs completion queue's event). The loop polls every poller after this and
+  // parks only if none has work.
+  virtual void PrepareToPark() {}
 };
 
 struct EventLoopOptions {

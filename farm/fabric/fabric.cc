@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "farm/fabric/shm/shm_fabric.h"
 #include "farm/fabric/tcp/tcp_fabric.h"
+#include "farm/fabric/verbs/verbs_fabric.h"
 
 namespace farm {
 
@@ -24,8 +25,13 @@ absl::StatusOr<std::unique_ptr<Fabric>> Fabric::Create(const FabricOptions& opti
     if (!f.ok()) return f.status();
     return std::unique_ptr<Fabric>(std::move(*f));
   }
+  if (options.backend == "verbs") {
+    absl::StatusOr<std::unique_ptr<VerbsFabric>> f = VerbsFabric::Create(options);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<Fabric>(std::move(*f));
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown fabric backend '", options.backend, "': want shm or tcp"));
+      absl::StrCat("unknown fabric backend '", options.backend, "': want shm, tcp or verbs"));
 }
 
 }  // namespace farm

@@ -5,7 +5,7 @@
 //         of the target's region (the target's CPU is not involved, as with RDMA).
 //   tcp   a software NIC: a responder thread per node executes peers' ops on its
 //         registered regions; works across hosts and network namespaces.
-//   verbs rdma-core RC queue pairs (its own issue; the interface is shaped for it).
+//   verbs rdma-core RC queue pairs on an RDMA device (verbs/verbs_fabric.h).
 // Nothing above this header knows which backend runs.
 //
 // Objects and their threads:
@@ -61,6 +61,11 @@ class CompletionQueue {
   // the owning thread did not itself cause (a response arrived, a peer disconnected).
   // Event loops add it to the set they wait on before parking.
   virtual int wait_fd() const = 0;
+
+  // The owner is about to sleep on wait_fd. Backends whose wait_fd must be armed (verbs
+  // asks the device for a completion event) do it here; the owner then polls once more
+  // before sleeping, so nothing that completed in between is missed. Owning thread only.
+  virtual void PrepareToWait() {}
 };
 
 class Endpoint {
@@ -105,9 +110,14 @@ struct AcceptResult {
 using AcceptHandler = std::function<absl::StatusOr<AcceptResult>(absl::string_view hello)>;
 
 struct FabricOptions {
-  std::string backend = "tcp";  // "shm" or "tcp"
-  // shm: path of the Unix socket to listen on. tcp: "host:port", port 0 for any.
+  std::string backend = "tcp";  // "shm", "tcp" or "verbs" (see ChooseFabricBackend)
+  // shm: path of the Unix socket to listen on. tcp and verbs (its control socket):
+  // "host:port", port 0 for any.
   std::string listen_address;
+  // verbs: the RDMA device ("mlx5_0", "rxe0"); empty for the first with an active port.
+  std::string device;
+  // verbs on RoCE: the GID table index; -1 picks a RoCEv2 GID with an IPv4 address.
+  int gid_index = -1;
   // Shared by all members of a cluster; at least 16 bytes. Peers without it are refused.
   std::string cluster_secret;
   // Requests one endpoint may have in flight (send queue depth).

@@ -39,6 +39,9 @@ class FabricServer {
     absl::Time handshake_deadline;
     absl::AnyInvocable<void()> on_close;
     uint32_t epoll_events = 0;
+    // The backend's per-connection state (verbs: the responder queue pair); destroyed
+    // with the connection, after on_close.
+    std::shared_ptr<void> backend_state;
   };
 
   FabricServer(UniqueFd listen_fd, ClusterKey key, std::string name,

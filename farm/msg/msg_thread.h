@@ -78,6 +78,7 @@ class MsgThread final : public Poller {
 
   int Poll() override;
   TimePoint NextDeadline() const override { return earliest_deadline_; }
+  void PrepareToPark() override { cq_->PrepareToWait(); }
 
   uint16_t index() const { return index_; }
   EventLoop& loop() const { return *loop_; }
