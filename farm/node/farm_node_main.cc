@@ -23,9 +23,13 @@ ABSL_FLAG(std::string, members, "",
           "Static member list instead of ZooKeeper (tests, single-host clusters): "
           "ID=BACKEND:ADDRESS,... e.g. 1=tcp:127.0.0.1:7001,2=tcp:127.0.0.1:7002.");
 ABSL_FLAG(std::string, fabric, "auto",
-          "Fabric backend: auto (shm when every member is on this host, else tcp), shm or tcp.");
+          "Fabric backend: auto (verbs when an RDMA device has an active port, else shm when "
+          "every member is on this host, else tcp; the choice is logged), shm, tcp or verbs.");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
-          "tcp fabric listen address host:port (an address peers can reach; port 0 picks one).");
+          "tcp fabric (or verbs control socket) listen address host:port (an address peers "
+          "can reach; port 0 picks one).");
+ABSL_FLAG(std::string, rdma_device, "",
+          "verbs: the RDMA device to use (e.g. mlx5_0, rxe0); default the first active one.");
 ABSL_FLAG(std::string, admin_listen, "127.0.0.1:0",
           "Admin port host:port for farm_admin (read-only, unauthenticated: keep on loopback "
           "or a trusted network).");
@@ -94,6 +98,7 @@ int main(int argc, char** argv) {
   o.static_members = absl::GetFlag(FLAGS_members);
   o.fabric = absl::GetFlag(FLAGS_fabric);
   o.listen = absl::GetFlag(FLAGS_listen);
+  o.rdma_device = absl::GetFlag(FLAGS_rdma_device);
   o.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   o.data_dir = absl::GetFlag(FLAGS_data_dir);
   o.cluster_secret = *secret;

@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClu
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
     absl::StatusOr<std::unique_ptr<LocalCluster>> c = StartOnce(options);
-    if (c.ok() || attempt == kAttempts || options.backend != "tcp" ||
+    if (c.ok() || attempt == kAttempts || options.backend == "shm" ||
         !absl::StrContains(c.status().message(), std::strerror(EADDRINUSE))) {
       return c;
     }
@@ -27,8 +27,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClu
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const LocalClusterOptions& options) {
   if (options.dir.empty()) return absl::InvalidArgumentError("a local cluster needs a directory");
-  if (options.backend != "shm" && options.backend != "tcp") {
-    return absl::InvalidArgumentError(absl::StrCat("backend ", options.backend, ": shm or tcp"));
+  if (options.backend != "shm" && options.backend != "tcp" && options.backend != "verbs") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backend ", options.backend, ": shm, tcp or verbs"));
   }
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   c->dir_ = options.dir;
@@ -45,7 +46,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
       absl::StatusOr<UniqueFd> port = ListenTcp("127.0.0.1:0");
       if (!port.ok()) return port.status();
       listen[id] = *LocalTcpAddress(port->get());
-      locator = absl::StrCat("tcp:", listen[id]);
+      locator = absl::StrCat(options.backend, ":", listen[id]);
     }
     entries.push_back(absl::StrCat(id, "=", locator));
   }
@@ -55,7 +56,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
     o.node_id = id;
     o.static_members = members;
     o.fabric = options.backend;
-    if (options.backend == "tcp") o.listen = listen[id];
+    if (options.backend != "shm") o.listen = listen[id];
+    if (options.backend == "verbs" && !options.rdma_devices.empty()) {
+      o.rdma_device = options.rdma_devices[(id - 1) % options.rdma_devices.size()];
+    }
     o.data_dir = absl::StrCat(c->dir_, "/node-", id);
     o.cluster_secret = "0123456789abcdef0123456789abcdef";
     o.threads = options.threads;

@@ -15,8 +15,10 @@
 namespace farm::node {
 
 struct LocalClusterOptions {
-  std::string backend = "shm";  // "shm" or "tcp"
+  std::string backend = "shm";  // "shm", "tcp" or "verbs"
   int nodes = 3;
+  // verbs: node i uses rdma_devices[i % size] (empty: every node the first active one).
+  std::vector<std::string> rdma_devices;
   std::string dir;  // created, and removed by the destructor
   uint32_t threads = 2;
   uint32_t replication = 3;

@@ -1,3 +1,4 @@
+#include "farm/fabric/verbs/verbs_device.h"
 #include "farm/node/node.h"
 
 #include <sys/stat.h>
@@ -64,18 +65,26 @@ std::string DefaultHostId() {
   return absl::StrCat(name, "/netns:", netns);
 }
 
-std::string ResolveBackend(const NodeOptions& o) {
-  if (o.fabric != "auto") return o.fabric;
+BackendChoice ResolveBackend(const NodeOptions& o, absl::Span<const std::string> rdma_devices) {
+  if (o.fabric != "auto") return {o.fabric, "forced by --fabric"};
   if (!o.static_members.empty()) {
+    // A static list names each member's locator: its scheme decides.
+    bool all_shm = true, all_verbs = true;
     for (absl::string_view entry : absl::StrSplit(o.static_members, ',', absl::SkipWhitespace())) {
-      if (!absl::StrContains(entry, "shm:")) return "tcp";
+      all_shm = all_shm && absl::StrContains(entry, "=shm:");
+      all_verbs = all_verbs && absl::StrContains(entry, "=verbs:");
     }
-    return "shm";
+    if (all_verbs) return {"verbs", "every static member has a verbs locator"};
+    if (all_shm) return {"shm", "every static member has an shm locator"};
+    return {"tcp", "static members are not all shm or verbs"};
+  }
+  if (!rdma_devices.empty()) {
+    return {"verbs", absl::StrCat("RDMA device ", rdma_devices.front(), " has an active port")};
   }
   for (absl::string_view host : absl::StrSplit(o.zookeeper, ',')) {
-    if (!IsLoopbackHost(host)) return "tcp";
+    if (!IsLoopbackHost(host)) return {"tcp", "no RDMA device; members on other hosts"};
   }
-  return "shm";
+  return {"shm", "no RDMA device; every member on this host"};
 }
 
 absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
@@ -87,9 +96,9 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
     return absl::InvalidArgumentError(
         "give exactly one of --zookeeper (a cluster) or --members (a static member list)");
   }
-  if (o.fabric != "auto" && o.fabric != "shm" && o.fabric != "tcp") {
+  if (o.fabric != "auto" && o.fabric != "shm" && o.fabric != "tcp" && o.fabric != "verbs") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--fabric=", o.fabric, ": expected auto, shm or tcp"));
+        absl::StrCat("--fabric=", o.fabric, ": expected auto, shm, tcp or verbs"));
   }
   if (o.cluster_secret.size() < 16) {
     return absl::InvalidArgumentError("the cluster secret must be at least 16 bytes (--secret_file)");
@@ -126,7 +135,11 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Create(const NodeOptions& options) {
 }
 
 Node::Node(const NodeOptions& options)
-    : options_(options), backend_(ResolveBackend(options)), started_(absl::Now()) {}
+    : options_(options),
+      backend_choice_(ResolveBackend(options, options.fabric == "auto" ? ActiveRdmaDevices()
+                                                                       : std::vector<std::string>{})),
+      backend_(backend_choice_.backend),
+      started_(absl::Now()) {}
 
 Node::~Node() { Stop(); }
 
@@ -145,11 +158,11 @@ absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler) {
 }
 
 absl::Status Node::Start() {
-  Log(options_.node_id, absl::StrCat("fabric backend ", backend_,
-                                     options_.fabric == "auto" ? " (auto)" : " (forced)"));
+  Log(options_.node_id, absl::StrCat("fabric backend ", backend_, " (", backend_choice_.reason, ")"));
   FabricOptions fo;
   fo.backend = backend_;
   fo.cluster_secret = options_.cluster_secret;
+  fo.device = options_.rdma_device;
   fo.listen_address = backend_ == "shm"
                           ? std::filesystem::absolute(options_.data_dir + "/fabric.sock").string()
                           : options_.listen;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "alloc/alloc_service.h"
 #include "alloc/allocator.h"
@@ -46,8 +47,9 @@ struct NodeOptions {
   std::string cluster = "farm";
   std::string zookeeper;       // "host:port[,...]"; exclusive with static_members
   std::string static_members;  // "ID=BACKEND:ADDRESS,..." (membership/static_membership.h)
-  std::string fabric = "auto";  // auto, shm, tcp
-  std::string listen = "127.0.0.1:0";        // tcp fabric
+  std::string fabric = "auto";  // auto, shm, tcp, verbs
+  std::string listen = "127.0.0.1:0";        // tcp fabric; verbs control socket
+  std::string rdma_device;     // verbs: device name; empty for the first active one
   std::string admin_listen = "127.0.0.1:0";
   std::string data_dir;        // default ./farm-data/node-<id>
   std::string cluster_secret;
@@ -66,9 +68,16 @@ struct NodeOptions {
 
 // Checks options and fills defaults; the error names the offending option.
 absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions options);
-// The fabric backend `auto` resolves to: shm when every member is on this host (a
-// static list of shm locators, or a ZooKeeper ensemble on loopback), else tcp.
-std::string ResolveBackend(const NodeOptions& options);
+// The fabric backend `auto` resolves to, and why (logged at start): with a static member
+// list, its locators' scheme (verbs or shm when all agree, else tcp); otherwise verbs
+// when `rdma_devices` (those with an active port: ActiveRdmaDevices()) is not empty,
+// else shm when the ZooKeeper ensemble is on loopback (every member on this host), else
+// tcp. A forced backend is kept.
+struct BackendChoice {
+  std::string backend;
+  std::string reason;
+};
+BackendChoice ResolveBackend(const NodeOptions& options, absl::Span<const std::string> rdma_devices);
 // This machine's identity for shm eligibility: hostname plus network namespace.
 std::string DefaultHostId();
 
@@ -112,6 +121,7 @@ class Node {
   absl::Status CreateFirstRegion();
 
   const NodeOptions options_;
+  const BackendChoice backend_choice_;
   const std::string backend_;
   const absl::Time started_;
   // Declared before the fabric: the allocator owns region memory registered with it.

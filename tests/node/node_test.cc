@@ -90,19 +90,27 @@ TEST_F(NodeTest, OptionsAreCheckedWithClearErrors) {
   EXPECT_FALSE(ResolveNodeOptions(o).ok()) << "a wildcard address cannot be published";
 }
 
-TEST_F(NodeTest, AutoPicksShmOnOneHostAndTcpOtherwise) {
+TEST_F(NodeTest, AutoPicksVerbsWithADeviceElseShmOnOneHostElseTcp) {
+  const std::vector<std::string> none;
+  const std::vector<std::string> rxe = {"rxe0"};
   NodeOptions o = BaseOptions(1, dir_);
   o.zookeeper = "127.0.0.1:2181,localhost:2182";
-  EXPECT_EQ(ResolveBackend(o), "shm");
+  EXPECT_EQ(ResolveBackend(o, none).backend, "shm");
+  EXPECT_EQ(ResolveBackend(o, rxe).backend, "verbs");
+  EXPECT_NE(ResolveBackend(o, rxe).reason.find("rxe0"), std::string::npos)
+      << ResolveBackend(o, rxe).reason;
   o.zookeeper = "127.0.0.1:2181,10.1.2.3:2181";
-  EXPECT_EQ(ResolveBackend(o), "tcp");
+  EXPECT_EQ(ResolveBackend(o, none).backend, "tcp");
+  EXPECT_EQ(ResolveBackend(o, rxe).backend, "verbs");
   o.zookeeper.clear();
   o.static_members = "1=shm:/a.sock,2=shm:/b.sock";
-  EXPECT_EQ(ResolveBackend(o), "shm");
+  EXPECT_EQ(ResolveBackend(o, rxe).backend, "shm") << "a static list's locators decide";
+  o.static_members = "1=verbs:10.0.0.1:7000,2=verbs:10.0.0.2:7000";
+  EXPECT_EQ(ResolveBackend(o, none).backend, "verbs");
   o.static_members = "1=shm:/a.sock,2=tcp:10.0.0.2:7000";
-  EXPECT_EQ(ResolveBackend(o), "tcp");
+  EXPECT_EQ(ResolveBackend(o, none).backend, "tcp");
   o.fabric = "shm";
-  EXPECT_EQ(ResolveBackend(o), "shm") << "a forced backend is kept";
+  EXPECT_EQ(ResolveBackend(o, rxe).backend, "shm") << "a forced backend is kept";
 }
 
 TEST_F(NodeTest, StaticClusterLinksAndReportsOverTheAdminPort) {
