@@ -339,7 +339,7 @@ TEST_P(FabricProcessTest, KilledPeerFailsOutstandingOpsAndTheEndpoint) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, FabricProcessTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, FabricProcessTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

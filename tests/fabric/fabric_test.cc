@@ -190,13 +190,20 @@ TEST_P(FabricTest, WrongCapabilityFailsAndChangesNothing) {
   std::memset(remote(), 0, 64);
   std::memset(local(), 0x77, 64);
   const RegionCapability good = cap_;
+  const bool verbs = GetParam() == "verbs";
   RegionCapability wrong_key = good;
-  wrong_key.rkey ^= uint64_t{1} << 40;  // same slot, wrong secret bits
+  // CPU backends: same slot, wrong secret bits. verbs: another 32-bit key (rkeys are
+  // index << 8 | key byte on most devices).
+  wrong_key.rkey ^= verbs ? uint64_t{1} << 8 : uint64_t{1} << 40;
   RegionCapability wrong_region = good;
   wrong_region.region += 1;
   RegionCapability wrong_slot = good;
   wrong_slot.rkey ^= 1;
-  for (const RegionCapability& cap : {wrong_key, wrong_region, wrong_slot}) {
+  std::vector<RegionCapability> wrong = {wrong_key, wrong_slot};
+  // The NIC checks rkey and address range; the region id is not on the wire, so a
+  // capability that differs only there still reaches the region on verbs.
+  if (!verbs) wrong.push_back(wrong_region);
+  for (const RegionCapability& cap : wrong) {
     cap_ = cap;
     EXPECT_EQ(Run(Op(Opcode::kWrite, 0, 64)).status, CompletionStatus::kRemoteAccessError);
     EXPECT_EQ(Run(Op(Opcode::kRead, 0, 64)).status, CompletionStatus::kRemoteAccessError);
@@ -236,6 +243,13 @@ TEST_P(FabricTest, MalformedRequestsAreRefusedAtPost) {
   WorkRequest notify_read = Op(Opcode::kRead, 0, 8);
   notify_read.notify = 0;
   EXPECT_EQ(ep_->Post(notify_read).code(), absl::StatusCode::kInvalidArgument);
+  if (GetParam() == "verbs") {
+    RegionCapability foreign = cap_;
+    foreign.rkey |= uint64_t{1} << 40;  // no verbs key has more than 32 bits
+    WorkRequest wr = Op(Opcode::kRead, 0, 8);
+    wr.remote = &foreign;
+    EXPECT_EQ(ep_->Post(wr).code(), absl::StatusCode::kInvalidArgument);
+  }
   Completion c;
   EXPECT_EQ(cq_->Poll(absl::MakeSpan(&c, 1)), 0) << "a refused post produced a completion";
 }
@@ -344,7 +358,8 @@ TEST_P(FabricTest, SendQueueDepthIsEnforced) {
     ++accepted;
   }
   EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted);
-  // shm completes at once, so its bound is the queue depth; tcp's is the send queue.
+  // shm completes at once, so its bound is the queue depth; tcp's and verbs' is the
+  // send queue.
   EXPECT_EQ(accepted, GetParam() == "shm" ? 6 : 4);
   for (int i = 0; i < accepted; ++i) ASSERT_TRUE(WaitForCompletion(**cq).ok());
   EXPECT_TRUE(conn->endpoint->Post(wr).ok()) << "room again after polling";
@@ -379,8 +394,9 @@ TEST_P(FabricTest, GarbageBeforeTheHandshakeIsDroppedWithoutTouchingMemory) {
   std::memset(remote(), 0, 64);
   const std::string locator = target_->locator();
   absl::StatusOr<UniqueFd> fd =
-      GetParam() == "tcp" ? ConnectTcp(locator.substr(4), absl::Now() + absl::Seconds(5))
-                          : ConnectUnix(locator.substr(4), absl::Now() + absl::Seconds(5));
+      GetParam() == "shm"
+          ? ConnectUnix(locator.substr(4), absl::Now() + absl::Seconds(5))
+          : ConnectTcp(locator.substr(locator.find(':') + 1), absl::Now() + absl::Seconds(5));
   ASSERT_TRUE(fd.ok());
   // A well-formed WRITE frame with a valid capability, but no handshake.
   tcp_wire::OpRequest req{};
@@ -481,8 +497,8 @@ TEST_P(FabricTest, TargetGoneFailsTheEndpoint) {
 TEST_P(FabricTest, ConnectToNobodyIsUnavailable) {
   auto cq = initiator_->CreateCompletionQueue();
   ASSERT_TRUE(cq.ok());
-  const std::string nowhere =
-      GetParam() == "tcp" ? "tcp:127.0.0.1:1" : "shm:/tmp/farm-test-nobody-listens.sock";
+  const std::string nowhere = GetParam() == "shm" ? "shm:/tmp/farm-test-nobody-listens.sock"
+                                                 : GetParam() + ":127.0.0.1:1";
   absl::StatusOr<Connection> conn = initiator_->Connect(nowhere, "", cq->get(), 1);
   ASSERT_FALSE(conn.ok());
   EXPECT_EQ(conn.status().code(), absl::StatusCode::kUnavailable) << conn.status();
@@ -491,7 +507,7 @@ TEST_P(FabricTest, ConnectToNobodyIsUnavailable) {
 TEST_P(FabricTest, ConnectToTheOtherBackendIsAClearError) {
   auto cq = initiator_->CreateCompletionQueue();
   ASSERT_TRUE(cq.ok());
-  const std::string other = GetParam() == "tcp" ? "shm:/tmp/x.sock" : "tcp:127.0.0.1:1";
+  const std::string other = GetParam() == "shm" ? "tcp:127.0.0.1:1" : "shm:/tmp/x.sock";
   absl::StatusOr<Connection> conn = initiator_->Connect(other, "", cq->get(), 1);
   EXPECT_EQ(conn.status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -533,6 +549,16 @@ TEST(FabricCreateTest, RejectsBadOptions) {
   EXPECT_EQ(Fabric::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(FabricCreateTest, VerbsWithoutTheDeviceIsNotFound) {
+  FabricOptions options = TestFabricOptions("verbs");
+  options.device = "no-such-rdma-device";
+  absl::StatusOr<std::unique_ptr<Fabric>> f = Fabric::Create(options);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), absl::StatusCode::kNotFound) << f.status();
+  // Without RDMA in the kernel ibv_get_device_list returns NULL: still a clear error.
+  EXPECT_NE(f.status().message().find("RDMA device"), std::string::npos) << f.status();
+}
+
 TEST(FabricCreateTest, ShmRefusesASocketPathInUse) {
   FabricOptions options = TestFabricOptions("shm");
   absl::StatusOr<std::unique_ptr<Fabric>> first = Fabric::Create(options);
@@ -541,7 +567,7 @@ TEST(FabricCreateTest, ShmRefusesASocketPathInUse) {
   EXPECT_EQ(Fabric::Create(options).status().code(), absl::StatusCode::kAlreadyExists);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, FabricTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, FabricTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

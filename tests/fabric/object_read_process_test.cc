@@ -163,7 +163,7 @@ TEST_P(ObjectReadProcessTest, LockFreeReadsNeverAcceptAnInconsistentObject) {
               GetParam().c_str(), done, accepted, bad, locked, inconsistent, result->c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ObjectReadProcessTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, ObjectReadProcessTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 
 namespace farm::kv::testing {
 
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<KvCluster>> KvCluster::Start(const std::string& b
   node::LocalClusterOptions o;
   o.backend = backend;
   o.nodes = nodes;
+  o.rdma_devices = farm::testing::TestVerbsDevices();
   o.replication = replication;
   o.dir = ::testing::TempDir() + name + "_" + backend + "_" + std::to_string(::getpid());
   absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = LocalKvCluster::Start(o, options);

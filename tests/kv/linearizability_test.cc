@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "farm/base/mutex.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/kv/register_checker.h"
 
@@ -169,7 +170,7 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
   EXPECT_GT(scan->overflow_blocks + scan->pairs, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, LinearizabilityTest, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Backends, LinearizabilityTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
 }  // namespace farm::kv

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "kv/layout.h"
 #include "alloc/size_classes.h"
 #include "tests/kv/kv_cluster.h"
@@ -160,7 +161,7 @@ TEST_P(TableTest, FillsTo90PercentWithH8WithoutResizing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, TableTest, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Backends, TableTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
 }  // namespace farm::kv

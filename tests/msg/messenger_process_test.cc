@@ -10,6 +10,7 @@
 #include "farm/base/mutex.h"
 #include "farm/msg/messenger.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tests/support/child_process.h"
 #include "tests/support/msg_test_node.h"
 
@@ -137,7 +138,7 @@ TEST_P(MessengerProcessTest, KilledPeerFailsWaitingCallsAndRestartedPeerIsLinked
   EXPECT_EQ(restarted->Wait(absl::Seconds(20)).value_or(-1), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MessengerProcessTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, MessengerProcessTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -555,7 +555,7 @@ TEST_P(MessengerTest, RestartedPeerIsLinkedAgain) {
   EXPECT_EQ(o.payload, "again");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MessengerTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, MessengerTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

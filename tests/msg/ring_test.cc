@@ -262,7 +262,7 @@ TEST(RingFormatTest, RejectsMalformedWords) {
   EXPECT_FALSE(ring::DecodeWord0(ring::PadWord(96), 3000, 4096).ok()) << "pad short of the end";
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, RingTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, RingTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "farm/base/object_layout.h"
 #include "farm/node/node.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "membership/placement.h"
 #include "tests/support/node_cluster.h"
 
@@ -251,7 +252,7 @@ TEST_P(AllocClusterTest, MalformedRequestsAreRefused) {
   EXPECT_TRUE(Allocate(node(1), 64).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, AllocClusterTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, AllocClusterTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

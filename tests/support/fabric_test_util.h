@@ -4,6 +4,7 @@
 #define FARM_TESTS_SUPPORT_FABRIC_TEST_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -13,7 +14,20 @@ namespace farm::testing {
 
 inline constexpr char kTestSecret[] = "farm-test-cluster-secret-0123456789";
 
-// Options for a fresh fabric of `backend` ("shm" or "tcp") on a unique local address.
+// The backends the parameterised fabric, messaging and higher suites run on:
+// FARM_TEST_FABRICS in the environment ("verbs", "shm,tcp", ...), else shm and tcp.
+// The Soft-RoCE harness (tests/softroce) sets it to verbs inside its guest; that one
+// variable is how any suite runs on verbs.
+std::vector<std::string> TestBackends();
+
+// RDMA devices the verbs tests spread their fabrics over: FARM_TEST_VERBS_DEVICES
+// ("rxe0 rxe1"); empty means each fabric takes the first active device.
+std::vector<std::string> TestVerbsDevices();
+
+// Options for a fresh fabric of `backend` ("shm", "tcp" or "verbs") on a unique local
+// address. verbs fabrics take the test devices in turn, offset by the process id, so
+// that two fabrics of one process (and, usually, of a parent and its child) sit on
+// different devices and their traffic crosses the (virtual) wire.
 FabricOptions TestFabricOptions(const std::string& backend);
 
 // Polls until one completion arrives. DeadlineExceeded after `timeout`.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 
 namespace farm::testing {
 
@@ -13,6 +14,7 @@ absl::StatusOr<std::unique_ptr<NodeCluster>> NodeCluster::Start(
   node::LocalClusterOptions o;
   o.backend = backend;
   o.nodes = n;
+  o.rdma_devices = farm::testing::TestVerbsDevices();
   o.dir = ::testing::TempDir() + name + "_" + backend + "_" + std::to_string(::getpid());
   o.adjust = adjust;
   o.before_start = before_start;

@@ -264,7 +264,7 @@ TEST_P(ObjectReaderTest, ConcurrentWritesAreNeverSeenHalfDone) {
   EXPECT_EQ(bad, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ObjectReaderTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, ObjectReaderTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "farm/api/farm.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tests/support/history_checker.h"
 #include "tests/tx/serializability_bank.h"
 #include "tests/tx/serializability_harness.h"
@@ -189,7 +190,7 @@ TEST_P(SerializabilityProcessTest, BankTransfers) {
   EXPECT_GT(Sum(done, "single_machine"), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, SerializabilityProcessTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, SerializabilityProcessTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "farm/api/farm.h"
 #include "farm/base/object_codec.h"
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tests/support/node_cluster.h"
 #include "tests/support/tx_read_all.h"
 #include "tests/support/zk_test_server.h"
@@ -345,7 +346,7 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
   EXPECT_EQ(prepare.code(), absl::StatusCode::kAborted) << prepare;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, TransactionTest, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Backends, TransactionTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/fabric_test_util.h"
 #include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/report.h"
 #include "tools/ycsb/workload.h"
@@ -95,7 +96,7 @@ TEST_P(FarmRunnerTest, FewerOperationsAndRecordsThanThreads) {
   EXPECT_EQ(r->threads, 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 TEST(FarmRunnerOptionsTest, BadOptionsAreRefusedBeforeAnythingStarts) {
   const RunConfig c = ByCount(*PresetWorkload("c"), 10, 10);
