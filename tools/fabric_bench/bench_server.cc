@@ -21,7 +21,7 @@ int RunServer(const ServerOptions& options) {
     std::fprintf(stderr, "bench server: %s\n", s.ToString().c_str());
     return 1;
   };
-  absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(BenchFabricOptions(options.backend));
+  absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(BenchFabricOptions(options.backend, options.device));
   if (!fabric.ok()) return fail(fabric.status());
   absl::StatusOr<Region> region = Region::Create(kServerRegion, options.region_bytes);
   if (!region.ok()) return fail(region.status());

@@ -13,6 +13,7 @@ namespace farm::bench {
 
 struct ServerOptions {
   std::string backend;
+  std::string device;  // verbs: the RDMA device (empty: the first active one)
   uint64_t region_bytes = 64u << 20;
   EventLoopOptions loop;
   bool tcp_baseline = false;

@@ -8,10 +8,11 @@
 
 namespace farm::bench {
 
-FabricOptions BenchFabricOptions(const std::string& backend) {
+FabricOptions BenchFabricOptions(const std::string& backend, const std::string& device) {
   static std::atomic<int> counter{0};
   FabricOptions o;
   o.backend = backend;
+  o.device = device;
   o.cluster_secret = "farm-fabric-benchmark-secret";
   o.listen_address = backend == "shm" ? absl::StrFormat("/tmp/farm-bench-%d-%d.sock", ::getpid(),
                                                         counter.fetch_add(1))

@@ -12,8 +12,9 @@
 
 namespace farm::bench {
 
-// Fabric options for a benchmark process: a fresh address and the benchmark's secret.
-FabricOptions BenchFabricOptions(const std::string& backend);
+// Fabric options for a benchmark process: a fresh address and the benchmark's secret;
+// `device` is the RDMA device for verbs (empty: the first active one).
+FabricOptions BenchFabricOptions(const std::string& backend, const std::string& device = "");
 
 // A worker thread running an event loop with `options`.
 absl::StatusOr<std::unique_ptr<LoopThread>> StartLoop(Fabric& fabric,

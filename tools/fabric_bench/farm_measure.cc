@@ -20,11 +20,13 @@ Clock::duration ToClock(absl::Duration d) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OneSidedReader>> OneSidedReader::Connect(
-    const std::string& backend, const std::string& locator, const RegionCapability& target) {
-  std::unique_ptr<OneSidedReader> r(new OneSidedReader());
+absl::StatusOr<std::unique_ptr<OneSidedClient>> OneSidedClient::Connect(
+    const std::string& backend, const std::string& device, const std::string& locator,
+    const RegionCapability& target) {
+  std::unique_ptr<OneSidedClient> r(new OneSidedClient());
   r->target_ = target;
-  absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(BenchFabricOptions(backend));
+  absl::StatusOr<std::unique_ptr<Fabric>> fabric =
+      Fabric::Create(BenchFabricOptions(backend, device));
   if (!fabric.ok()) return fabric.status();
   r->fabric_ = std::move(*fabric);
   absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion, 4 << 20);
@@ -43,24 +45,28 @@ absl::StatusOr<std::unique_ptr<OneSidedReader>> OneSidedReader::Connect(
   return r;
 }
 
-absl::StatusOr<Completion> OneSidedReader::Wait() {
+absl::StatusOr<Completion> OneSidedClient::Wait() {
   Completion c;
   while (cq_->Poll(absl::MakeSpan(&c, 1)) == 0) {
   }
   if (c.status != CompletionStatus::kSuccess) {
-    return absl::InternalError(absl::StrCat("READ failed: ", CompletionStatusName(c.status)));
+    return absl::InternalError(absl::StrCat(OpcodeName(c.opcode), " failed: ",
+                                            CompletionStatusName(c.status)));
   }
   return c;
 }
 
-absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
+absl::StatusOr<Measurement> OneSidedClient::Measure(Opcode op, uint32_t size, int window,
                                                     absl::Duration duration) {
+  const bool atomic = op == Opcode::kCompareSwap || op == Opcode::kFetchAdd;
+  if (atomic) size = 8;
   RandomOffsets offsets(target_.length, size);
   WorkRequest wr;
-  wr.opcode = Opcode::kRead;
+  wr.opcode = op;
   wr.length = size;
   wr.lkey = local_.lkey;
   wr.remote = &target_;
+  wr.compare_add = op == Opcode::kFetchAdd ? 1 : 0;  // CAS 0 -> 0 leaves the word as it is
   auto post = [&](uint64_t slot) {
     wr.wr_id = slot;
     wr.local = local_.base + slot * size;
@@ -96,7 +102,8 @@ absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
     refill.clear();
     for (int i = 0; i < n; ++i) {
       if (batch[i].status != CompletionStatus::kSuccess) {
-        return absl::InternalError(absl::StrCat("READ failed: ", CompletionStatusName(batch[i].status)));
+        return absl::InternalError(absl::StrCat(OpcodeName(op), " failed: ",
+                                                CompletionStatusName(batch[i].status)));
       }
       --in_flight;
       if (now < end) {
@@ -118,12 +125,14 @@ absl::StatusOr<Measurement> OneSidedReader::Measure(uint32_t size, int window,
 }
 
 absl::StatusOr<std::unique_ptr<RpcReader>> RpcReader::Connect(const std::string& backend,
+                                                              const std::string& device,
                                                               const std::string& locator,
                                                               uint64_t region_bytes,
                                                               const EventLoopOptions& loop_options) {
   std::unique_ptr<RpcReader> r(new RpcReader());
   r->region_bytes_ = region_bytes;
-  absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(BenchFabricOptions(backend));
+  absl::StatusOr<std::unique_ptr<Fabric>> fabric =
+      Fabric::Create(BenchFabricOptions(backend, device));
   if (!fabric.ok()) return fabric.status();
   r->fabric_ = std::move(*fabric);
   absl::StatusOr<std::unique_ptr<LoopThread>> loop = StartLoop(*r->fabric_, loop_options);

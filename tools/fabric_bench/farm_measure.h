@@ -1,6 +1,6 @@
-// The FaRM side of the benchmark: block reads from the server with one-sided READs and
-// with RPCs over the ring buffers, each measured one at a time (latency) and with a
-// window of requests in flight (rate).
+// The FaRM side of the benchmark: one-sided ops on the server's region (READ, WRITE, CAS,
+// FETCH_ADD) and block reads with RPCs over the ring buffers, each measured one at a
+// time (latency) and with a window of requests in flight (rate).
 #ifndef FARM_TOOLS_FABRIC_BENCH_FARM_MEASURE_H_
 #define FARM_TOOLS_FABRIC_BENCH_FARM_MEASURE_H_
 
@@ -16,15 +16,19 @@
 
 namespace farm::bench {
 
-class OneSidedReader {
+class OneSidedClient {
  public:
-  static absl::StatusOr<std::unique_ptr<OneSidedReader>> Connect(const std::string& backend,
+  // `device`: the RDMA device for verbs (empty: the first active one).
+  static absl::StatusOr<std::unique_ptr<OneSidedClient>> Connect(const std::string& backend,
+                                                                 const std::string& device,
                                                                  const std::string& locator,
                                                                  const RegionCapability& target);
-  absl::StatusOr<Measurement> Measure(uint32_t size, int window, absl::Duration duration);
+  // `op` at random 64-byte-aligned offsets; atomics use size 8 (CAS 0 -> 0, FETCH_ADD 1).
+  absl::StatusOr<Measurement> Measure(Opcode op, uint32_t size, int window,
+                                      absl::Duration duration);
 
  private:
-  OneSidedReader() = default;
+  OneSidedClient() = default;
   absl::StatusOr<Completion> Wait();
 
   RegionCapability target_;
@@ -38,6 +42,7 @@ class OneSidedReader {
 class RpcReader {
  public:
   static absl::StatusOr<std::unique_ptr<RpcReader>> Connect(const std::string& backend,
+                                                            const std::string& device,
                                                             const std::string& locator,
                                                             uint64_t region_bytes,
                                                             const EventLoopOptions& loop);

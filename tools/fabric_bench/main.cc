@@ -3,9 +3,12 @@
 // A server process owns a region; this process reads blocks of 16 B..8 KB at random
 // offsets with one-sided READs and with ring-buffer RPCs, on each fabric backend, and
 // with a plain TCP request/response server in the same run as the baseline. Rates use a
-// window of requests in flight; latencies are one request at a time.
+// window of requests in flight; latencies are one request at a time. Phases write, cas
+// and faa measure one-sided WRITEs and 8-byte atomics the same way (tests/softroce's
+// verbs comparison uses them next to perftest).
 //
 //   fabric_bench [--backends=shm,tcp] [--sizes=16,64,...] [--seconds=0.5] [--window=16]
+//                [--phases=read,rpc,tcp,write,cas,faa] [--rdma_devices=rxe0,rxe1]
 #include <signal.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -37,7 +40,10 @@ ABSL_FLAG(std::vector<std::string>, sizes,
           "block sizes in bytes");
 ABSL_FLAG(double, seconds, 0.3, "duration of each measurement");
 ABSL_FLAG(std::vector<std::string>, phases, (std::vector<std::string>{"read", "rpc", "tcp"}),
-          "what to measure: read (one-sided READs), rpc (ring RPCs), tcp (the baseline)");
+          "what to measure: read (one-sided READs), rpc (ring RPCs), tcp (the baseline), "
+          "write (one-sided WRITEs), cas and faa (8-byte atomics)");
+ABSL_FLAG(std::vector<std::string>, rdma_devices, {},
+          "verbs: the server's RDMA device, then the client's (default: the first active one)");
 ABSL_FLAG(int, window, 16, "requests in flight when measuring rates");
 ABSL_FLAG(int, repeat, 5, "measure each figure this many times and report the median run");
 ABSL_FLAG(int, region_mb, 64, "size of the server's region, read at random offsets");
@@ -45,6 +51,7 @@ ABSL_FLAG(int, spin_us, 10000, "event loops spin this long before parking");
 ABSL_FLAG(bool, yield, true, "spinning event loops yield the core between empty polls");
 ABSL_FLAG(bool, serve, false, "internal: run as the server process");
 ABSL_FLAG(std::string, backend, "", "internal: the server's backend");
+ABSL_FLAG(std::string, device, "", "internal: the server's RDMA device");
 ABSL_FLAG(bool, baseline, false, "internal: the server also runs the TCP baseline");
 
 namespace farm::bench {
@@ -68,9 +75,16 @@ struct Server {
   uint16_t baseline_port = 0;
 };
 
+// The RDMA device of the server (0) or the client (1).
+std::string RdmaDevice(size_t who) {
+  const std::vector<std::string> devices = absl::GetFlag(FLAGS_rdma_devices);
+  return devices.empty() ? "" : devices[who % devices.size()];
+}
+
 absl::StatusOr<Server> SpawnServer(const std::string& backend, bool baseline) {
   absl::StatusOr<Subprocess> p = Subprocess::Spawn(
       {"/proc/self/exe", "--serve", absl::StrCat("--backend=", backend),
+       absl::StrCat("--device=", RdmaDevice(0)),
        absl::StrCat("--baseline=", baseline ? "true" : "false"),
        absl::StrCat("--region_mb=", absl::GetFlag(FLAGS_region_mb)),
        absl::StrCat("--spin_us=", absl::GetFlag(FLAGS_spin_us)),
@@ -120,10 +134,10 @@ int Run() {
   // results[column][size]
   std::map<std::string, std::map<uint32_t, Measurement>> results;
   std::vector<std::string> columns;
-  auto measure_column = [&](const std::string& column,
-                            const std::function<absl::StatusOr<Measurement>(uint32_t)>& measure) {
+  auto measure_sizes = [&](const std::string& column, const std::vector<uint32_t>& column_sizes,
+                           const std::function<absl::StatusOr<Measurement>(uint32_t)>& measure) {
     columns.push_back(column);
-    for (uint32_t size : sizes) {
+    for (uint32_t size : column_sizes) {
       std::vector<Measurement> runs;
       for (int r = 0; r < std::max(1, absl::GetFlag(FLAGS_repeat)); ++r) {
         absl::StatusOr<Measurement> run = measure(size);
@@ -141,24 +155,45 @@ int Run() {
     }
     return absl::OkStatus();
   };
+  auto measure_column = [&](const std::string& column,
+                            const std::function<absl::StatusOr<Measurement>(uint32_t)>& measure) {
+    return measure_sizes(column, sizes, measure);
+  };
   const std::vector<std::string> phases = absl::GetFlag(FLAGS_phases);
   auto wanted = [&](absl::string_view phase) {
     return std::find(phases.begin(), phases.end(), phase) != phases.end();
   };
+  struct OneSidedPhase {
+    const char* phase;
+    const char* column;
+    Opcode op;
+  };
+  constexpr OneSidedPhase kOneSided[] = {{"read", "READ", Opcode::kRead},
+                                         {"write", "WRITE", Opcode::kWrite},
+                                         {"cas", "CAS", Opcode::kCompareSwap},
+                                         {"faa", "FETCH_ADD", Opcode::kFetchAdd}};
+  std::vector<std::string> atomic_columns;
   for (const std::string& b : backends) {
-    if (!wanted("read")) break;
-    absl::StatusOr<std::unique_ptr<OneSidedReader>> reader =
-        OneSidedReader::Connect(b, servers.at(b).locator, servers.at(b).capability);
-    if (!reader.ok()) return fail(reader.status());
-    absl::Status s = measure_column("READ " + b, [&](uint32_t size) {
-      return (*reader)->Measure(size, window, duration);
-    });
-    if (!s.ok()) return fail(s);
+    if (!wanted("read") && !wanted("write") && !wanted("cas") && !wanted("faa")) break;
+    absl::StatusOr<std::unique_ptr<OneSidedClient>> client = OneSidedClient::Connect(
+        b, RdmaDevice(1), servers.at(b).locator, servers.at(b).capability);
+    if (!client.ok()) return fail(client.status());
+    for (const OneSidedPhase& p : kOneSided) {
+      if (!wanted(p.phase)) continue;
+      const bool atomic = p.op == Opcode::kCompareSwap || p.op == Opcode::kFetchAdd;
+      const std::string column = absl::StrCat(p.column, " ", b);
+      if (atomic) atomic_columns.push_back(column);
+      absl::Status s = measure_sizes(column, atomic ? std::vector<uint32_t>{8} : sizes,
+                                     [&](uint32_t size) {
+                                       return (*client)->Measure(p.op, size, window, duration);
+                                     });
+      if (!s.ok()) return fail(s);
+    }
   }
   for (const std::string& b : backends) {
     if (!wanted("rpc")) break;
     absl::StatusOr<std::unique_ptr<RpcReader>> rpc =
-        RpcReader::Connect(b, servers.at(b).locator, region_bytes, loop);
+        RpcReader::Connect(b, RdmaDevice(1), servers.at(b).locator, region_bytes, loop);
     if (!rpc.ok()) return fail(rpc.status());
     absl::Status s = measure_column("RPC " + b, [&](uint32_t size) {
       return (*rpc)->Measure(size, window, duration);
@@ -193,7 +228,13 @@ int Run() {
               ::sysconf(_SC_NPROCESSORS_ONLN), u.release);
   std::string header = "| size (B) |";
   std::string rule = "|---:|";
+  std::vector<std::string> block_columns;
   for (const std::string& c : columns) {
+    if (std::find(atomic_columns.begin(), atomic_columns.end(), c) == atomic_columns.end()) {
+      block_columns.push_back(c);
+    }
+  }
+  for (const std::string& c : block_columns) {
     header += absl::StrCat(" ", c, " kops/s | p50 µs | p99 µs |");
     rule += "---:|---:|---:|";
   }
@@ -206,7 +247,7 @@ int Run() {
   std::printf("%s\n%s\n", header.c_str(), rule.c_str());
   for (uint32_t size : sizes) {
     std::string row = absl::StrCat("| ", size, " |");
-    for (const std::string& c : columns) {
+    for (const std::string& c : block_columns) {
       const Measurement& m = results[c][size];
       row += absl::StrCat(" ", Kops(m), " | ", Us(m.p50_us), " | ", Us(m.p99_us), " |");
     }
@@ -216,6 +257,14 @@ int Run() {
                                              results["TCP socket"][size].ops_per_second);
     }
     std::printf("%s\n", row.c_str());
+  }
+  if (!atomic_columns.empty()) {
+    std::printf("\n| 8-byte atomic | kops/s | p50 µs | p99 µs |\n|---|---:|---:|---:|\n");
+    for (const std::string& c : atomic_columns) {
+      const Measurement& m = results[c][8];
+      std::printf("| %s | %s | %s | %s |\n", c.c_str(), Kops(m).c_str(), Us(m.p50_us).c_str(),
+                  Us(m.p99_us).c_str());
+    }
   }
   if (results.contains("READ shm") && results["READ shm"].contains(64)) {
     const Measurement& read = results["READ shm"][64];
@@ -239,6 +288,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_serve)) {
     farm::bench::ServerOptions o;
     o.backend = absl::GetFlag(FLAGS_backend);
+    o.device = absl::GetFlag(FLAGS_device);
     o.region_bytes = uint64_t(absl::GetFlag(FLAGS_region_mb)) << 20;
     o.loop = farm::bench::LoopOptionsFromFlags();
     o.tcp_baseline = absl::GetFlag(FLAGS_baseline);
