@@ -69,7 +69,8 @@ class Region {
   }
 
   // Returns the pages of [offset, offset + length) to the OS; they read as zero after.
-  // Both must be page multiples.
+  // Both must be page multiples. Never on memory a device has pinned
+  // (Fabric::PinsRegisteredMemory): the device would keep writing the old pages.
   absl::Status Discard(uint64_t offset, uint64_t length);
 
  private:

@@ -66,6 +66,10 @@ void MsgBuffers::Free(Kind kind, uint64_t offset) {
   if (kind == Kind::kWord) {
     ZeroShared(at(offset), kWordBytes);
     PublishZeroes();
+  } else if (fabric_->PinsRegisteredMemory()) {
+    // The device holds these pages: zero them in place (invariant).
+    ZeroShared(at(offset), ring_bytes_);
+    PublishZeroes();
   } else {
     // Zeroes the slot (invariant) and gives its memory back to the OS.
     (void)region_.Discard(offset, ring_bytes_);
