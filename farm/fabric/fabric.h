@@ -18,7 +18,9 @@
 // A Fabric must outlive every object it created.
 //
 // Semantics every backend honours (the layers above rely on them):
-//   - WRITE data becomes visible at the target in increasing address order.
+//   - WRITE data becomes visible at the target in increasing address order — except on
+//     software RDMA devices (Soft-RoCE), which copy each packet with the kernel's
+//     memcpy, sometimes backwards; Fabric::WritesLandInAddressOrder says which.
 //   - READ is not atomic; CPU backends report a change of the first 8 bytes during the
 //     copy as Completion::torn.
 //   - Every remote op is checked against the target region's bounds and current rkey
@@ -150,6 +152,16 @@ class Fabric {
   // deregistered (or the fabric destroyed). Fails ResourceExhausted when max_regions
   // are registered, AlreadyExists when the region id is.
   virtual absl::StatusOr<RegisteredRegion> RegisterRegion(const Region& region) = 0;
+
+  // False when the bytes of one WRITE may land in any order (a software RDMA device);
+  // a writer that needs its last word to land last (a ring record's trailer) then
+  // posts that word as a separate WRITE: one endpoint's WRITEs land in post order.
+  virtual bool WritesLandInAddressOrder() const { return true; }
+
+  // True when registration pins a region's pages to the device (verbs without on-demand
+  // paging): its memory must then never be given back with Region::Discard, which would
+  // leave the NIC on the old pages and the CPU on new ones. Zero it instead.
+  virtual bool PinsRegisteredMemory() const { return false; }
 
   // Revokes the region's capability: ops that have not passed the check fail with
   // kRemoteAccessError. On return no op of this node's responder touches the region.

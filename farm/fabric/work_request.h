@@ -103,8 +103,10 @@ struct Completion {
   Opcode opcode = Opcode::kRead;
   CompletionStatus status = CompletionStatus::kSuccess;
   // kRead on CPU-executed backends: the first 8 bytes of the range changed while it was
-  // copied, so the data may mix two states. Always false on verbs, whose reads are
-  // atomic per cache line. Callers decide; the object layer retries.
+  // copied, so the data may mix two states. Always false on verbs: a NIC reads each
+  // cache line atomically, and the object layer's per-line versions catch the rest
+  // (Soft-RoCE, a CPU copy, does not even keep lines whole). Callers decide; the object
+  // layer retries.
   bool torn = false;
   uint32_t byte_len = 0;
 };

@@ -362,6 +362,7 @@ absl::Status Messenger::ConnectThread(NodeId peer, absl::string_view locator, ui
   spec.sender.head_copy = buffers_->at(*word);
   spec.sender.receiver_doorbell = accept.doorbell();
   spec.sender.max_backlog_bytes = options_.max_backlog_bytes;
+  spec.sender.trailer_apart = !fabric_->WritesLandInAddressOrder();
   spec.staging_offset = *staging;
   spec.head_word_offset = *word;
   {

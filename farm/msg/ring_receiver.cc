@@ -7,6 +7,17 @@
 
 namespace farm {
 
+bool RingReceiver::MaySettle(size_t pos, uint64_t word) {
+  const auto now = std::chrono::steady_clock::now();
+  if (pos != unsettled_pos_ || word != unsettled_word_) {
+    unsettled_pos_ = pos;
+    unsettled_word_ = word;
+    unsettled_since_ = now;
+    return true;
+  }
+  return now - unsettled_since_ < kSettleTime;
+}
+
 int RingReceiver::Poll(int budget, RecordSink& sink) {
   int consumed = 0;
   while (status_.ok() && consumed < budget) {
@@ -16,7 +27,7 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
     if (word0 == 0) break;
     absl::StatusOr<ring::Header> header = ring::DecodeWord0(word0, pos, config_.ring_bytes);
     if (!header.ok()) {
-      status_ = header.status();
+      if (!MaySettle(pos, word0)) status_ = header.status();
       break;
     }
     if (header->kind == ring::Kind::kPad) {
@@ -25,8 +36,10 @@ int RingReceiver::Poll(int budget, RecordSink& sink) {
       const uint64_t trailer = LoadWordAcquire(at + header->size - ring::kTrailerBytes);
       if (trailer == 0) break;  // still arriving
       if (trailer != ring::Trailer(sequence_)) {
-        status_ = absl::DataLossError(absl::StrFormat(
-            "ring record at %u: trailer %x, want sequence %u", pos, trailer, sequence_));
+        if (!MaySettle(pos + header->size - ring::kTrailerBytes, trailer)) {
+          status_ = absl::DataLossError(absl::StrFormat(
+              "ring record at %u: trailer %x, want sequence %u", pos, trailer, sequence_));
+        }
         break;
       }
       ring::DecodeRest(LoadWordAcquire(at + 8), LoadWordAcquire(at + 16), *header);

@@ -8,10 +8,19 @@
 // waking the sender's thread. A malformed record stops the ring for good: status()
 // says why, and nothing after it is delivered.
 //
+// Words that are still landing: an RDMA NIC writes each aligned 8-byte word at once,
+// but a software NIC need not (Soft-RoCE copies with the CPU, and under emulation a
+// word can be seen half-written). So an invalid word 0, or a trailer that is neither
+// 0 nor the expected one, counts as still arriving until it has stayed the same for
+// kSettleTime; only then is it malformed. Bytes before the last byte of a trailer are
+// in place once it is (WRITEs land in increasing address order).
+//
 // Owning thread only (the thread the ring is assigned to).
 #ifndef FARM_MSG_RING_RECEIVER_H_
 #define FARM_MSG_RING_RECEIVER_H_
 
+#include <chrono>
+#include <chrono>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -57,13 +66,22 @@ class RingReceiver {
   const absl::Status& status() const { return status_; }
   uint64_t delivered() const { return delivered_; }
 
+  static constexpr std::chrono::milliseconds kSettleTime{200};
+
  private:
+  // True while the unexpected `word` seen at `pos` may still be landing (see above).
+  bool MaySettle(size_t pos, uint64_t word);
+
   const RingReceiverConfig config_;
   uint64_t head_ = 0;      // bytes consumed (monotonic)
   uint64_t sequence_ = 0;  // message records consumed
   uint64_t unreported_ = 0;
   uint64_t delivered_ = 0;
   absl::Status status_;
+  // The unexpected word being watched, where, and since when.
+  size_t unsettled_pos_ = SIZE_MAX;
+  uint64_t unsettled_word_ = 0;
+  std::chrono::steady_clock::time_point unsettled_since_{};
 };
 
 }  // namespace farm

@@ -109,7 +109,15 @@ absl::StatusOr<RingSender::Outcome> RingSender::TryWrite(const ring::Header& hea
   std::memset(record + ring::kHeaderBytes + payload.size(), 0, h.pad);
   const uint64_t trailer = ring::Trailer(sequence_);
   std::memcpy(record + h.size - ring::kTrailerBytes, &trailer, 8);
-  if (absl::Status s = PostWrite(pos, h.size); !s.ok()) return fail(s);
+  if (config_.trailer_apart) {
+    // A retry after a full send queue writes the body again: the same bytes, unseen
+    // by the receiver until the trailer lands.
+    const uint32_t body = h.size - ring::kTrailerBytes;
+    if (absl::Status s = PostWrite(pos, body); !s.ok()) return fail(s);
+    if (absl::Status s = PostWrite(pos + body, ring::kTrailerBytes); !s.ok()) return fail(s);
+  } else if (absl::Status s = PostWrite(pos, h.size); !s.ok()) {
+    return fail(s);
+  }
   notify_pending_ = true;
   tail_ += h.size;
   ++sequence_;

@@ -33,6 +33,10 @@ struct RingSenderConfig {
   uint32_t receiver_doorbell = kNoDoorbell;
   size_t max_backlog_bytes = 8u << 20;
   uint64_t wr_id = 0;  // tags the WRITEs' completions (only failures are signalled)
+  // The fabric's WRITEs may land in any byte order (Fabric::WritesLandInAddressOrder is
+  // false): each record goes as two WRITEs, the trailer last, so that a receiver that
+  // sees the trailer sees the whole record.
+  bool trailer_apart = false;
 };
 
 struct RingSenderStats {

@@ -140,6 +140,12 @@ VerbsDevice::~VerbsDevice() {
   if (context_ != nullptr) ibv_close_device(context_);
 }
 
+bool VerbsDevice::is_software() const {
+  constexpr uint32_t kRxeVendorId = 0xFFFFFF;  // drivers/infiniband/sw/rxe
+  constexpr uint32_t kSiwVendorId = 0x626d74;  // drivers/infiniband/sw/siw ("bmt")
+  return attr_.vendor_id == kRxeVendorId || attr_.vendor_id == kSiwVendorId;
+}
+
 std::string VerbsDevice::Describe() const {
   std::string where;
   if (address_.use_gid) {
@@ -149,8 +155,8 @@ std::string VerbsDevice::Describe() const {
   } else {
     where = absl::StrCat("InfiniBand lid ", address_.lid);
   }
-  return absl::StrCat(name_, " port ", port_, ", ", where, ", mtu ",
-                      128 << static_cast<int>(address_.mtu));
+  return absl::StrCat(name_, is_software() ? " (software RDMA)" : "", " port ", port_, ", ",
+                      where, ", mtu ", 128 << static_cast<int>(address_.mtu));
 }
 
 }  // namespace farm

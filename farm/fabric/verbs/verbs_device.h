@@ -50,6 +50,8 @@ class VerbsDevice {
   const VerbsPortAddress& address() const { return address_; }
   // The device's limits (max_qp_wr, max_cqe, max_mr_size, atomic_cap, ...).
   const ibv_device_attr& attr() const { return attr_; }
+  // Soft-RoCE (rxe) or soft iWARP (siw): the "NIC" is the kernel copying with the CPU.
+  bool is_software() const;
   // A line for logs: device, port, link layer, GID or LID, MTU.
   std::string Describe() const;
 

@@ -46,6 +46,8 @@ class VerbsFabric final : public Fabric {
   std::string locator() const override { return "verbs:" + address_; }
   absl::StatusOr<RegisteredRegion> RegisterRegion(const Region& region) override;
   absl::Status DeregisterRegion(RegionId region) override;
+  bool PinsRegisteredMemory() const override { return (access_flags_ & IBV_ACCESS_ON_DEMAND) == 0; }
+  bool WritesLandInAddressOrder() const override { return !device_->is_software(); }
   absl::StatusOr<std::unique_ptr<CompletionQueue>> CreateCompletionQueue() override;
   absl::StatusOr<std::unique_ptr<Doorbell>> CreateDoorbell() override;
   absl::Status Listen(AcceptHandler handler) override;
