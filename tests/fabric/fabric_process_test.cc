@@ -242,11 +242,20 @@ TEST_P(FabricProcessTest, ReadsNotReportedTornAreConsistent) {
   ASSERT_TRUE(owner->WriteLine("STOP").ok());
   absl::StatusOr<std::string> result = owner->ReadLineStartingWith("RESULT", absl::Seconds(20));
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(inconsistent, 0u) << "the fabric accepted torn reads";
   EXPECT_GT(accepted, 0u);
-  EXPECT_GT(torn + locked, 0u) << "no read overlapped a write: the test exercised nothing";
-  std::printf("%s: %lu reads of %u bytes: %lu accepted, %lu torn, %lu saw the lock; writer %s\n",
-              GetParam().c_str(), done, kBytes, accepted, torn, locked, result->c_str());
+  if (GetParam() == "verbs") {
+    // A NIC reports no torn reads; consistency is the object layer's job (per-line
+    // versions: object_read_process_test). Soft-RoCE copies with the CPU, so mixed
+    // reads do happen here, and must never be flagged.
+    EXPECT_EQ(torn, 0u) << "verbs never sets Completion::torn";
+  } else {
+    EXPECT_EQ(inconsistent, 0u) << "the fabric accepted torn reads";
+    EXPECT_GT(torn + locked, 0u) << "no read overlapped a write: the test exercised nothing";
+  }
+  std::printf("%s: %lu reads of %u bytes: %lu accepted (%lu inconsistent), %lu torn, %lu saw the "
+              "lock; writer %s\n",
+              GetParam().c_str(), done, kBytes, accepted, inconsistent, torn, locked,
+              result->c_str());
 }
 
 TEST_P(FabricProcessTest, AtomicsFromSeveralProcessesLoseNoUpdate) {

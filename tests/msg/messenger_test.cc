@@ -53,7 +53,8 @@ class MessengerTest : public ::testing::TestWithParam<std::string> {
     o.messenger = mo;
     o.handlers = [this, id](Messenger& m) {
       ASSERT_TRUE(m.RegisterHandler(kEcho, [](MsgThread& t, const Message& msg) {
-                     ASSERT_TRUE(t.Reply(msg.reply_to, msg.payload).ok());
+                     const absl::Status replied = t.Reply(msg.reply_to, msg.payload);
+                     ASSERT_TRUE(replied.ok()) << replied;
                    }).ok());
       ASSERT_TRUE(m.RegisterHandler(kRecord, [this, id](MsgThread& t, const Message& msg) {
                      {
@@ -156,7 +157,8 @@ TEST_P(MessengerTest, ParkedLoopsWakeForEveryMessage) {
     opt.loop.spin = absl::Milliseconds(2);
     opt.handlers = [](Messenger& m) {
       ASSERT_TRUE(m.RegisterHandler(kEcho, [](MsgThread& t, const Message& msg) {
-                     ASSERT_TRUE(t.Reply(msg.reply_to, msg.payload).ok());
+                     const absl::Status replied = t.Reply(msg.reply_to, msg.payload);
+                     ASSERT_TRUE(replied.ok()) << replied;
                    }).ok());
     };
     return std::move(*MsgTestNode::Create(opt));
