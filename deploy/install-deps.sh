@@ -10,6 +10,9 @@ packages=(
   build-essential cmake pkg-config
   # rdma-core: the verbs backend builds everywhere
   rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
+  # the Soft-RoCE suite (tests/softroce): a qemu guest with rxe devices, perftest to
+  # compare with; the guest kernel is downloaded into a cache, not installed
+  qemu-system-x86 busybox-static iproute2 perftest rdmacm-utils ibverbs-utils
   # ZooKeeper: C client for membership, server for local clusters and tests
   libzookeeper-mt-dev zookeeper
   # libraries
