@@ -25,28 +25,12 @@ if ((${#pairs[@]} == 0)); then
   done
 fi
 
-# Sleeping without forking /bin/sleep (process start is slow under TCG).
-nap_fifo=$(mktemp -u /tmp/check-rdma.XXXXXX)
-mkfifo "$nap_fifo"
-exec {nap}<>"$nap_fifo"
-rm -f "$nap_fifo"
-nap() { read -r -t "$1" -u "$nap" _ || true; }
+# shellcheck source=tests/softroce/guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
 
 logdir=$(mktemp -d /tmp/check-rdma.XXXXXX)
 failures=0
 port=18515
-
-wait_listen() {   # PORT: until something listens on TCP PORT (≤ 20 s)
-  local hex i local_addr st
-  printf -v hex '%04X' "$1"
-  for ((i = 0; i < 400; i++)); do
-    while read -r _ local_addr _ st _; do
-      [[ $local_addr == *:"$hex" && $st == 0A ]] && return 0
-    done </proc/net/tcp
-    nap 0.05
-  done
-  return 1
-}
 
 tx_packets() { local v; read -r v <"/sys/class/net/$1/statistics/tx_packets"; echo "$v"; }
 netdev_of() { local n; read -r n <"/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$gid"; echo "$n"; }

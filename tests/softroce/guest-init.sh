@@ -89,6 +89,11 @@ mount -t proc proc $r/proc &&
 if [ -n "$keep" ]; then
   mkdir -p "$r$keep" && mount -o bind /keep "$r$keep" || fail "cannot mount $keep in the guest"
 fi
+# What udev would add to /dev: bash's process substitution needs /dev/fd.
+ln -sf /proc/self/fd $r/dev/fd
+ln -sf /proc/self/fd/0 $r/dev/stdin
+ln -sf /proc/self/fd/1 $r/dev/stdout
+ln -sf /proc/self/fd/2 $r/dev/stderr
 log "filesystems mounted"
 
 # --- network and rxe devices ----------------------------------------------------
