@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<SocketCompletionQueue>> SocketCompletionQueue::Cr
 }
 
 SocketCompletionQueue::SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd)
-    : depth_(depth), ring_(depth + kDisconnectReserve), epoll_fd_(std::move(epoll_fd)) {}
+    : ClaimedCompletions(depth, kDisconnectReserve), epoll_fd_(std::move(epoll_fd)) {}
 
 namespace {
 epoll_event EventFor(SocketEndpointBase* endpoint, bool want_write) {
@@ -74,14 +74,10 @@ int SocketCompletionQueue::Poll(absl::Span<Completion> out) {
   }
   if (awaiting_ > 0) {
     CheckSockets();
-  } else if ((++polls_ & 31) == 0 && watched_.load(std::memory_order_relaxed) > 0) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= next_liveness_check_) {
-      next_liveness_check_ = now + kLivenessInterval;
-      CheckSockets();
-    }
+  } else if (liveness_.Due() && watched_.load(std::memory_order_relaxed) > 0) {
+    CheckSockets();
   }
-  return ring_.PopInto(out);
+  return PopCompletions(out);
 }
 
 }  // namespace farm

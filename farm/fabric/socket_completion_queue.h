@@ -1,6 +1,7 @@
 // SocketCompletionQueue: the completion queue of the CPU backends (shm, tcp).
 //
-// Holds completions in a CompletionRing and watches the sockets of its endpoints with
+// Holds completions (ClaimedCompletions, with one slot beyond the depth for each
+// watched endpoint's kDisconnect) and watches the sockets of its endpoints with
 // an epoll set, which is also its wait_fd: a parked event loop wakes when a response
 // arrives or a peer hangs up. Poll asks epoll (without blocking) when some endpoint
 // awaits responses, and otherwise at most every `liveness_interval`, so an idle
@@ -36,7 +37,7 @@ class SocketEndpointBase {
   virtual void SendHeldBack() {}
 };
 
-class SocketCompletionQueue final : public CompletionQueue {
+class SocketCompletionQueue final : public CompletionQueue, public ClaimedCompletions {
  public:
   static absl::StatusOr<std::unique_ptr<SocketCompletionQueue>> Create(uint32_t depth);
 
@@ -48,24 +49,6 @@ class SocketCompletionQueue final : public CompletionQueue {
   absl::Status Watch(int fd, SocketEndpointBase* endpoint, bool want_write);
   absl::Status Rewatch(int fd, SocketEndpointBase* endpoint, bool want_write);
   void Unwatch(int fd);
-
-  // Claims room for the completion of one op about to be posted (every posted op holds
-  // a claim until it finishes, since even an unsignaled op may fail). False when the
-  // queue is full: the post must fail with ResourceExhausted.
-  bool Claim() {
-    if (ring_.size() + claimed_ >= depth_) return false;
-    ++claimed_;
-    return true;
-  }
-  // Finishes a claimed op: delivers `c`, or nothing for a successful unsignaled op.
-  void Complete(const Completion* c) {
-    --claimed_;
-    if (c != nullptr) ring_.Push(*c);
-  }
-  // An endpoint's kDisconnect notice; room for it is reserved beyond the depth.
-  void PushDisconnect(const Completion& c) {
-    if (ring_.free() > 0) ring_.Push(c);
-  }
 
   // Endpoints with requests in flight; while non-zero, every Poll checks the sockets.
   void AddAwaiting(int delta) { awaiting_ += delta; }
@@ -84,20 +67,13 @@ class SocketCompletionQueue final : public CompletionQueue {
   explicit SocketCompletionQueue(uint32_t depth, UniqueFd epoll_fd);
   void CheckSockets();
 
-  // One slot beyond the depth for each watched endpoint's kDisconnect, so a failing
-  // endpoint can always report.
-  const uint32_t depth_;
-  CompletionRing ring_;
-  uint32_t claimed_ = 0;
   UniqueFd epoll_fd_;
   // Written by the connecting thread (Watch), read by the owning thread: an endpoint is
   // published to the owner through this counter's release/acquire.
   std::atomic<int> watched_{0};
   std::vector<SocketEndpointBase*> held_back_;
   int awaiting_ = 0;
-  uint32_t polls_ = 0;
-  std::chrono::steady_clock::time_point next_liveness_check_{};
-  static constexpr std::chrono::milliseconds kLivenessInterval{1};
+  LivenessSchedule liveness_{std::chrono::milliseconds(1)};
 };
 
 }  // namespace farm

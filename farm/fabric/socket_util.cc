@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -182,6 +183,20 @@ absl::StatusOr<std::string> LocalTcpAddress(int fd) {
   if (rc != 0) return absl::InternalError(absl::StrCat("getnameinfo: ", gai_strerror(rc)));
   if (ss.ss_family == AF_INET6) return absl::StrCat("[", host, "]:", port);
   return absl::StrCat(host, ":", port);
+}
+
+absl::StatusOr<PeerListener> ListenTcpForPeers(absl::string_view host_port,
+                                               absl::string_view what) {
+  absl::StatusOr<UniqueFd> fd = ListenTcp(host_port.empty() ? "127.0.0.1:0" : host_port);
+  if (!fd.ok()) return fd.status();
+  absl::StatusOr<std::string> bound = LocalTcpAddress(fd->get());
+  if (!bound.ok()) return bound.status();
+  if (absl::StartsWith(*bound, "0.0.0.0:") || absl::StartsWith(*bound, "[::]:")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " bound to the wildcard address ", *bound,
+        ": give a specific host address peers can reach as listen_address"));
+  }
+  return PeerListener{std::move(*fd), std::move(*bound)};
 }
 
 absl::StatusOr<UniqueFd> ListenUnix(absl::string_view path) {

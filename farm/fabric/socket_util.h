@@ -23,6 +23,16 @@ absl::StatusOr<UniqueFd> ConnectTcp(absl::string_view host_port, absl::Time dead
 // "host:port" of a bound socket (the port the kernel chose for port 0).
 absl::StatusOr<std::string> LocalTcpAddress(int fd);
 
+// A fabric's listening socket and the "host:port" peers reach it at.
+struct PeerListener {
+  UniqueFd fd;
+  std::string address;
+};
+// Listens on `host_port` (empty: 127.0.0.1:0) for peers of `what` ("tcp fabric").
+// InvalidArgument when it binds a wildcard address, which peers cannot be told.
+absl::StatusOr<PeerListener> ListenTcpForPeers(absl::string_view host_port,
+                                               absl::string_view what);
+
 // Listens on a Unix socket path. An existing socket file nobody listens on (left by a
 // crashed process) is replaced; one with a live listener is AlreadyExists.
 absl::StatusOr<UniqueFd> ListenUnix(absl::string_view path);

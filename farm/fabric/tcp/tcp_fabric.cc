@@ -13,19 +13,10 @@ absl::StatusOr<std::unique_ptr<TcpFabric>> TcpFabric::Create(const FabricOptions
   if (!key.ok()) return key.status();
   std::unique_ptr<TcpFabric> fabric(new TcpFabric(options, *key));
   if (absl::Status s = fabric->InitTables(); !s.ok()) return s;
-  const std::string listen =
-      options.listen_address.empty() ? "127.0.0.1:0" : options.listen_address;
-  absl::StatusOr<UniqueFd> listen_fd = ListenTcp(listen);
-  if (!listen_fd.ok()) return listen_fd.status();
-  absl::StatusOr<std::string> bound = LocalTcpAddress(listen_fd->get());
-  if (!bound.ok()) return bound.status();
-  if (absl::StartsWith(*bound, "0.0.0.0:") || absl::StartsWith(*bound, "[::]:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tcp fabric bound to the wildcard address ", *bound,
-        ": give a specific host address peers can reach as listen_address"));
-  }
-  fabric->address_ = *bound;
-  fabric->set_server(std::make_unique<TcpResponder>(std::move(*listen_fd), *key,
+  absl::StatusOr<PeerListener> listener = ListenTcpForPeers(options.listen_address, "tcp fabric");
+  if (!listener.ok()) return listener.status();
+  fabric->address_ = std::move(listener->address);
+  fabric->set_server(std::make_unique<TcpResponder>(std::move(listener->fd), *key,
                                                     &fabric->regions(), &fabric->doorbells(),
                                                     options.max_op_bytes));
   return fabric;

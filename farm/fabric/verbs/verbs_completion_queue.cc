@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<VerbsCompletionQueue>> VerbsCompletionQueue::Crea
 }
 
 VerbsCompletionQueue::VerbsCompletionQueue(const VerbsDevice& device, uint32_t depth)
-    : device_(device), depth_(depth), ring_(depth + kDisconnectReserve) {}
+    : ClaimedCompletions(depth, kDisconnectReserve), device_(device) {}
 
 VerbsCompletionQueue::~VerbsCompletionQueue() {
   if (cq_ != nullptr) {
@@ -136,14 +136,8 @@ void VerbsCompletionQueue::CheckSockets() {
 
 int VerbsCompletionQueue::Poll(absl::Span<Completion> out) {
   PollDevice();
-  if ((++polls_ & 31) == 0 && watched_.load(std::memory_order_relaxed) > 0) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= next_liveness_check_) {
-      next_liveness_check_ = now + kLivenessInterval;
-      CheckSockets();
-    }
-  }
-  return ring_.PopInto(out);
+  if (liveness_.Due() && watched_.load(std::memory_order_relaxed) > 0) CheckSockets();
+  return PopCompletions(out);
 }
 
 }  // namespace farm

@@ -36,7 +36,7 @@ namespace farm {
 
 class VerbsEndpoint;
 
-class VerbsCompletionQueue final : public CompletionQueue {
+class VerbsCompletionQueue final : public CompletionQueue, public ClaimedCompletions {
  public:
   static absl::StatusOr<std::unique_ptr<VerbsCompletionQueue>> Create(const VerbsDevice& device,
                                                                       uint32_t depth);
@@ -56,24 +56,6 @@ class VerbsCompletionQueue final : public CompletionQueue {
   void Detach(uint32_t qp_num, int control_fd);
   void StopWatching(int control_fd);
 
-  // Claims room for the completion of one request about to be posted (any posted
-  // request may complete with an error, signaled or not). False when full: the post
-  // fails with ResourceExhausted.
-  bool Claim() {
-    if (ring_.size() + claimed_ >= depth_) return false;
-    ++claimed_;
-    return true;
-  }
-  // Finishes a claimed request: delivers `c`, or nothing for a silent success.
-  void Complete(const Completion* c) {
-    --claimed_;
-    if (c != nullptr) ring_.Push(*c);
-  }
-  // An endpoint's kDisconnect notice; room is reserved for one per endpoint.
-  void PushDisconnect(const Completion& c) {
-    if (ring_.free() > 0) ring_.Push(c);
-  }
-
  private:
   VerbsCompletionQueue(const VerbsDevice& device, uint32_t depth);
   void PollDevice();
@@ -82,9 +64,6 @@ class VerbsCompletionQueue final : public CompletionQueue {
   void AckEvents();
 
   const VerbsDevice& device_;
-  const uint32_t depth_;
-  CompletionRing ring_;
-  uint32_t claimed_ = 0;
   ibv_comp_channel* channel_ = nullptr;
   ibv_cq* cq_ = nullptr;
   UniqueFd epoll_fd_;
@@ -92,9 +71,7 @@ class VerbsCompletionQueue final : public CompletionQueue {
   mutable Mutex mu_;
   absl::flat_hash_map<uint32_t, VerbsEndpoint*> endpoints_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> watched_{0};
-  uint32_t polls_ = 0;
-  std::chrono::steady_clock::time_point next_liveness_check_{};
-  static constexpr std::chrono::milliseconds kLivenessInterval{1};
+  LivenessSchedule liveness_{std::chrono::milliseconds(1)};
 };
 
 }  // namespace farm

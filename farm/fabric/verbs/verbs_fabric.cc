@@ -48,19 +48,11 @@ absl::StatusOr<std::unique_ptr<VerbsFabric>> VerbsFabric::Create(const FabricOpt
   if (!receiver.ok()) return receiver.status();
   fabric->receiver_ = std::move(*receiver);
 
-  const std::string listen =
-      options.listen_address.empty() ? "127.0.0.1:0" : options.listen_address;
-  absl::StatusOr<UniqueFd> listen_fd = ListenTcp(listen);
-  if (!listen_fd.ok()) return listen_fd.status();
-  absl::StatusOr<std::string> bound = LocalTcpAddress(listen_fd->get());
-  if (!bound.ok()) return bound.status();
-  if (absl::StartsWith(*bound, "0.0.0.0:") || absl::StartsWith(*bound, "[::]:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "verbs fabric bound its control socket to the wildcard address ", *bound,
-        ": give a specific host address peers can reach as listen_address"));
-  }
-  fabric->address_ = *bound;
-  fabric->server_ = std::make_unique<VerbsServer>(std::move(*listen_fd), *key,
+  absl::StatusOr<PeerListener> listener =
+      ListenTcpForPeers(options.listen_address, "verbs fabric's control socket");
+  if (!listener.ok()) return listener.status();
+  fabric->address_ = std::move(listener->address);
+  fabric->server_ = std::make_unique<VerbsServer>(std::move(listener->fd), *key,
                                                   fabric->device_.get(), fabric->receiver_.get());
   return fabric;
 }
