@@ -25,8 +25,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 absl::Status Validate(const RunConfig& config, const FarmRunOptions& o) {
   if (config.threads < 1) return absl::InvalidArgumentError("at least one application thread per node");
   if (o.nodes < 1) return absl::InvalidArgumentError("at least one node");
-  if (o.fabric != "shm" && o.fabric != "tcp") {
-    return absl::InvalidArgumentError(absl::StrCat("fabric \"", o.fabric, "\": shm or tcp"));
+  if (o.fabric != "shm" && o.fabric != "tcp" && o.fabric != "verbs") {
+    return absl::InvalidArgumentError(absl::StrCat("fabric \"", o.fabric, "\": shm, tcp or verbs"));
   }
   if (o.replication < 0 || o.replication > o.nodes) {
     return absl::InvalidArgumentError(absl::StrCat("replication ", o.replication, " with ", o.nodes, " nodes"));

@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::ValuesIn(farm::test
 TEST(FarmRunnerOptionsTest, BadOptionsAreRefusedBeforeAnythingStarts) {
   const RunConfig c = ByCount(*PresetWorkload("c"), 10, 10);
   FarmRunOptions o = Cluster("shm");
-  o.fabric = "verbs";
+  o.fabric = "carrier-pigeon";
   EXPECT_EQ(RunFarmWorkload(c, o).status().code(), absl::StatusCode::kInvalidArgument);
   o = Cluster("shm");
   o.window = 0;

@@ -45,7 +45,8 @@ ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
 ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
 ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster");
 ABSL_FLAG(int, farm_threads, 0, "farm: application threads per node (0: --threads)");
-ABSL_FLAG(std::string, farm_fabric, "shm", "farm: fabric backend, shm or tcp");
+ABSL_FLAG(std::string, farm_fabric, "shm",
+          "farm: fabric backend, shm, tcp or verbs (the first active RDMA device)");
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
