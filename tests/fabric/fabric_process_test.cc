@@ -192,7 +192,14 @@ TEST_P(FabricProcessTest, LargeWriteIsVisibleInIncreasingAddressOrder) {
   ASSERT_TRUE(owner->WriteLine("STOP").ok());
   absl::StatusOr<std::string> result = owner->ReadLineStartingWith("RESULT", absl::Seconds(20));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(Field(*result, "violations"), 0u) << *result;
+  if (in->fabric->WritesLandInAddressOrder()) {
+    EXPECT_EQ(Field(*result, "violations"), 0u) << *result;
+  } else {
+    // A software RDMA device copies each packet with memcpy, which may run backwards;
+    // the fabric says so, and the ring sender posts trailers apart (ring_test).
+    std::printf("%s: a software RDMA device, out-of-order views are allowed: %s\n",
+                GetParam().c_str(), result->c_str());
+  }
   EXPECT_GE(Field(*result, "observed"), 10u) << "the reader barely ran: " << *result;
   std::printf("%s: %lu writes of %zu bytes; %s\n", GetParam().c_str(), generations, kOrderBytes,
               result->c_str());
