@@ -9,8 +9,9 @@
 // notify from peers ring the doorbell.
 //
 // Invariants:
-//   1. No lost wake-up: before parking, the loop arms its doorbell, then polls every
-//      source once more; a producer publishes its work before ringing (doorbell.h).
+//   1. No lost wake-up: before parking, the loop arms its doorbell and lets each poller
+//      arm its descriptors (Poller::PrepareToPark), then polls every source once more;
+//      a producer publishes its work before ringing (doorbell.h).
 //   2. Work items posted from one thread run in the order posted.
 //   3. Everything except Post, Stop and the accessors marked "any thread" runs on the
 //      loop's thread: the thread that calls Run. Callbacks run there too, so state
