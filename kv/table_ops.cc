@@ -145,7 +145,8 @@ class Writer {
     co_return co_await Append(key, value);
   }
 
-  // Removes the key (present) and collapses the chain (invariants 2 and 4).
+  // Removes the key (present) and collapses the chain (invariants 2 and 4): the chain's
+  // last pair fills the hole, and every block after the hole's place gets a new name.
   absl::Status Erase() {
     if (!n_.value_object.is_null()) {
       if (absl::Status s = txFree(tx_, n_.value_object); !s.ok()) return s;
@@ -172,27 +173,45 @@ class Writer {
       if (absl::Status s = Written(at.object); !s.ok()) return s;
     }
     ClearSlot(SlotOf(layout_, moved));
-    const bool last_empty = *tail == 0;
-    // The block's predecessor: the bucket or the previous block.
-    const bool pred_is_bucket = n_.chain.size() == 1;
-    ObjBuf* pred = pred_is_bucket ? n_.buckets[0].object : n_.chain[n_.chain.size() - 2];
-    FatPtr renamed;  // null: the block is freed
-    if (last_empty) {
-      if (absl::Status s = txFree(tx_, last->ptr()); !s.ok()) return s;
-    } else {
-      if (absl::Status s = objIncrementIncarnation(tx_, last); !s.ok()) return s;
-      renamed = last->ptr();
-      renamed.incarnation = objGetIncarnation(*last) + 1;
+    // Blocks after the hole's place, up to and including the last (invariant 4).
+    size_t first_after_hole = 0;
+    if (!at.in_bucket) {
+      first_after_hole = std::find(n_.chain.begin(), n_.chain.end(), at.object) - n_.chain.begin() + 1;
     }
-    if (pred_is_bucket) {
-      SetOverflow(pred->data(), renamed);
-    } else {
-      SetNext(pred->data(), renamed);
+    const size_t last_index = n_.chain.size() - 1;
+    for (size_t i = std::min(first_after_hole, last_index); i <= last_index; ++i) {
+      ObjBuf* block = n_.chain[i];
+      FatPtr name;  // null: the last block, emptied, is freed
+      if (i == last_index && *tail == 0) {
+        if (absl::Status s = txFree(tx_, block->ptr()); !s.ok()) return s;
+      } else {
+        absl::StatusOr<FatPtr> renamed = Rename(block);
+        if (!renamed.ok()) return renamed.status();
+        name = *renamed;
+      }
+      // The block's predecessor: the home bucket or the previous block.
+      ObjBuf* pred = i == 0 ? n_.buckets[0].object : n_.chain[i - 1];
+      if (i == 0) {
+        SetOverflow(pred->data(), name);
+      } else {
+        SetNext(pred->data(), name);
+      }
+      if (absl::Status s = Written(pred); !s.ok()) return s;
     }
-    return Written(pred);
+    return absl::OkStatus();
   }
 
  private:
+  // Gives `block` a new incarnation at commit and returns the pointer that names it
+  // then. A block this transaction allocated has no old pointers: it keeps its name.
+  absl::StatusOr<FatPtr> Rename(ObjBuf* block) {
+    if (writes_.AllocatedHere(block)) return block->ptr();
+    if (absl::Status s = objIncrementIncarnation(tx_, block); !s.ok()) return s;
+    FatPtr name = block->ptr();
+    name.incarnation = objGetIncarnation(*block) + 1;
+    return name;
+  }
+
   std::optional<SlotAt> EmptySlot(ObjBuf* object, bool bucket) const {
     for (uint32_t i = 0; i < SlotsIn(layout_, bucket); ++i) {
       const SlotAt at{object, bucket, i};
@@ -291,6 +310,7 @@ class Writer {
     ObjBuf* bucket = n_.buckets[0].object;
     absl::StatusOr<ObjBuf*> block = co_await TxAlloc(tx_, layout_.block_bytes(), bucket->ptr().addr);
     if (!block.ok()) co_return block.status();
+    writes_.Allocated(*block);
     if (absl::Status s = co_await WritePair(SlotAt{*block, false, 0}, key, value); !s.ok()) co_return s;
     if (n_.chain.empty()) {
       SetOverflow(bucket->data(), (*block)->ptr());
@@ -324,6 +344,12 @@ void BucketWrites::Add(uint32_t shard, uint32_t bucket, ObjBuf* object) {
   written_.push_back(Written{shard, bucket, object});
 }
 
+void BucketWrites::Allocated(ObjBuf* block) { allocated_.push_back(block); }
+
+bool BucketWrites::AllocatedHere(const ObjBuf* block) const {
+  return std::find(allocated_.begin(), allocated_.end(), block) != allocated_.end();
+}
+
 void BucketWrites::Seal() {
   std::sort(written_.begin(), written_.end(), [](const Written& a, const Written& b) {
     return std::tie(a.shard, a.bucket) < std::tie(b.shard, b.bucket);
@@ -337,6 +363,7 @@ void BucketWrites::Seal() {
     SetBackVersion(b.object->data(), joint);
   }
   written_.clear();
+  allocated_.clear();
 }
 
 std::optional<int64_t> ParseInt64(absl::string_view s) {

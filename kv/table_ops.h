@@ -8,9 +8,15 @@
 //   2. only the last block of a chain has empty slots, and no block is empty;
 //   3. a transaction that writes buckets j and j+1 sets j's fv and j+1's bv to a new
 //      common value (joint versions, for lock-free READs of both);
-//   4. a pair leaving a chain's last block, or the block being freed, changes what a
-//      pointer to that block names (new incarnation, or freed), so a lock-free lookup
-//      that followed the old pointer restarts instead of missing the pair;
+//   4. a pair never moves to a place a lookup may already have passed while its old
+//      place stays on that lookup's way. Lookups read buckets b and b+1 in one READ
+//      and then the chain block by block, each pointer taken from the object read
+//      before it. So a pair moves only (a) between b and b+1, under invariant 3, or
+//      (b) from a chain's last block into the hole a remove left (in b, b+1 or an
+//      earlier block): then every block after the hole's place gets a new incarnation
+//      (the last one, if emptied, is freed) and its predecessor's pointer is
+//      rewritten, so a lookup holding a pointer to any of them, taken before the move,
+//      restarts instead of reaching the chain's end without the pair;
 //   5. out-of-line values are never modified: an update writes a new object and frees
 //      the old one.
 #ifndef FARM_KV_TABLE_OPS_H_
@@ -54,6 +60,9 @@ class BucketWrites {
  public:
   void Add(uint32_t shard, uint32_t bucket, ObjBuf* object);
   void Seal();
+  // Overflow blocks this transaction allocated (no pointer to them predates it).
+  void Allocated(ObjBuf* block);
+  bool AllocatedHere(const ObjBuf* block) const;
 
  private:
   struct Written {
@@ -62,6 +71,7 @@ class BucketWrites {
     ObjBuf* object;
   };
   std::vector<Written> written_;
+  std::vector<ObjBuf*> allocated_;
 };
 
 // Applies `ops` to `key` in order, as if one after another, and writes the final

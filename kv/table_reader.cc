@@ -103,12 +103,17 @@ void TableReader::Continue(Lookup* l) {
     return lockFreeRead(*l->op, value, [this, l](absl::StatusOr<LockFreeObject> r) { OnValue(l, std::move(r)); });
   }
   if (!l->next_block.is_null()) {
-    const FatPtr block = l->next_block;
-    ++stats_.reads;
-    stats_.bytes_read += block.size;
-    return lockFreeRead(*l->op, block, [this, l](absl::StatusOr<LockFreeObject> r) { OnBlock(l, std::move(r)); });
+    if (before_block_) return before_block_(l->key, l->blocks, [this, l] { ReadBlock(l); });
+    return ReadBlock(l);
   }
   Finish(l, std::optional<absl::string_view>());
+}
+
+void TableReader::ReadBlock(Lookup* l) {
+  const FatPtr block = l->next_block;
+  ++stats_.reads;
+  stats_.bytes_read += block.size;
+  lockFreeRead(*l->op, block, [this, l](absl::StatusOr<LockFreeObject> r) { OnBlock(l, std::move(r)); });
 }
 
 void TableReader::OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r) {

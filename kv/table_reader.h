@@ -53,6 +53,14 @@ class TableReader {
   TableReader(const TableReader&) = delete;
   TableReader& operator=(const TableReader&) = delete;
 
+  // Test seam: when set, a lookup calls it before reading each overflow block
+  // (`blocks_read` of its chain so far: 0 right after the bucket READ) and goes on when
+  // `resume` runs, on this thread. Lets a test complete a concurrent update exactly
+  // there. Unset in production: one branch per block read.
+  using BeforeBlockHook =
+      absl::AnyInvocable<void(absl::string_view key, size_t blocks_read, absl::AnyInvocable<void()> resume)>;
+  void SetBeforeBlockHookForTest(BeforeBlockHook hook) { before_block_ = std::move(hook); }
+
   void Get(absl::string_view key, GetDone done);
   // One result per key, in order; fails as a whole with the first lookup's error.
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done);
@@ -70,6 +78,7 @@ class TableReader {
   bool Scan(Lookup* l, std::span<const char> object, bool bucket);
   void Continue(Lookup* l);
   void OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r);
+  void ReadBlock(Lookup* l);
   void OnBlock(Lookup* l, absl::StatusOr<LockFreeObject> r);
   void Restart(Lookup* l, absl::string_view why);
   void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
@@ -79,6 +88,7 @@ class TableReader {
   std::vector<std::unique_ptr<Lookup>> lookups_;
   std::vector<Lookup*> free_;
   LookupStats stats_;
+  BeforeBlockHook before_block_;
 };
 
 }  // namespace farm::kv

@@ -1,0 +1,215 @@
+// A lock-free lookup that meets a remove reshuffling its key's chain, forced
+// deterministically: the lookup pauses at the reader's test seam (after the bucket READ,
+// or after some chain blocks), a remove runs to completion there, then the lookup goes
+// on. Erase fills the hole with the chain's last pair, so the pair moves to a place
+// the paused lookup has already passed; the lookup must still find it (issue 21: it
+// answered "absent" whenever a block lay between the hole and the chain's last block).
+//
+// H = 2 (one slot per bucket) and every key shares one home bucket h, so the layout is
+// known: key 0 in h, key 1 in h + 1, then blocks of two pairs in insertion order.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "kv/layout.h"
+#include "kv/table_store.h"
+#include "tests/kv/kv_cluster.h"
+#include "tests/support/fabric_test_util.h"
+
+namespace farm::kv {
+namespace {
+
+using testing::KvCluster;
+
+// One forced interleaving: a chain of `blocks` overflow blocks, the last holding
+// `last_pairs` pairs; the lookup of the chain's last pair pauses before reading block
+// `pause_at` + 1 (0: right after the buckets) while the key in `hole` is removed.
+struct RaceCase {
+  uint32_t blocks;
+  uint32_t last_pairs;  // 1 or 2
+  uint32_t hole;        // 0 and 1: the buckets; 2 + 2i and 3 + 2i: block i + 1's pairs
+  size_t pause_at;
+
+  std::string Name() const {
+    return absl::StrFormat("chain of %d blocks (last holds %d), hole at pair %d, lookup paused after %d blocks",
+                           blocks, last_pairs, hole, pause_at);
+  }
+};
+
+// Every interleaving where the moved pair lands where the lookup has been: the hole in
+// a bucket (pause right after the bucket READ) or in a block already read.
+std::vector<RaceCase> Cases() {
+  std::vector<RaceCase> cases;
+  for (uint32_t blocks = 1; blocks <= 4; ++blocks) {
+    for (uint32_t last_pairs = 1; last_pairs <= 2; ++last_pairs) {
+      const uint32_t pairs = 2 + 2 * (blocks - 1) + last_pairs;
+      for (uint32_t hole = 0; hole + 1 < pairs; ++hole) {
+        const size_t block_of_hole = hole < 2 ? 0 : (hole - 2) / 2 + 1;  // 0: a bucket
+        // Paused anywhere from just past the hole's place to before the last block.
+        for (size_t pause = block_of_hole; pause < blocks; ++pause) {
+          cases.push_back(RaceCase{blocks, last_pairs, hole, pause});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+class LookupRaceTest : public ::testing::TestWithParam<std::string> {};
+
+// `count` keys that share a home bucket at least 4 buckets away from every home in
+// `used` (so cases never share buckets or make a way for displacement).
+std::vector<std::string> KeysSharingAHome(const ShardMap& map, const std::string& prefix, size_t count,
+                                          std::vector<Home>& used) {
+  for (int attempt = 0;; ++attempt) {
+    const std::string first = absl::StrCat(prefix, "-", attempt, "-0");
+    const Home home = map.Locate(HashKey(first));
+    bool clear = true;
+    for (const Home& u : used) {
+      const int64_t gap = int64_t{home.bucket} - int64_t{u.bucket};
+      if (u.shard == home.shard && gap > -4 && gap < 4) clear = false;
+    }
+    if (!clear) continue;
+    used.push_back(home);
+    std::vector<std::string> keys = {first};
+    for (int i = 1; keys.size() < count; ++i) {
+      const std::string key = absl::StrCat(prefix, "-", attempt, "-", i);
+      const Home h = map.Locate(HashKey(key));
+      if (h.shard == home.shard && h.bucket == home.bucket) keys.push_back(key);
+    }
+    return keys;
+  }
+}
+
+// The object reads a lookup of `key` (present) takes on node 1, thread 0.
+absl::StatusOr<uint64_t> ReadsToFind(KvCluster& kv, const std::string& key) {
+  return kv.kv().Run<absl::StatusOr<uint64_t>>(1, 0, [key](TableClient& c, auto finish) {
+    const uint64_t before = c.reader().stats().reads;
+    c.Get(key, [&c, before, finish = std::move(finish)](absl::StatusOr<std::optional<absl::string_view>> r) mutable {
+      if (!r.ok()) return finish(r.status());
+      if (!r->has_value()) return finish(absl::NotFoundError("the key is not there"));
+      finish(c.reader().stats().reads - before);
+    });
+  });
+}
+
+TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
+  TableOptions options;
+  options.layout.neighbourhood = 2;
+  options.buckets_per_node = 1024;
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_lookup_race", options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  KvCluster& kv = **started;
+  std::vector<Home> used;
+  int case_number = 0;
+  for (const RaceCase& rc : Cases()) {
+    SCOPED_TRACE(rc.Name());
+    const uint32_t pairs = 2 + 2 * (rc.blocks - 1) + rc.last_pairs;
+    const std::vector<std::string> keys =
+        KeysSharingAHome(kv.client(1).map(), absl::StrCat("race", case_number++), pairs, used);
+    for (const std::string& key : keys) ASSERT_TRUE(kv.Put(1 + case_number % 3, key, "v:" + key).ok());
+    const std::string& moved = keys.back();  // Erase moves the chain's last pair
+    // The layout the case assumes: the last pair is found in the chain's last block.
+    absl::StatusOr<uint64_t> reads = ReadsToFind(kv, moved);
+    ASSERT_TRUE(reads.ok()) << reads.status();
+    ASSERT_EQ(*reads, 1 + rc.blocks);
+    const std::string& removed = keys[rc.hole];
+    auto remove_result = std::make_shared<absl::StatusOr<KeyOpResult>>(absl::UnknownError("not run"));
+    auto restarts = std::make_shared<uint64_t>(0);
+    using Result = absl::StatusOr<std::optional<std::string>>;
+    Result found = kv.kv().Run<Result>(1, 0, [&, remove_result, restarts](TableClient& c, auto finish) {
+      const uint64_t restarts_before = c.reader().stats().restarts;
+      auto fired = std::make_shared<bool>(false);
+      c.reader().SetBeforeBlockHookForTest(
+          [&c, &rc, &removed, remove_result, fired](absl::string_view, size_t blocks_read,
+                                                     absl::AnyInvocable<void()> resume) {
+            if (*fired || blocks_read != rc.pause_at) return resume();
+            *fired = true;
+            c.Update(OpKind::kRemove, removed, "", 0,
+                     [remove_result, resume = std::move(resume)](absl::StatusOr<KeyOpResult> r) mutable {
+                       *remove_result = std::move(r);
+                       resume();
+                     });
+          });
+      c.Get(moved, [&c, restarts, restarts_before, finish = std::move(finish)](
+                       absl::StatusOr<std::optional<absl::string_view>> r) mutable {
+        c.reader().SetBeforeBlockHookForTest(nullptr);
+        *restarts = c.reader().stats().restarts - restarts_before;
+        if (!r.ok()) return finish(r.status());
+        if (!r->has_value()) return finish(std::optional<std::string>());
+        finish(std::optional<std::string>(std::string(**r)));
+      });
+    });
+    ASSERT_TRUE(remove_result->ok()) << remove_result->status();
+    ASSERT_TRUE((*remove_result)->existed) << "the remove ran at the seam";
+    ASSERT_TRUE(found.ok()) << found.status();
+    EXPECT_EQ(*found, std::optional<std::string>("v:" + moved))
+        << "the lookup of " << moved << " missed it (" << *restarts << " restarts)";
+    // Every other key is still there, from every node; the removed one is gone.
+    for (const std::string& key : keys) {
+      for (NodeId on = 1; on <= 3; ++on) {
+        absl::StatusOr<std::optional<std::string>> got = kv.Get(on, key);
+        ASSERT_TRUE(got.ok()) << got.status();
+        if (key == removed) {
+          EXPECT_FALSE(got->has_value()) << key;
+        } else {
+          EXPECT_EQ(*got, std::optional<std::string>("v:" + key)) << key;
+        }
+      }
+    }
+  }
+}
+
+// A transaction (MULTI/EXEC) that grows a chain by a block and then removes a pair of
+// the same chain: the new block is the chain's last, and a block the transaction
+// allocated has no old names to retire (renaming it was refused before).
+TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
+  TableOptions options;
+  options.layout.neighbourhood = 2;
+  options.buckets_per_node = 64;
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_grow_remove", options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  KvCluster& kv = **started;
+  std::vector<Home> used;
+  const std::vector<std::string> keys = KeysSharingAHome(kv.client(1).map(), "grow", 6, used);
+  for (size_t i = 0; i < 4; ++i) ASSERT_TRUE(kv.Put(2, keys[i], "v:" + keys[i]).ok());
+  absl::Status committed = kv.kv().Run<absl::Status>(1, 0, [&keys](TableClient& c, auto finish) {
+    auto store = std::make_shared<TableStore>(c);
+    std::shared_ptr<StoreTxn> txn = store->BeginTxn();
+    auto fail_or = [finish = std::make_shared<decltype(finish)>(std::move(finish))](auto next) {
+      return [finish, next = std::move(next)](absl::Status s) mutable {
+        if (!s.ok()) return (*finish)(s);
+        next(finish);
+      };
+    };
+    txn->Put(keys[4], "v:" + keys[4], fail_or([store, txn, &keys, fail_or](auto finish) {
+      txn->Put(keys[5], "v:" + keys[5], fail_or([store, txn, &keys, finish](auto) {
+        txn->Remove(keys[0], [store, txn, finish](absl::StatusOr<bool> existed) {
+          if (!existed.ok()) return (*finish)(existed.status());
+          if (!*existed) return (*finish)(absl::InternalError("the key was not there"));
+          txn->Commit([store, txn, finish](absl::Status s) { (*finish)(s); });
+        });
+      }));
+    }));
+  });
+  ASSERT_TRUE(committed.ok()) << committed;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (NodeId on = 1; on <= 3; ++on) {
+      absl::StatusOr<std::optional<std::string>> got = kv.Get(on, keys[i]);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, i == 0 ? std::nullopt : std::optional<std::string>("v:" + keys[i])) << keys[i];
+    }
+  }
+  // The pair from the new block moved into the home bucket; one block remains of two.
+  absl::StatusOr<uint64_t> reads = ReadsToFind(kv, keys[4]);
+  ASSERT_TRUE(reads.ok()) << reads.status();
+  EXPECT_EQ(*reads, 3u);  // buckets, then both blocks: keys 2, 3 | key 4
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LookupRaceTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+
+}  // namespace
+}  // namespace farm::kv
