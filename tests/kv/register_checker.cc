@@ -1,102 +1,163 @@
 #include "tests/kv/register_checker.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace farm::kv::testing {
 namespace {
 
+// A register state: absent, or the index (in the sorted history) of the put that wrote
+// the value it holds (values are unique per put).
 constexpr int kAbsent = -1;
 
-class Search {
+using Kind = RegisterOp::Kind;
+
+// Explores every order of one segment's operations that respects real time and the
+// register's semantics, from a set of start states, and collects the states those
+// orders end in. Memoized on (operations done, state), shared by all start states.
+class SegmentSearch {
  public:
-  Search(std::vector<RegisterOp> ops, uint64_t max_states) : ops_(std::move(ops)), max_states_(max_states) {
-    std::sort(ops_.begin(), ops_.end(),
-              [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
-    done_.assign((ops_.size() + 63) / 64, 0);
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].kind == RegisterOp::Kind::kPut) writer_of_[*ops_[i].value] = static_cast<int>(i);
-    }
+  SegmentSearch(const std::vector<RegisterOp>& ops, size_t begin, size_t end,
+                const absl::flat_hash_map<std::string, int>& writer_of, uint64_t max_states)
+      : ops_(ops), begin_(begin), size_(end - begin), writer_of_(writer_of), max_states_(max_states) {
+    done_.assign((size_ + 63) / 64, 0);
   }
 
-  absl::Status Run() {
-    for (const RegisterOp& op : ops_) {
-      if (op.kind == RegisterOp::Kind::kGet && op.value && !writer_of_.contains(*op.value)) {
-        return absl::FailedPreconditionError("a get saw a value no put wrote");
-      }
+  // False when the search exceeded max_states (the result is then incomplete).
+  bool Run(const absl::flat_hash_set<int>& from, absl::flat_hash_set<int>& ends) {
+    for (int state : from) {
+      Dfs(state, 0, ends);
+      if (states_ > max_states_) return false;
     }
-    if (Dfs(kAbsent, 0)) return absl::OkStatus();
-    if (states_ > max_states_) return absl::InvalidArgumentError("history too large to check");
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "not linearizable: %d operations, at most %d could be ordered (the next one started at %d ns)",
-        ops_.size(), deepest_, deepest_ < ops_.size() ? ops_[first_open_at_deepest_].start_ns : 0));
+    return true;
   }
+
+  uint64_t states() const { return states_; }
 
  private:
   bool Done(size_t i) const { return (done_[i / 64] >> (i % 64)) & 1; }
   void Flip(size_t i) { done_[i / 64] ^= uint64_t{1} << (i % 64); }
+  const RegisterOp& Op(size_t i) const { return ops_[begin_ + i]; }
+  bool LeavesAsIs(const RegisterOp& op, int state) const {
+    if (op.kind == Kind::kGet) return (op.value ? writer_of_.at(*op.value) : kAbsent) == state;
+    return op.kind == Kind::kRemove && !op.existed && state == kAbsent;
+  }
 
-  // Can the operations not yet done be ordered, starting from register state `state`?
-  bool Dfs(int state, size_t count) {
-    if (count == ops_.size()) return true;
-    if (++states_ > max_states_) return false;
-    if (!seen_.insert({done_, state}).second) return false;
+  void Dfs(int state, size_t count, absl::flat_hash_set<int>& ends) {
+    if (count == size_) {
+      ends.insert(state);
+      return;
+    }
+    if (++states_ > max_states_) return;
+    if (!seen_.insert({done_, state}).second) return;
     // Candidates: not done, and started before every other open operation ended.
     int64_t min_end = INT64_MAX;
-    size_t first_open = ops_.size();
-    for (size_t i = 0; i < ops_.size(); ++i) {
+    size_t first_open = size_;
+    for (size_t i = 0; i < size_; ++i) {
       if (Done(i)) continue;
-      if (first_open == ops_.size()) first_open = i;
-      min_end = std::min(min_end, ops_[i].end_ns);
+      if (first_open == size_) first_open = i;
+      min_end = std::min(min_end, Op(i).end_ns);
     }
-    if (count > deepest_) {
-      deepest_ = count;
-      first_open_at_deepest_ = first_open;
+    // An operation that leaves the state as it is (a get that sees it, a remove of an
+    // absent key) can be placed now without losing any order: whatever had to precede
+    // it is done, and placing it early constrains nothing else. No need to branch.
+    for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end; ++i) {
+      if (Done(i) || !LeavesAsIs(Op(i), state)) continue;
+      Flip(i);
+      Dfs(state, count + 1, ends);
+      Flip(i);
+      return;
     }
-    for (size_t i = first_open; i < ops_.size() && ops_[i].start_ns <= min_end; ++i) {
+    for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end; ++i) {
       if (Done(i)) continue;
-      const RegisterOp& op = ops_[i];
+      const RegisterOp& op = Op(i);
       int next = state;
       switch (op.kind) {
-        case RegisterOp::Kind::kGet: {
-          const int saw = op.value ? writer_of_.at(*op.value) : kAbsent;
-          if (saw != state) continue;
+        case Kind::kGet:
+          if ((op.value ? writer_of_.at(*op.value) : kAbsent) != state) continue;
           break;
-        }
-        case RegisterOp::Kind::kPut:
+        case Kind::kPut:
           if (op.existed != (state != kAbsent)) continue;
-          next = static_cast<int>(i);
+          next = static_cast<int>(begin_ + i);
           break;
-        case RegisterOp::Kind::kRemove:
+        case Kind::kRemove:
           if (op.existed != (state != kAbsent)) continue;
           next = kAbsent;
           break;
       }
       Flip(i);
-      const bool ok = Dfs(next, count + 1);
+      Dfs(next, count + 1, ends);
       Flip(i);
-      if (ok) return true;
+      if (states_ > max_states_) return;
     }
-    return false;
   }
 
-  std::vector<RegisterOp> ops_;
+  const std::vector<RegisterOp>& ops_;
+  const size_t begin_;
+  const size_t size_;
+  const absl::flat_hash_map<std::string, int>& writer_of_;
   const uint64_t max_states_;
-  absl::flat_hash_map<std::string, int> writer_of_;
   std::vector<uint64_t> done_;
   absl::flat_hash_set<std::pair<std::vector<uint64_t>, int>> seen_;
   uint64_t states_ = 0;
-  size_t deepest_ = 0;
-  size_t first_open_at_deepest_ = 0;
 };
+
+std::string Describe(const RegisterOp& op, int64_t origin) {
+  const char* kind = op.kind == Kind::kGet ? "get" : op.kind == Kind::kPut ? "put" : "remove";
+  std::string what = op.value ? *op.value : "-";
+  if (what.size() > 24) what = absl::StrCat(what.substr(0, 21), "...");
+  return absl::StrFormat("  %-6s %-24s existed=%d [%d, %d] us\n", kind, what, op.existed ? 1 : 0,
+                         (op.start_ns - origin) / 1000, (op.end_ns - origin) / 1000);
+}
 
 }  // namespace
 
 absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
-  return Search(std::move(ops), max_states).Run();
+  std::sort(ops.begin(), ops.end(), [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
+  absl::flat_hash_map<std::string, int> writer_of;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == Kind::kPut) writer_of[*ops[i].value] = static_cast<int>(i);
+  }
+  for (const RegisterOp& op : ops) {
+    if (op.kind == Kind::kGet && op.value && !writer_of.contains(*op.value)) {
+      return absl::FailedPreconditionError(absl::StrCat("a get saw a value no put wrote: ", *op.value));
+    }
+  }
+  const int64_t origin = ops.empty() ? 0 : ops.front().start_ns;
+  absl::flat_hash_set<int> states = {kAbsent};
+  // Segments end where no operation is in flight: every operation before the cut ended
+  // before every one after it started, so orders of the whole history are orders of
+  // the segments, one after another, joined at a state.
+  size_t begin = 0;
+  while (begin < ops.size()) {
+    size_t end = begin + 1;
+    int64_t last_end = ops[begin].end_ns;
+    while (end < ops.size() && ops[end].start_ns <= last_end) last_end = std::max(last_end, ops[end++].end_ns);
+    SegmentSearch search(ops, begin, end, writer_of, max_states);
+    absl::flat_hash_set<int> ends;
+    if (!search.Run(states, ends)) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%d operations overlap without a pause from %d us on: more than %d states to search", end - begin,
+          (ops[begin].start_ns - origin) / 1000, max_states));
+    }
+    if (ends.empty()) {
+      std::string window;
+      for (size_t i = begin; i < end && i < begin + 40; ++i) window += Describe(ops[i], origin);
+      std::string before;
+      for (int s : states) absl::StrAppend(&before, before.empty() ? "" : ", ", s == kAbsent ? "absent" : *ops[s].value);
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "not linearizable: operations %d..%d of %d (overlapping, no order fits) from state {%s}:\n%s", begin,
+          end - 1, ops.size(), before, window));
+    }
+    states = std::move(ends);
+    begin = end;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace farm::kv::testing

@@ -3,6 +3,11 @@
 // that respects real time (an operation that ended before another started comes first)
 // and the register's semantics. Puts write values unique per key; a put and a remove
 // report whether the key existed before them, a get what it saw.
+//
+// The history is cut into segments where no operation is in flight, and searched one
+// segment at a time, carrying the set of states some order of the history so far can
+// end in: the cost grows with the longest run of overlapping operations, not with the
+// history's length, and a violation is reported with the window it lies in.
 #ifndef FARM_TESTS_KV_REGISTER_CHECKER_H_
 #define FARM_TESTS_KV_REGISTER_CHECKER_H_
 
@@ -24,8 +29,9 @@ struct RegisterOp {
   int64_t end_ns = 0;
 };
 
-// OK, or FailedPrecondition naming the first operation no order can place; the key
-// starts absent. InvalidArgument when the search would exceed `max_states`.
+// OK, or FailedPrecondition listing the first segment no order can place (a window of
+// overlapping operations, times relative to the first); the key starts absent.
+// ResourceExhausted when one segment would take more than `max_states` search states.
 absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states = 2'000'000);
 
 }  // namespace farm::kv::testing
