@@ -17,27 +17,24 @@ constexpr int kAbsent = -1;
 
 using Kind = RegisterOp::Kind;
 
-// Explores every order of one segment's operations that respects real time and the
-// register's semantics, from a set of start states, and collects the states those
-// orders end in. Memoized on (operations done, state), shared by all start states.
-class SegmentSearch {
+// Searches the orders of a segment of operations [begin, end) that respect real time
+// and the register's semantics, memoized on (operations done, state). Recursion goes
+// as deep as the segment is long.
+class OrderSearch {
  public:
-  SegmentSearch(const std::vector<RegisterOp>& ops, size_t begin, size_t end,
-                const absl::flat_hash_map<std::string, int>& writer_of, uint64_t max_states)
+  OrderSearch(const std::vector<RegisterOp>& ops, size_t begin, size_t end,
+              const absl::flat_hash_map<std::string, int>& writer_of, uint64_t max_states)
       : ops_(ops), begin_(begin), size_(end - begin), writer_of_(writer_of), max_states_(max_states) {
     done_.assign((size_ + 63) / 64, 0);
   }
 
-  // False when the search exceeded max_states (the result is then incomplete).
-  bool Run(const absl::flat_hash_set<int>& from, absl::flat_hash_set<int>& ends) {
-    for (int state : from) {
-      Dfs(state, 0, ends);
-      if (states_ > max_states_) return false;
-    }
-    return true;
+  // Adds to `ends` every state an order from one of `from` ends in.
+  void CollectEnds(const absl::flat_hash_set<int>& from, absl::flat_hash_set<int>& ends) {
+    ends_ = &ends;
+    for (int state : from) Dfs(state, 0);
   }
 
-  uint64_t states() const { return states_; }
+  bool over_budget() const { return states_ > max_states_; }
 
  private:
   bool Done(size_t i) const { return (done_[i / 64] >> (i % 64)) & 1; }
@@ -48,9 +45,10 @@ class SegmentSearch {
     return op.kind == Kind::kRemove && !op.existed && state == kAbsent;
   }
 
-  void Dfs(int state, size_t count, absl::flat_hash_set<int>& ends) {
+  // Explores every order of the operations not done, from `state`.
+  void Dfs(int state, size_t count) {
     if (count == size_) {
-      ends.insert(state);
+      ends_->insert(state);
       return;
     }
     if (++states_ > max_states_) return;
@@ -64,36 +62,21 @@ class SegmentSearch {
       min_end = std::min(min_end, Op(i).end_ns);
     }
     // An operation that leaves the state as it is (a get that sees it, a remove of an
-    // absent key) can be placed now without losing any order: whatever had to precede
-    // it is done, and placing it early constrains nothing else. No need to branch.
+    // absent key) can be placed now without losing any order's end state: whatever had
+    // to precede it is done, and placing it early constrains nothing else.
     for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end; ++i) {
       if (Done(i) || !LeavesAsIs(Op(i), state)) continue;
       Flip(i);
-      Dfs(state, count + 1, ends);
+      Dfs(state, count + 1);
       Flip(i);
       return;
     }
-    for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end; ++i) {
-      if (Done(i)) continue;
+    for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end && !over_budget(); ++i) {
       const RegisterOp& op = Op(i);
-      int next = state;
-      switch (op.kind) {
-        case Kind::kGet:
-          if ((op.value ? writer_of_.at(*op.value) : kAbsent) != state) continue;
-          break;
-        case Kind::kPut:
-          if (op.existed != (state != kAbsent)) continue;
-          next = static_cast<int>(begin_ + i);
-          break;
-        case Kind::kRemove:
-          if (op.existed != (state != kAbsent)) continue;
-          next = kAbsent;
-          break;
-      }
+      if (Done(i) || op.kind == Kind::kGet || op.existed != (state != kAbsent)) continue;
       Flip(i);
-      Dfs(next, count + 1, ends);
+      Dfs(op.kind == Kind::kPut ? static_cast<int>(begin_ + i) : kAbsent, count + 1);
       Flip(i);
-      if (states_ > max_states_) return;
     }
   }
 
@@ -102,6 +85,7 @@ class SegmentSearch {
   const size_t size_;
   const absl::flat_hash_map<std::string, int>& writer_of_;
   const uint64_t max_states_;
+  absl::flat_hash_set<int>* ends_ = nullptr;
   std::vector<uint64_t> done_;
   absl::flat_hash_set<std::pair<std::vector<uint64_t>, int>> seen_;
   uint64_t states_ = 0;
@@ -128,19 +112,21 @@ absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
       return absl::FailedPreconditionError(absl::StrCat("a get saw a value no put wrote: ", *op.value));
     }
   }
+  // Segments end where no operation is in flight: every operation before the cut ended
+  // before every one after it started, so orders of the history are orders of the
+  // segments joined at a state. Each segment's search collects every state it can end
+  // in; the cost grows with the longest run of overlapping operations only.
   const int64_t origin = ops.empty() ? 0 : ops.front().start_ns;
   absl::flat_hash_set<int> states = {kAbsent};
-  // Segments end where no operation is in flight: every operation before the cut ended
-  // before every one after it started, so orders of the whole history are orders of
-  // the segments, one after another, joined at a state.
   size_t begin = 0;
   while (begin < ops.size()) {
     size_t end = begin + 1;
     int64_t last_end = ops[begin].end_ns;
     while (end < ops.size() && ops[end].start_ns <= last_end) last_end = std::max(last_end, ops[end++].end_ns);
-    SegmentSearch search(ops, begin, end, writer_of, max_states);
+    OrderSearch segment(ops, begin, end, writer_of, max_states);
     absl::flat_hash_set<int> ends;
-    if (!search.Run(states, ends)) {
+    segment.CollectEnds(states, ends);
+    if (segment.over_budget()) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "%d operations overlap without a pause from %d us on: more than %d states to search", end - begin,
           (ops[begin].start_ns - origin) / 1000, max_states));
