@@ -6,9 +6,13 @@
 //                      utilisation (bytes of pairs / bytes of memory), for each H in --h
 //                      and for inline and out-of-line values;
 //   multi-get          lookups of --batch keys issued together vs one after another, on
-//                      a 2-node cluster (remote keys): time per batch.
+//                      a 2-node cluster (remote keys): time per batch;
+//   removes            for each H in --churn_h: fill to --occupancy, remove every key,
+//                      put every key back: time per remove and per put (1 node, shipped
+//                      updates, 64 in flight), the cost of chain collapse.
 //
 // Usage: kv_bench [--h=2,4,6,8] [--buckets=20000] [--occupancy=0.9] [--batch=24]
+//                 [--churn_h=2,8]
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -25,6 +29,7 @@ ABSL_FLAG(uint64_t, buckets, 20000, "buckets in the table");
 ABSL_FLAG(double, occupancy, 0.9, "pairs / bucket slots to fill to");
 ABSL_FLAG(uint32_t, batch, 24, "multi-get batch size");
 ABSL_FLAG(uint32_t, batches, 2000, "multi-get batches to time");
+ABSL_FLAG(std::string, churn_h, "2,8", "neighbourhood sizes H for the remove and re-insert timing");
 ABSL_FLAG(std::string, dir, "/tmp/farm-kv-bench", "directory for the local cluster");
 
 namespace farm::kv {
@@ -41,12 +46,14 @@ struct LayoutResult {
   uint64_t overflow_blocks = 0;
 };
 
-// Puts keys 0..count-1 from client (1, 0), kWindow at a time; deletes itself at the end.
+// Puts (or removes) keys 0..count-1 from client (1, 0), kWindow at a time; deletes
+// itself at the end.
 template <typename Finish>
 struct Loader {
   static constexpr uint64_t kWindow = 64;
   TableClient* c;
   uint64_t count;
+  OpKind kind;
   Finish finish;
   uint64_t next = 0, done = 0;
   absl::Status error;
@@ -56,9 +63,10 @@ struct Loader {
   }
   void Issue() {
     const uint64_t i = next++;
-    c->Update(OpKind::kPut, Key(i), Value(i), 0, [this](absl::StatusOr<KeyOpResult> r) {
+    c->Update(kind, Key(i), Value(i), 0, [this](absl::StatusOr<KeyOpResult> r) {
       if (error.ok() && !r.ok()) error = r.status();
       if (error.ok() && !r->status.ok()) error = r->status;
+      if (error.ok() && kind == OpKind::kRemove && !r->existed) error = absl::InternalError("a loaded key was missing");
       if (++done == count) return End();
       if (next < count) Issue();
     });
@@ -71,11 +79,11 @@ struct Loader {
   }
 };
 
-absl::Status Load(LocalKvCluster& kv, uint64_t count) {
+absl::Status Load(LocalKvCluster& kv, uint64_t count, OpKind kind = OpKind::kPut) {
   return kv.Run<absl::Status>(
       1, 0,
-      [count](TableClient& c, auto finish) {
-        (new Loader<decltype(finish)>{&c, count, std::move(finish)})->Start();
+      [count, kind](TableClient& c, auto finish) {
+        (new Loader<decltype(finish)>{&c, count, kind, std::move(finish)})->Start();
       },
       absl::Minutes(10));
 }
@@ -123,6 +131,43 @@ absl::StatusOr<LayoutResult> MeasureLayout(uint32_t h, bool inline_values) {
   r.occupancy = scan->occupancy();
   r.utilisation = scan->utilisation();
   r.overflow_blocks = scan->overflow_blocks;
+  return r;
+}
+
+struct ChurnResult {
+  uint64_t pairs = 0;
+  uint64_t overflow_blocks = 0;  // when full
+  double us_per_remove = 0;
+  double us_per_put = 0;
+};
+
+absl::StatusOr<ChurnResult> MeasureChurn(uint32_t h) {
+  node::LocalClusterOptions o;
+  o.nodes = 1;
+  o.threads = 1;
+  o.replication = 1;
+  o.region_bytes = 256u << 20;
+  o.capacity_bytes = 1024u << 20;
+  o.dir = absl::GetFlag(FLAGS_dir) + "-churn";
+  TableOptions t;
+  t.layout.neighbourhood = h;
+  t.buckets_per_node = absl::GetFlag(FLAGS_buckets);
+  absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = LocalKvCluster::Start(o, t);
+  if (!kv.ok()) return kv.status();
+  ChurnResult r;
+  r.pairs = static_cast<uint64_t>((*kv)->client(1).map().total_buckets() * t.layout.slots_per_bucket() *
+                                  absl::GetFlag(FLAGS_occupancy));
+  if (absl::Status s = Load(**kv, r.pairs); !s.ok()) return s;
+  absl::StatusOr<TableScan> scan =
+      (*kv)->Run<absl::StatusOr<TableScan>>(1, 0, [](TableClient& c, auto finish) { c.Scan(std::move(finish)); });
+  if (!scan.ok()) return scan.status();
+  r.overflow_blocks = scan->overflow_blocks;
+  absl::Time start = absl::Now();
+  if (absl::Status s = Load(**kv, r.pairs, OpKind::kRemove); !s.ok()) return s;
+  r.us_per_remove = absl::ToDoubleMicroseconds(absl::Now() - start) / r.pairs;
+  start = absl::Now();
+  if (absl::Status s = Load(**kv, r.pairs); !s.ok()) return s;
+  r.us_per_put = absl::ToDoubleMicroseconds(absl::Now() - start) / r.pairs;
   return r;
 }
 
@@ -218,6 +263,22 @@ int main(int argc, char** argv) {
                   inline_values ? "inline" : "out of line", 100 * r->occupancy, r->reads_per_lookup,
                   r->bytes_per_lookup, 100 * r->utilisation, static_cast<unsigned long>(r->overflow_blocks));
     }
+  }
+  std::printf("remove every key, then put every key back (1 node, 64 updates in flight):\n");
+  for (absl::string_view h : absl::StrSplit(absl::GetFlag(FLAGS_churn_h), ',')) {
+    uint32_t n = 0;
+    if (!absl::SimpleAtoi(h, &n)) {
+      std::fprintf(stderr, "bad --churn_h entry '%s'\n", std::string(h).c_str());
+      return 2;
+    }
+    absl::StatusOr<farm::kv::ChurnResult> r = farm::kv::MeasureChurn(n);
+    if (!r.ok()) {
+      std::fprintf(stderr, "H=%u: %s\n", n, r.status().ToString().c_str());
+      return 1;
+    }
+    std::printf("  H=%-2u %8lu pairs, %7lu overflow blocks when full: %6.2f us per remove, %6.2f us per put\n", n,
+                static_cast<unsigned long>(r->pairs), static_cast<unsigned long>(r->overflow_blocks),
+                r->us_per_remove, r->us_per_put);
   }
   std::printf("multi-get, 2 nodes on the tcp fabric, client on node 2 (about half the keys remote):\n");
   if (absl::Status s = farm::kv::MeasureMultiGet(); !s.ok()) {
