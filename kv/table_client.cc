@@ -34,6 +34,49 @@ void CountSlot(std::span<const char> slot, TableScan& scan) {
   ++scan.pairs;
 }
 
+// A scan re-reads a bucket whose chain changed under its walk at most this often.
+constexpr int kChainAttempts = 64;
+
+// Counts one bucket's overflow chain into `scan`. The walk follows pointers read at
+// different times, so a remove may rename or free a block under it (kv/table_ops.h,
+// invariant 4): then the bucket is read again and its chain counted afresh.
+Task<absl::Status> CountChain(LockFreeOp& op, const TableLayout& layout, FatPtr bucket, std::string copy,
+                              TableScan& scan) {
+  for (int attempt = 0; attempt < kChainAttempts; ++attempt) {
+    TableScan chain;
+    bool changed = false;
+    for (FatPtr next = OverflowOf(copy, layout); !next.is_null() && !changed;) {
+      absl::StatusOr<LockFreeCopy> block = co_await LockFreeRead(op, next);
+      if (!block.ok()) {
+        if (block.status().code() != absl::StatusCode::kFailedPrecondition) co_return block.status();
+        changed = true;
+        break;
+      }
+      ++chain.longest_chain;
+      ++chain.overflow_blocks;
+      chain.memory_bytes += SlotEstimate(layout.block_bytes());
+      for (uint32_t i = 0; i < kSlotsPerBlock; ++i) {
+        CountSlot(BlockSlot(std::span<const char>(block->data), layout, i), chain);
+      }
+      next = NextOf(block->data, layout);
+    }
+    if (!changed) {
+      scan.pairs += chain.pairs;
+      scan.out_of_line += chain.out_of_line;
+      scan.pair_bytes += chain.pair_bytes;
+      scan.overflow_blocks += chain.overflow_blocks;
+      scan.memory_bytes += chain.memory_bytes;
+      scan.longest_chain = std::max(scan.longest_chain, chain.longest_chain);
+      co_return absl::OkStatus();
+    }
+    absl::StatusOr<LockFreeCopy> again = co_await LockFreeRead(op, bucket);
+    if (!again.ok()) co_return again.status();
+    copy = std::move(again->data);
+  }
+  co_return absl::AbortedError(
+      absl::StrFormat("an overflow chain changed under the scan %d times in a row", kChainAttempts));
+}
+
 Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const ShardMap> map) {
   const TableLayout& layout = map->layout();
   TableScan scan;
@@ -48,27 +91,17 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Sh
       LockFreeOp op = lockFreeStart(ctx);
       absl::StatusOr<std::vector<LockFreeCopy>> copies = co_await LockFreeReadMany(op, buckets);
       if (!copies.ok()) co_return copies.status();
-      for (const LockFreeCopy& copy : *copies) {
-        const std::string& bucket = copy.data;
+      for (size_t k = 0; k < copies->size(); ++k) {
+        std::string& bucket = (*copies)[k].data;
         scan.bucket_slots += layout.slots_per_bucket();
         for (uint32_t i = 0; i < layout.slots_per_bucket(); ++i) {
           const uint64_t before = scan.pairs;
           CountSlot(BucketSlot(std::span<const char>(bucket), layout, i), scan);
           scan.pairs_in_buckets += scan.pairs - before;
         }
-        uint64_t chain = 0;
-        for (FatPtr next = OverflowOf(bucket, layout); !next.is_null();) {
-          absl::StatusOr<LockFreeCopy> block = co_await LockFreeRead(op, next);
-          if (!block.ok()) co_return block.status();
-          ++chain;
-          ++scan.overflow_blocks;
-          scan.memory_bytes += SlotEstimate(layout.block_bytes());
-          for (uint32_t i = 0; i < kSlotsPerBlock; ++i) {
-            CountSlot(BlockSlot(std::span<const char>(block->data), layout, i), scan);
-          }
-          next = NextOf(block->data, layout);
+        if (absl::Status st = co_await CountChain(op, layout, buckets[k], std::move(bucket), scan); !st.ok()) {
+          co_return st;
         }
-        scan.longest_chain = std::max(scan.longest_chain, chain);
       }
     }
   }

@@ -7,6 +7,7 @@
 //
 // H = 2 (one slot per bucket) and every key shares one home bucket h, so the layout is
 // known: key 0 in h, key 1 in h + 1, then blocks of two pairs in insertion order.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -207,6 +208,57 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
   absl::StatusOr<uint64_t> reads = ReadsToFind(kv, keys[4]);
   ASSERT_TRUE(reads.ok()) << reads.status();
   EXPECT_EQ(*reads, 3u);  // buckets, then both blocks: keys 2, 3 | key 4
+}
+
+// The table scan (DBSIZE, INFO) walks chains with pointers read at different times,
+// like a lookup: while removes rename and free blocks under it, it reads the bucket
+// again instead of failing.
+TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
+  TableOptions options;
+  options.layout.neighbourhood = 2;
+  options.buckets_per_node = 2;  // 3 home buckets: every chain is long
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_scan_churn", options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  KvCluster& kv = **started;
+  constexpr int kKeys = 40;
+  for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(kv.Put(1, absl::StrCat("k", i), "v").ok());
+  // Node 1 removes and puts back keys, 8 at a time, until told to stop.
+  struct Churn {
+    TableClient* c;
+    std::atomic<bool> stop{false};
+    std::atomic<int> in_flight{0};
+    std::atomic<uint64_t> updates{0};
+    absl::Status error;  // owned by node 1's thread until in_flight is 0
+    void Go(int i) {
+      if (stop.load()) return void(in_flight.fetch_sub(1));
+      const OpKind kind = (i / kKeys) % 2 == 0 ? OpKind::kRemove : OpKind::kPut;
+      c->Update(kind, absl::StrCat("k", i % kKeys), "v", 0, [this, i](absl::StatusOr<KeyOpResult> r) {
+        if (error.ok() && !r.ok()) error = r.status();
+        updates.fetch_add(1);
+        Go(i + 8);
+      });
+    }
+  };
+  Churn churn{&kv.client(1)};
+  churn.in_flight = 8;
+  kv.node(1).loop(0).Post([&churn] {
+    for (int i = 0; i < 8; ++i) churn.Go(i);
+  });
+  int scans = 0;
+  absl::Status scan_error;
+  while (churn.updates.load() < 3000 && scan_error.ok()) {
+    absl::StatusOr<TableScan> scan = kv.Scan(2);
+    if (!scan.ok()) {
+      scan_error = absl::Status(scan.status().code(), absl::StrCat("scan ", scans, " after ", churn.updates.load(),
+                                                                   " updates: ", scan.status().message()));
+    }
+    ++scans;
+  }
+  churn.stop = true;
+  while (churn.in_flight.load() > 0) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_TRUE(scan_error.ok()) << scan_error;
+  EXPECT_TRUE(churn.error.ok()) << churn.error;
+  EXPECT_GT(scans, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LookupRaceTest, ::testing::ValuesIn(farm::testing::TestBackends()));
