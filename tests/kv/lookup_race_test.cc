@@ -246,7 +246,7 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   });
   int scans = 0;
   absl::Status scan_error;
-  while (churn.updates.load() < 3000 && scan_error.ok()) {
+  while ((churn.updates.load() < 2000 || scans < 20) && scan_error.ok()) {
     absl::StatusOr<TableScan> scan = kv.Scan(2);
     if (!scan.ok()) {
       scan_error = absl::Status(scan.status().code(), absl::StrCat("scan ", scans, " after ", churn.updates.load(),
@@ -258,7 +258,6 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   while (churn.in_flight.load() > 0) absl::SleepFor(absl::Milliseconds(1));
   EXPECT_TRUE(scan_error.ok()) << scan_error;
   EXPECT_TRUE(churn.error.ok()) << churn.error;
-  EXPECT_GT(scans, 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LookupRaceTest, ::testing::ValuesIn(farm::testing::TestBackends()));
