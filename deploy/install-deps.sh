@@ -13,6 +13,7 @@ packages=(
   # the Soft-RoCE suite (tests/softroce): a qemu guest with rxe devices, perftest to
   # compare with; the guest kernel is downloaded into a cache, not installed
   qemu-system-x86 busybox-static iproute2 perftest rdmacm-utils ibverbs-utils
+  cpio xz-utils util-linux  # the guest image is unpacked and packed with these
   # ZooKeeper: C client for membership, server for local clusters and tests
   libzookeeper-mt-dev zookeeper
   # libraries
