@@ -25,11 +25,13 @@ function(farm_proto_library NAME)
   target_compile_options(${NAME} PRIVATE -Wno-error)
 endfunction()
 
+# farm_cc_binary(NAME SRCS ... DEPS ...): a program; every one parses its command line
+#   with farm/base/command_line.h, so it links farm_command_line.
 function(farm_cc_binary NAME)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_executable(${NAME} ${ARG_SRCS})
   target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(${NAME} PRIVATE ${ARG_DEPS})
+  target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} farm_command_line)
 endfunction()
 
 function(farm_cc_test NAME)

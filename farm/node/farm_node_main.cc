@@ -9,9 +9,8 @@
 #include <sstream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "farm/base/command_line.h"
 #include "farm/node/node.h"
 #include <zookeeper/zookeeper.h>
 
@@ -70,10 +69,9 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Runs one FaRM node.\n  farm_node --node_id=N --secret_file=F (--zookeeper=H:P | --members=LIST) "
-      "[flags]\n  farm_node --flagfile=/etc/farm/farm-node.conf");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv,
+                         "Runs one FaRM node.\n  farm_node --node_id=N --secret_file=F (--zookeeper=H:P | --members=LIST) "
+                         "[flags]\n  farm_node --flagfile=/etc/farm/farm-node.conf");
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);  // the C client logs every connection at INFO
 
   // Block the stop signals in every thread; the main thread waits for them below.

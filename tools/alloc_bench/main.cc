@@ -19,9 +19,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/string_view.h"
+#include "farm/base/command_line.h"
 #include "tools/alloc_bench/fragmentation.h"
 #include "tools/alloc_bench/heaps.h"
 #include "tools/alloc_bench/host.h"
@@ -101,9 +100,8 @@ int Run() {
 }  // namespace farm::alloc_bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Measures FaRM's allocator against glibc malloc and mimalloc: rates, size-class "
-      "fragmentation and memory per object.");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv,
+                         "Measures FaRM's allocator against glibc malloc and mimalloc: rates, size-class "
+                         "fragmentation and memory per object.");
   return farm::alloc_bench::Run();
 }

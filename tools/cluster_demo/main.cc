@@ -17,13 +17,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "farm/base/command_line.h"
 #include "farm/base/mutex.h"
 #include "farm/event/event_loop.h"
 #include "farm/fabric/fabric.h"
@@ -256,8 +255,7 @@ int RunCluster() {
 }  // namespace farm::demo
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Runs a local cluster of FaRM nodes exchanging ring-buffer RPCs.");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv, "Runs a local cluster of FaRM nodes exchanging ring-buffer RPCs.");
   if (const int id = absl::GetFlag(FLAGS_node_id); id > 0) return farm::demo::RunNode(id);
   return farm::demo::RunCluster();
 }

@@ -21,13 +21,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "farm/base/command_line.h"
 #include "tools/common/subprocess.h"
 #include "tools/fabric_bench/bench_server.h"
 #include "tools/fabric_bench/farm_measure.h"
@@ -282,9 +281,7 @@ int Run() {
 }  // namespace farm::bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Measures one-sided READs and ring-buffer RPCs against a plain TCP baseline.");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv, "Measures one-sided READs and ring-buffer RPCs against a plain TCP baseline.");
   if (absl::GetFlag(FLAGS_serve)) {
     farm::bench::ServerOptions o;
     o.backend = absl::GetFlag(FLAGS_backend);

@@ -12,11 +12,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "farm/base/command_line.h"
 #include "farm/node/admin_protocol.h"
 #include "membership/configuration.h"
 #include "membership/placement.h"
@@ -173,9 +172,8 @@ int Stats(const ClusterView& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "farm_admin [--zookeeper=H:P] [--cluster=NAME] config|placement|stats");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args =
+      farm::ParseCommandLine(argc, argv, "farm_admin [--zookeeper=H:P] [--cluster=NAME] config|placement|stats");
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
   const std::string command = args.size() > 1 ? args[1] : "";
   if (command != "config" && command != "placement" && command != "stats") {

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "farm/base/command_line.h"
 #include "kv/local_kv_cluster.h"
 
 ABSL_FLAG(std::string, h, "2,4,6,8", "neighbourhood sizes H to measure");
@@ -242,7 +242,8 @@ absl::Status MeasureMultiGet() {
 }  // namespace farm::kv
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv,
+                         "kv_bench: the hashtable's READs per lookup, space utilisation, removes and multi-get.");
   std::printf("kv_bench: %lu buckets, filled to %.0f%% of bucket slots, 16 B keys, 32 B values, 1 node\n",
               static_cast<unsigned long>(absl::GetFlag(FLAGS_buckets)), 100 * absl::GetFlag(FLAGS_occupancy));
   std::printf("  %-3s %-12s %10s %10s %12s %14s %10s\n", "H", "values", "occupancy", "READs/lkp",

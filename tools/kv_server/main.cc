@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "farm/base/command_line.h"
 #include "kv/local_kv_cluster.h"
 #include "kv/resp/resp_server.h"
 #include "kv/table_store.h"
@@ -35,7 +35,7 @@ void OnSignal(int) { stop_requested = 1; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv, "Serves the key-value store over the Redis protocol from an in-process cluster.");
   farm::node::LocalClusterOptions cluster;
   cluster.nodes = absl::GetFlag(FLAGS_nodes);
   cluster.threads = absl::GetFlag(FLAGS_threads);

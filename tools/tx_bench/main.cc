@@ -14,9 +14,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "farm/base/command_line.h"
 #include "tools/common/redis_server.h"
 #include "tools/tx_bench/farm_bank.h"
 #include "tools/tx_bench/redis_bank.h"
@@ -129,7 +128,6 @@ int Main() {
 }  // namespace farm::bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("bank-transfer transactions on FaRM vs Redis WATCH/MULTI/EXEC");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv, "bank-transfer transactions on FaRM vs Redis WATCH/MULTI/EXEC");
   return farm::bench::Main();
 }

@@ -12,10 +12,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "farm/base/command_line.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/baseline_backends.h"
 #include "tools/ycsb/farm_runner.h"
@@ -158,8 +157,7 @@ int Main() {
 }  // namespace farm::ycsb
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "YCSB workloads against key-value stores: ycsb --backend=memcached,redis --workload=c");
-  absl::ParseCommandLine(argc, argv);
+  farm::ParseCommandLine(argc, argv,
+                         "YCSB workloads against key-value stores: ycsb --backend=memcached,redis --workload=c");
   return farm::ycsb::Main();
 }
