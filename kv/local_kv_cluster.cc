@@ -1,3 +1,4 @@
+#include "farm/base/log.h"
 #include "kv/local_kv_cluster.h"
 
 #include <cstdio>
@@ -27,7 +28,7 @@ absl::Status RunInContext(node::Node& n, size_t t, Op op) {
 }  // namespace
 
 void LocalKvCluster::ReportDoubleCompletion() {
-  std::fprintf(stderr, "LocalKvCluster: an operation's continuation ran twice (a bug below kv)\n");
+  FARM_LOG(kError, "LocalKvCluster: an operation's continuation ran twice (a bug below kv)");
 }
 
 absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(node::LocalClusterOptions cluster,

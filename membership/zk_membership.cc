@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "farm/base/log.h"
 
 namespace farm::membership {
 namespace {
@@ -45,7 +46,7 @@ ZkMembership::ZkMembership(const ZkMembershipOptions& options)
 ZkMembership::~ZkMembership() { Stop(); }
 
 void ZkMembership::Log(const std::string& line) const {
-  std::fprintf(stderr, "membership[node %u]: %s\n", options_.self.id, line.c_str());
+  FARM_LOG(kInfo, "membership[node %u]: %s", options_.self.id, line);
 }
 
 void ZkMembership::SetError(const absl::Status& status) {

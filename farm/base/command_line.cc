@@ -1,11 +1,22 @@
 #include "farm/base/command_line.h"
 
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "farm/base/log.h"
+
+ABSL_FLAG(std::string, log_level, "info", "lowest level logged: debug, info, warning or error");
+ABSL_FLAG(std::string, log_file, "", "append the log to this file (empty: stderr)");
 
 namespace farm {
 
@@ -17,7 +28,22 @@ std::vector<char*> ParseCommandLine(int argc, char** argv, absl::string_view usa
   config.contains_helpshort_flags = ours;
   absl::SetFlagsUsageConfig(config);
   absl::SetProgramUsageMessage(std::string(usage));
-  return absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<LogLevel> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) {
+    std::fprintf(stderr, "%s: --log_level: %s\n", argv[0], std::string(level.status().message()).c_str());
+    std::exit(2);
+  }
+  SetLogLevel(*level);
+  if (const std::string file = absl::GetFlag(FLAGS_log_file); !file.empty()) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::fprintf(stderr, "%s: --log_file %s: %s\n", argv[0], file.c_str(), std::strerror(errno));
+      std::exit(2);
+    }
+    SetLogFd(fd);  // open for the life of the process
+  }
+  return args;
 }
 
 }  // namespace farm

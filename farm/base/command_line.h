@@ -14,7 +14,9 @@
 namespace farm {
 
 // Sets the usage text and parses argv as absl::ParseCommandLine does (exits on --help
-// and on a bad flag); returns the positional arguments, argv[0] first.
+// and on a bad flag); returns the positional arguments, argv[0] first. Also sets up the
+// process's log (farm/base/log.h) from --log_level (default info) and --log_file
+// (default stderr); exits with status 2 on a bad level or a file it cannot open.
 std::vector<char*> ParseCommandLine(int argc, char** argv, absl::string_view usage);
 
 }  // namespace farm

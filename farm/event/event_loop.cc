@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "farm/base/log.h"
 #include "farm/base/mutex.h"
 
 namespace farm {
@@ -77,7 +78,7 @@ void EventLoop::Run() {
 
 bool EventLoop::RunOnce() {
   if (depth_ > 0) {
-    std::fprintf(stderr, "EventLoop::RunOnce called from inside one of the loop's callbacks\n");
+    FARM_LOG(kError, "EventLoop::RunOnce called from inside one of the loop's callbacks");
     std::abort();
   }
   ++depth_;

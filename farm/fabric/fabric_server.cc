@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "farm/base/log.h"
 #include "farm/fabric/socket_util.h"
 
 namespace farm {
@@ -69,7 +70,7 @@ void FabricServer::Run() {
     const int n = ::epoll_wait(epoll_fd_.get(), events, kMaxEvents, timeout_ms);
     activity_.store((epoch << 1) | 1, std::memory_order_seq_cst);
     if (n < 0 && errno != EINTR) {
-      std::fprintf(stderr, "%s: epoll_wait: %s\n", name_.c_str(), strerror(errno));
+      FARM_LOG(kError, "%s: epoll_wait: %s", name_, strerror(errno));
       break;
     }
     bool stop = false;
@@ -98,7 +99,7 @@ void FabricServer::Accept() {
     if (fd < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        std::fprintf(stderr, "%s: accept: %s\n", name_.c_str(), strerror(errno));
+        FARM_LOG(kWarning, "%s: accept: %s", name_, strerror(errno));
       }
       return;
     }
@@ -195,8 +196,7 @@ void FabricServer::Close(int fd, const absl::Status& why) {
     if (conn->on_close) conn->on_close();
   } else if (!absl::IsCancelled(why)) {
     // A refused or failed handshake is worth a line: it is a misconfigured or hostile peer.
-    std::fprintf(stderr, "%s: refused connection: %s\n", name_.c_str(),
-                 std::string(why.message()).c_str());
+    FARM_LOG(kWarning, "%s: refused connection: %s", name_, why.message());
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
+#include "farm/base/log.h"
 #include "farm/msg/session.pb.h"
 
 namespace farm {
@@ -415,8 +416,9 @@ void Messenger::ConnectBackLoop() {
       connect_back_.pop_front();
     }
     if (absl::Status s = Connect(job.first, job.second); !s.ok()) {
-      std::fprintf(stderr, "node %u: connecting back to node %u at %s: %s\n", options_.node_id,
-                   job.first, job.second.c_str(), s.ToString().c_str());
+      // The peer connected to us, so it is up; failing to connect back is news.
+      FARM_LOG(kWarning, "node %u: connecting back to node %u at %s: %s", options_.node_id, job.first, job.second,
+               s.ToString());
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "farm/base/log.h"
 #include "farm/msg/messenger.h"
 
 namespace farm {
@@ -403,9 +404,8 @@ int MsgThread::Poll() {
     in.receiver.MaybeReturnSpace(link == links_.end() ? nullptr : link->second.endpoint.get());
     if (!in.receiver.status().ok() && !in.reported) {
       in.reported = true;
-      std::fprintf(stderr, "node %u thread %u: ring from node %u thread %u abandoned: %s\n",
-                   messenger_->node_id(), index_, in.node, in.remote_thread,
-                   std::string(in.receiver.status().message()).c_str());
+      FARM_LOG(kWarning, "node %u thread %u: ring from node %u thread %u abandoned: %s", messenger_->node_id(),
+               index_, in.node, in.remote_thread, in.receiver.status().message());
     }
   }
   std::vector<std::pair<NodeId, absl::Status>> broken;

@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/command_line.h"
+#include "farm/base/log.h"
 #include "farm/node/node.h"
 #include <zookeeper/zookeeper.h>
 
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
 
   const uint32_t id = absl::GetFlag(FLAGS_node_id);
   auto fail = [id](const absl::Status& s) {
-    std::fprintf(stderr, "farm_node %u: %s\n", id, s.ToString().c_str());
+    FARM_LOG(kError, "farm_node %u: %s", id, s.ToString());
     return 1;
   };
   absl::StatusOr<std::string> secret = ReadSecret(absl::GetFlag(FLAGS_secret_file));
@@ -117,11 +118,11 @@ int main(int argc, char** argv) {
     (*node)->Stop();
     return fail(s);
   }
-  std::fprintf(stderr, "node %u: ready; admin port %s, fabric %s\n", id,
-               (*node)->admin_address().c_str(), (*node)->fabric().locator().c_str());
+  FARM_LOG(kInfo, "node %u: ready; admin port %s, fabric %s", id, (*node)->admin_address(),
+           (*node)->fabric().locator());
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  std::fprintf(stderr, "node %u: signal %d, leaving the cluster\n", id, sig);
+  FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
   (*node)->Stop();
   return 0;
 }

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <random>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "farm/base/log.h"
 #include "membership/placement.h"
 #include "membership/static_membership.h"
 #include "membership/zk_membership.h"
@@ -32,8 +34,18 @@ constexpr absl::Duration kLinkRetry = absl::Seconds(1);
 // How long Stats waits for a worker thread to report its counters.
 constexpr absl::Duration kStatsTimeout = absl::Milliseconds(500);
 
-void Log(NodeId id, const std::string& line) {
-  std::fprintf(stderr, "node %u: %s\n", id, line.c_str());
+void Log(NodeId id, const std::string& line) { FARM_LOG(kInfo, "node %u: %s", id, line); }
+
+// Link and first-region failures while a cluster starts are expected (peers come up in
+// any order): they are logged at debug level until they have lasted this many
+// retries, then as a warning once a minute.
+constexpr int kQuietRetries = 5;
+constexpr int kRetriesPerWarning = 60;
+
+// The level for the n-th consecutive failure of something retried every kLinkRetry.
+LogLevel RetryLevel(int failures) {
+  if (failures < kQuietRetries) return LogLevel::kDebug;
+  return (failures - kQuietRetries) % kRetriesPerWarning == 0 ? LogLevel::kWarning : LogLevel::kDebug;
 }
 
 // FNV-1a over the replica sets of 4096 region ids drawn by a fixed SplitMix64 sequence.
@@ -331,6 +343,8 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
 void Node::ConnectLoop() {
   std::shared_ptr<const membership::Configuration> attempted;  // last config tried in full
   bool all_linked = true;
+  absl::flat_hash_map<NodeId, int> link_failures;  // consecutive, per peer
+  int region_failures = 0;
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
@@ -361,17 +375,28 @@ void Node::ConnectLoop() {
         continue;
       }
       if (absl::Status s = messenger_->Connect(m.id, locator); !s.ok()) {
-        Log(options_.node_id, absl::StrFormat("link to node %d failed (retrying): %s", m.id,
-                                              s.ToString()));
+        const int failures = link_failures[m.id]++;
+        if (LogEnabled(RetryLevel(failures))) {
+          LogLine(RetryLevel(failures), absl::StrFormat("node %u: link to node %d failed %d times (retrying): %s",
+                                                        options_.node_id, m.id, failures + 1, s.ToString()));
+        }
         all_linked = false;
+      } else {
+        link_failures.erase(m.id);
       }
     }
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
     if (all_linked && allocator_->blocks().Regions().empty()) {
       if (absl::Status s = CreateFirstRegion(); !s.ok()) {
-        Log(options_.node_id, absl::StrCat("first region not created (retrying): ", s.ToString()));
+        const int failures = region_failures++;
+        if (LogEnabled(RetryLevel(failures))) {
+          LogLine(RetryLevel(failures), absl::StrFormat("node %u: first region not created after %d tries (retrying): %s",
+                                                        options_.node_id, failures + 1, s.ToString()));
+        }
         all_linked = false;
+      } else {
+        region_failures = 0;
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "farm/base/log.h"
 #include "farm/fabric/socket_util.h"
 
 namespace farm {
@@ -64,7 +65,7 @@ void VerbsDoorbellReceiver::Run() {
   for (;;) {
     pollfd fds[2] = {{channel_->fd, POLLIN, 0}, {stop_fd_.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
-      std::fprintf(stderr, "verbs doorbells: poll: %s\n", std::strerror(errno));
+      FARM_LOG(kError, "verbs doorbells: poll: %s", std::strerror(errno));
       return;
     }
     if (fds[1].revents != 0) return;
@@ -92,7 +93,7 @@ void VerbsDoorbellReceiver::Drain() {
       }
     }
     if (absl::Status s = PostReceives(static_cast<uint32_t>(n)); !s.ok()) {
-      std::fprintf(stderr, "verbs doorbells: %s\n", std::string(s.message()).c_str());
+      FARM_LOG(kError, "verbs doorbells: %s", s.message());
     }
   }
 }
