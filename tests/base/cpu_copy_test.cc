@@ -1,6 +1,7 @@
 #include "farm/base/cpu_copy.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -75,7 +76,11 @@ TEST(CpuCopyTest, TornCheckCatchesConcurrentRewrites) {
   });
   uint64_t consistent = 0, torn = 0, locked = 0;
   uint64_t copy[kWords];
-  for (int i = 0; i < 200000 || torn == 0; ++i) {
+  // At least 200,000 reads, and on until both outcomes were seen: on a loaded machine
+  // the writer may hold a core while the reader sees only torn or odd-headed copies for
+  // a long while (a fixed count once saw no consistent copy at all). Bounded in time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0; (i < 200000 || torn == 0 || consistent == 0) && std::chrono::steady_clock::now() < deadline; ++i) {
     if (ReadWithTornCheck(copy, shared, sizeof(copy))) {
       ++torn;
       continue;
