@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <thread>
@@ -68,7 +69,8 @@ class Client {
       const size_t want = std::min(sizeof(buffer), size - got.size());
       const ssize_t n = ::recv(fd_.get(), buffer, want, 0);
       if (n <= 0) {
-        closed_ = n == 0;
+        // The server closed: a FIN, or a reset when it closed with bytes of ours unread.
+        closed_ = n == 0 || errno == ECONNRESET;
         break;
       }
       got.append(buffer, static_cast<size_t>(n));
