@@ -6,49 +6,29 @@
 #include "absl/strings/str_format.h"
 #include "alloc/end_of_epoch.h"
 #include "alloc/messages.h"
+#include "farm/base/wire.h"
 #include "farm/msg/call_all.h"
 
 namespace farm::alloc {
 namespace {
 
-// --- Wire format: tag byte, then fixed little-endian fields (x86-64 and aarch64 are
-// little-endian; a big-endian port would byte-swap here). ---
+// --- Wire format (farm/base/wire.h): the tag byte, then fixed little-endian fields. ---
 
-class WireWriter {
+// A message's writer, its tag written.
+class TaggedWriter : public WireWriter {
  public:
-  WireWriter() { out_.push_back(static_cast<char>(kAllocWireFormat)); }
-  template <typename T>
-  WireWriter& Put(T value) {
-    out_.append(reinterpret_cast<const char*>(&value), sizeof(value));
-    return *this;
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
+  TaggedWriter() { Put(kAllocWireFormat); }
 };
 
-class WireReader {
+// A message's reader; Tag() checks and consumes the tag (false for another one or an
+// empty payload).
+class TaggedReader : public WireReader {
  public:
-  explicit WireReader(absl::string_view in) : in_(in) {}
-  // Checks the tag; false for another one or an empty payload.
-  bool Tag() { return in_.size() >= 1 && static_cast<uint8_t>(in_[0]) == kAllocWireFormat && Skip(1); }
-  template <typename T>
-  bool Get(T* value) {
-    if (in_.size() < sizeof(T)) return false;
-    std::memcpy(value, in_.data(), sizeof(T));
-    in_.remove_prefix(sizeof(T));
-    return true;
+  using WireReader::WireReader;
+  bool Tag() {
+    uint8_t tag = 0;
+    return Get(&tag) && tag == kAllocWireFormat;
   }
-  bool done() const { return in_.empty(); }
-  size_t left() const { return in_.size(); }
-
- private:
-  bool Skip(size_t n) {
-    in_.remove_prefix(n);
-    return true;
-  }
-  absl::string_view in_;
 };
 
 absl::Status Malformed(absl::string_view what, const Message& m) {
@@ -57,7 +37,7 @@ absl::Status Malformed(absl::string_view what, const Message& m) {
 }
 
 std::string EncodeFatPtr(FatPtr p) {
-  return WireWriter().Put(p.addr.raw()).Put(p.size).Put(p.incarnation).Take();
+  return TaggedWriter().Put(p.addr.raw()).Put(p.size).Put(p.incarnation).Take();
 }
 
 bool DecodeFatPtr(WireReader& r, FatPtr* p) {
@@ -71,14 +51,14 @@ bool DecodeFatPtr(WireReader& r, FatPtr* p) {
 void Answer(MsgThread& thread, const Message& message, const absl::Status& status) {
   if (!message.expects_reply()) return;
   if (status.ok()) {
-    (void)thread.Reply(message.reply_to, WireWriter().Take());
+    (void)thread.Reply(message.reply_to, TaggedWriter().Take());
   } else {
     (void)thread.ReplyError(message.reply_to, status);
   }
 }
 
 absl::Status TagOnlyAnswer(absl::string_view payload) {
-  WireReader r(payload);
+  TaggedReader r(payload);
   return r.Tag() && r.done() ? absl::OkStatus()
                              : absl::InternalError("malformed allocation-protocol answer");
 }
@@ -100,14 +80,14 @@ void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
   auto shared = std::make_shared<absl::AnyInvocable<void(absl::StatusOr<RegionCapability>)>>(
       std::move(done));
   absl::Status sent = thread.Call(
-      primary, kRegionCapabilityMsgId, WireWriter().Put(region).Take(),
+      primary, kRegionCapabilityMsgId, TaggedWriter().Put(region).Take(),
       [shared, primary, region](const absl::Status& s, absl::string_view reply) {
         if (!s.ok()) {
           (*shared)(absl::Status(s.code(), absl::StrCat("capability of region ", region, " from node ",
                                                         primary, ": ", s.message())));
           return;
         }
-        WireReader r(reply);
+        TaggedReader r(reply);
         RegionCapability cap;
         if (!r.Tag() || !r.Get(&cap.region) || !r.Get(&cap.reserved) || !r.Get(&cap.length) ||
             !r.Get(&cap.rkey) || !r.Get(&cap.remote_base) || !r.done() || cap.region != region) {
@@ -121,13 +101,13 @@ void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
 
 void MsgChannel::ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
                                  StatusDone done) {
-  FanOut(backups, kBackupRegionMsgId, WireWriter().Put(region).Put(bytes).Take(), std::move(done));
+  FanOut(backups, kBackupRegionMsgId, TaggedWriter().Put(region).Put(bytes).Take(), std::move(done));
 }
 
 void MsgChannel::ReplicateBlockWords(std::span<const NodeId> backups, RegionId region,
                                      uint32_t first_unit, std::span<const uint64_t> words,
                                      StatusDone done) {
-  WireWriter w;
+  TaggedWriter w;
   w.Put(region).Put(first_unit).Put(static_cast<uint32_t>(words.size()));
   for (uint64_t word : words) w.Put(word);
   FanOut(backups, kBlockStateMsgId, w.Take(), std::move(done));
@@ -136,13 +116,13 @@ void MsgChannel::ReplicateBlockWords(std::span<const NodeId> backups, RegionId r
 void MsgChannel::AllocateRemote(NodeId primary, uint32_t payload, Addr hint, PtrDone done) {
   auto shared = std::make_shared<PtrDone>(std::move(done));
   absl::Status sent = thread_->Call(
-      primary, kRemoteAllocMsgId, WireWriter().Put(payload).Put(hint.raw()).Take(),
+      primary, kRemoteAllocMsgId, TaggedWriter().Put(payload).Put(hint.raw()).Take(),
       [shared, primary](const absl::Status& s, absl::string_view reply) {
         if (!s.ok()) {
           (*shared)(absl::Status(s.code(), absl::StrCat("allocating on node ", primary, ": ", s.message())));
           return;
         }
-        WireReader r(reply);
+        TaggedReader r(reply);
         FatPtr p;
         if (!r.Tag() || !DecodeFatPtr(r, &p) || !r.done()) {
           (*shared)(absl::InternalError(absl::StrCat("malformed allocation answer from node ", primary)));
@@ -212,7 +192,7 @@ absl::Status AllocService::RegisterHandlers() {
 
 void AllocService::OnRemoteAlloc(MsgThread& thread, const Message& message) {
   if (!message.expects_reply()) return;
-  WireReader r(message.payload);
+  TaggedReader r(message.payload);
   uint32_t payload = 0;
   uint64_t hint = 0;
   if (!r.Tag() || !r.Get(&payload) || !r.Get(&hint) || !r.done()) {
@@ -243,7 +223,7 @@ void AllocService::OnRemoteAlloc(MsgThread& thread, const Message& message) {
 }
 
 void AllocService::OnRemoteFree(MsgThread& thread, const Message& message) {
-  WireReader r(message.payload);
+  TaggedReader r(message.payload);
   FatPtr p;
   if (!r.Tag() || !DecodeFatPtr(r, &p) || !r.done()) {
     Answer(thread, message, Malformed("free", message));
@@ -255,7 +235,7 @@ void AllocService::OnRemoteFree(MsgThread& thread, const Message& message) {
 }
 
 void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
-  WireReader r(message.payload);
+  TaggedReader r(message.payload);
   RegionId region = 0;
   uint64_t bytes = 0;
   Answer(thread, message,
@@ -264,7 +244,7 @@ void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
 }
 
 void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
-  WireReader r(message.payload);
+  TaggedReader r(message.payload);
   RegionId region = 0;
   uint32_t first = 0, count = 0;
   absl::Status s;
@@ -281,7 +261,7 @@ void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
 
 void AllocService::OnRegionCapability(MsgThread& thread, const Message& message) {
   if (!message.expects_reply()) return;
-  WireReader r(message.payload);
+  TaggedReader r(message.payload);
   RegionId region = 0;
   if (!r.Tag() || !r.Get(&region) || !r.done()) {
     (void)thread.ReplyError(message.reply_to, Malformed("region capability", message));
@@ -294,7 +274,7 @@ void AllocService::OnRegionCapability(MsgThread& thread, const Message& message)
     return;
   }
   const RegionCapability& cap = held->capability();
-  (void)thread.Reply(message.reply_to, WireWriter()
+  (void)thread.Reply(message.reply_to, TaggedWriter()
                                            .Put(cap.region)
                                            .Put(cap.reserved)
                                            .Put(cap.length)

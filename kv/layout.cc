@@ -4,32 +4,22 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "farm/api/wire.h"
 
 namespace farm::kv {
 namespace {
 
-template <typename T>
-T Load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-template <typename T>
-void Store(char* p, T v) {
-  std::memcpy(p, &v, sizeof(v));
-}
 
 // An address and incarnation (12 bytes) as a pointer to an object of `size` bytes.
 FatPtr LoadShortPtr(const char* p, uint32_t size) {
-  const uint64_t raw = Load<uint64_t>(p);
+  const uint64_t raw = LoadLe<uint64_t>(p);
   if (raw == 0) return FatPtr{};
-  return FatPtr{Addr::FromRaw(raw), size, Load<uint32_t>(p + 8)};
+  return FatPtr{Addr::FromRaw(raw), size, LoadLe<uint32_t>(p + 8)};
 }
 
 void StoreShortPtr(char* p, FatPtr ptr) {
-  Store<uint64_t>(p, ptr.addr.raw());
-  Store<uint32_t>(p + 8, ptr.incarnation);
+  StoreLe<uint64_t>(p, ptr.addr.raw());
+  StoreLe<uint32_t>(p + 8, ptr.incarnation);
 }
 
 uint64_t Mix(uint64_t x) {
@@ -64,9 +54,9 @@ uint64_t HashKey(absl::string_view key) {
   // 8 bytes at a time, each word mixed in; the length seeds it so "" and "\0" differ.
   uint64_t h = 0x9e3779b97f4a7c15ull ^ (key.size() * 0xc2b2ae3d27d4eb4full);
   size_t i = 0;
-  for (; i + 8 <= key.size(); i += 8) h = Mix(h ^ Load<uint64_t>(key.data() + i)) + 0x165667b19e3779f9ull;
-  uint64_t tail = 0;
-  std::memcpy(&tail, key.data() + i, key.size() - i);
+  for (; i + 8 <= key.size(); i += 8) h = Mix(h ^ LoadLe<uint64_t>(key.data() + i)) + 0x165667b19e3779f9ull;
+  uint64_t tail = 0;  // the last bytes, little-endian like the words
+  for (size_t j = 0; i + j < key.size(); ++j) tail |= uint64_t{static_cast<uint8_t>(key[i + j])} << (8 * j);
   return Mix(h ^ tail ^ (uint64_t{0xa5} << 56));
 }
 
@@ -92,12 +82,12 @@ absl::string_view InlineValue(std::span<const char> slot) {
   return absl::string_view(slot.data() + kSlotHeaderBytes + key_len, static_cast<uint8_t>(slot[2]));
 }
 
-uint64_t OutOfLineHash(std::span<const char> slot) { return Load<uint64_t>(slot.data() + kSlotHeaderBytes); }
+uint64_t OutOfLineHash(std::span<const char> slot) { return LoadLe<uint64_t>(slot.data() + kSlotHeaderBytes); }
 
 FatPtr OutOfLineValue(std::span<const char> slot) {
   const char* p = slot.data() + kSlotHeaderBytes + 8;
-  const uint64_t raw = Load<uint64_t>(p);
-  return FatPtr{Addr::FromRaw(raw), Load<uint32_t>(p + 8), Load<uint32_t>(p + 12)};
+  const uint64_t raw = LoadLe<uint64_t>(p);
+  return FatPtr{Addr::FromRaw(raw), LoadLe<uint32_t>(p + 8), LoadLe<uint32_t>(p + 12)};
 }
 
 void WriteInline(std::span<char> slot, absl::string_view key, absl::string_view value) {
@@ -114,10 +104,10 @@ void WriteOutOfLine(std::span<char> slot, uint64_t hash, FatPtr value) {
   std::fill(slot.begin(), slot.end(), 0);
   slot[0] = static_cast<char>(SlotKind::kOutOfLine);
   char* p = slot.data() + kSlotHeaderBytes;
-  Store<uint64_t>(p, hash);
-  Store<uint64_t>(p + 8, value.addr.raw());
-  Store<uint32_t>(p + 16, value.size);
-  Store<uint32_t>(p + 20, value.incarnation);
+  StoreLe<uint64_t>(p, hash);
+  StoreLe<uint64_t>(p + 8, value.addr.raw());
+  StoreLe<uint32_t>(p + 16, value.size);
+  StoreLe<uint32_t>(p + 20, value.incarnation);
 }
 
 void ClearSlot(std::span<char> slot) { std::fill(slot.begin(), slot.end(), 0); }
@@ -126,10 +116,10 @@ uint64_t SlotHash(std::span<const char> slot) {
   return KindOf(slot) == SlotKind::kOutOfLine ? OutOfLineHash(slot) : HashKey(InlineKey(slot));
 }
 
-uint16_t BackVersion(std::span<const char> bucket) { return Load<uint16_t>(bucket.data()); }
-uint16_t FrontVersion(std::span<const char> bucket) { return Load<uint16_t>(bucket.data() + 2); }
-void SetBackVersion(std::span<char> bucket, uint16_t v) { Store<uint16_t>(bucket.data(), v); }
-void SetFrontVersion(std::span<char> bucket, uint16_t v) { Store<uint16_t>(bucket.data() + 2, v); }
+uint16_t BackVersion(std::span<const char> bucket) { return LoadLe<uint16_t>(bucket.data()); }
+uint16_t FrontVersion(std::span<const char> bucket) { return LoadLe<uint16_t>(bucket.data() + 2); }
+void SetBackVersion(std::span<char> bucket, uint16_t v) { StoreLe<uint16_t>(bucket.data(), v); }
+void SetFrontVersion(std::span<char> bucket, uint16_t v) { StoreLe<uint16_t>(bucket.data() + 2, v); }
 
 FatPtr OverflowOf(std::span<const char> bucket, const TableLayout& layout) {
   return LoadShortPtr(bucket.data() + 4, layout.block_bytes());
@@ -158,8 +148,8 @@ uint32_t ValueObjectBytes(absl::string_view key, absl::string_view value) {
 }
 
 void WriteValueObject(std::span<char> object, absl::string_view key, absl::string_view value) {
-  Store<uint32_t>(object.data(), static_cast<uint32_t>(key.size()));
-  Store<uint32_t>(object.data() + 4, static_cast<uint32_t>(value.size()));
+  StoreLe<uint32_t>(object.data(), static_cast<uint32_t>(key.size()));
+  StoreLe<uint32_t>(object.data() + 4, static_cast<uint32_t>(value.size()));
   std::memcpy(object.data() + kValueHeaderBytes, key.data(), key.size());
   std::memcpy(object.data() + kValueHeaderBytes + key.size(), value.data(), value.size());
 }
@@ -167,8 +157,8 @@ void WriteValueObject(std::span<char> object, absl::string_view key, absl::strin
 absl::StatusOr<std::pair<absl::string_view, absl::string_view>> ParseValueObject(
     std::span<const char> object) {
   if (object.size() < kValueHeaderBytes) return absl::InternalError("value object too short");
-  const uint64_t key = Load<uint32_t>(object.data());
-  const uint64_t value = Load<uint32_t>(object.data() + 4);
+  const uint64_t key = LoadLe<uint32_t>(object.data());
+  const uint64_t value = LoadLe<uint32_t>(object.data() + 4);
   if (kValueHeaderBytes + key + value > object.size()) {
     return absl::InternalError(absl::StrFormat("corrupt value object (%d + %d bytes in %d)", key,
                                                value, object.size()));

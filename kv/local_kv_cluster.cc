@@ -1,7 +1,6 @@
-#include "farm/base/log.h"
 #include "kv/local_kv_cluster.h"
 
-#include <cstdio>
+#include "farm/api/log.h"
 
 namespace farm::kv {
 namespace {

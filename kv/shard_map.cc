@@ -1,9 +1,9 @@
 #include "kv/shard_map.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "farm/api/wire.h"
 
 namespace farm::kv {
 namespace {
@@ -12,18 +12,6 @@ constexpr uint32_t kDirectoryFormat = 1;
 constexpr size_t kDirectoryHeaderBytes = 4 * 5;  // format, H, key, value, count
 constexpr size_t kShardBytes = 8 + 4 * 4;        // first, incarnation, stride, buckets, owner
 
-void Put32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-void Put64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-uint32_t Get32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint64_t Get64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
 
 }  // namespace
 
@@ -50,9 +38,8 @@ ShardMap::ShardMap(TableLayout layout, std::vector<Shard> shards)
     total_buckets_ += shards_[i].buckets - 1;
     for (uint32_t k = 0; k < kPointsPerShard; ++k) {
       char name[12];
-      const uint64_t raw = shards_[i].first.raw();
-      std::memcpy(name, &raw, 8);
-      std::memcpy(name + 8, &k, 4);
+      StoreLe<uint64_t>(name, shards_[i].first.raw());
+      StoreLe<uint32_t>(name + 8, k);
       ring_.emplace_back(HashKey(absl::string_view(name, sizeof(name))), i);
     }
   }
@@ -81,17 +68,18 @@ FatPtr ShardMap::Bucket(uint32_t shard, uint32_t bucket) const {
 std::string EncodeDirectory(const TableLayout& layout, const std::vector<Shard>& shards) {
   std::string out;
   out.reserve(kDirectoryHeaderBytes + shards.size() * kShardBytes);
-  Put32(out, kDirectoryFormat);
-  Put32(out, layout.neighbourhood);
-  Put32(out, layout.inline_key_bytes);
-  Put32(out, layout.inline_value_bytes);
-  Put32(out, static_cast<uint32_t>(shards.size()));
+  WireWriter w(&out);
+  w.Put<uint32_t>(kDirectoryFormat);
+  w.Put<uint32_t>(layout.neighbourhood);
+  w.Put<uint32_t>(layout.inline_key_bytes);
+  w.Put<uint32_t>(layout.inline_value_bytes);
+  w.Put<uint32_t>(static_cast<uint32_t>(shards.size()));
   for (const Shard& s : shards) {
-    Put64(out, s.first.raw());
-    Put32(out, s.incarnation);
-    Put32(out, s.stride);
-    Put32(out, s.buckets);
-    Put32(out, s.owner);
+    w.Put<uint64_t>(s.first.raw());
+    w.Put<uint32_t>(s.incarnation);
+    w.Put<uint32_t>(s.stride);
+    w.Put<uint32_t>(s.buckets);
+    w.Put<uint32_t>(s.owner);
   }
   return out;
 }
@@ -101,13 +89,13 @@ absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> DecodeDirectory(absl:
     return absl::InvalidArgumentError(absl::StrFormat("kv directory of %d bytes is too short", bytes.size()));
   }
   const char* p = bytes.data();
-  if (Get32(p) != kDirectoryFormat) {
-    return absl::InvalidArgumentError(absl::StrFormat("kv directory format %d (expected %d)", Get32(p),
+  if (LoadLe<uint32_t>(p) != kDirectoryFormat) {
+    return absl::InvalidArgumentError(absl::StrFormat("kv directory format %d (expected %d)", LoadLe<uint32_t>(p),
                                                       kDirectoryFormat));
   }
-  TableLayout layout{Get32(p + 4), Get32(p + 8), Get32(p + 12)};
+  TableLayout layout{LoadLe<uint32_t>(p + 4), LoadLe<uint32_t>(p + 8), LoadLe<uint32_t>(p + 12)};
   if (absl::Status s = layout.Validate(); !s.ok()) return s;
-  const uint64_t count = Get32(p + 16);
+  const uint64_t count = LoadLe<uint32_t>(p + 16);
   if (bytes.size() != kDirectoryHeaderBytes + count * kShardBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "kv directory of %d bytes does not hold its %d shards", bytes.size(), count));
@@ -116,8 +104,8 @@ absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> DecodeDirectory(absl:
   shards.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     const char* s = p + kDirectoryHeaderBytes + i * kShardBytes;
-    shards.push_back(Shard{Addr::FromRaw(Get64(s)), Get32(s + 8), Get32(s + 12), Get32(s + 16),
-                           static_cast<NodeId>(Get32(s + 20))});
+    shards.push_back(Shard{Addr::FromRaw(LoadLe<uint64_t>(s)), LoadLe<uint32_t>(s + 8), LoadLe<uint32_t>(s + 12), LoadLe<uint32_t>(s + 16),
+                           static_cast<NodeId>(LoadLe<uint32_t>(s + 20))});
   }
   return std::make_pair(layout, std::move(shards));
 }

@@ -1,8 +1,7 @@
 #include "tx/tx_messages.h"
 
-#include <cstring>
-
 #include "absl/strings/str_format.h"
+#include "farm/base/wire.h"
 
 namespace farm::tx {
 
@@ -10,7 +9,7 @@ std::string EncodeDecision(const TxDecision& d) {
   std::string out(16, '\0');
   out[0] = static_cast<char>(kTxDecisionFormat);
   out[1] = static_cast<char>(d.decision);
-  std::memcpy(out.data() + 8, &d.transaction, sizeof(d.transaction));
+  StoreLe<uint64_t>(out.data() + 8, d.transaction);
   return out;
 }
 
@@ -27,7 +26,7 @@ absl::StatusOr<TxDecision> DecodeDecision(absl::string_view in) {
   }
   TxDecision out;
   out.decision = static_cast<Decision>(d);
-  std::memcpy(&out.transaction, in.data() + 8, sizeof(out.transaction));
+  out.transaction = LoadLe<uint64_t>(in.data() + 8);
   return out;
 }
 
