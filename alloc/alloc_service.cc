@@ -182,7 +182,7 @@ absl::Status AllocService::RegisterHandlers() {
                          Entry{kRegionCapabilityMsgId, &AllocService::OnRegionCapability}}) {
     auto handler = e.handler;
     if (absl::Status s = messenger_->RegisterHandler(
-            e.id, [this, handler](MsgThread& t, const Message& m) { (this->*handler)(t, m); });
+            e.id, [this, handler](MsgThread& t, const Message& m) { (this->*handler)(t, m); }, "alloc");
         !s.ok()) {
       return s;
     }

@@ -97,7 +97,8 @@ absl::Status RegisterEndOfEpochHandler(Messenger& messenger, EpochManager& epoch
   return messenger.RegisterHandler(
       kEndOfEpochMsgId, [&epochs](MsgThread& thread, const Message& message) {
         HandleEndOfEpoch(epochs, thread, message);
-      });
+      },
+      "alloc");
 }
 
 void RunEndOfEpochRound(MsgThread& thread, NodeId self, EpochManager& local,

@@ -1,4 +1,4 @@
-// The kv store's messages (application message ids from node::kFirstApplicationMsgId).
+// The kv store's messages (ids from kKvMsgIds, farm/msg/message_ids.h).
 //
 //   kKvDirectoryMsgId  request: empty. Reply: the machine's directory (shard_map.h), or
 //                      Unavailable while it has not created its shards.
@@ -14,13 +14,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "farm/node/node.h"
+#include "farm/api/farm.h"
 #include "kv/table_ops.h"
 
 namespace farm::kv {
 
-inline constexpr MsgId kKvDirectoryMsgId = node::kFirstApplicationMsgId + 0x100;
-inline constexpr MsgId kKvUpdateMsgId = node::kFirstApplicationMsgId + 0x101;
+inline constexpr MsgId kKvDirectoryMsgId = kKvMsgIds[0];
+inline constexpr MsgId kKvUpdateMsgId = kKvMsgIds[1];
 
 // Views into the message; valid while its payload is.
 struct UpdateRequest {

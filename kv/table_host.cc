@@ -61,12 +61,12 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, 
   TableHost* self = host.get();
   if (absl::Status s = msgRegisterHandler(
           node, kKvDirectoryMsgId,
-          [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); });
+          [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); }, "kv");
       !s.ok()) {
     return s;
   }
   if (absl::Status s = msgRegisterHandler(node, kKvUpdateMsgId,
-                                          [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); });
+                                          [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, "kv");
       !s.ok()) {
     return s;
   }

@@ -25,11 +25,11 @@
 
 namespace farm::tx {
 
-inline constexpr MsgId kTxPrepareMsgId = 0x0201;
-inline constexpr MsgId kTxValidateMsgId = 0x0202;
-inline constexpr MsgId kTxDecideMsgId = 0x0203;
-inline constexpr MsgId kTxApplyMsgId = 0x0204;
-inline constexpr MsgId kTxShipMsgId = 0x0205;
+inline constexpr MsgId kTxPrepareMsgId = kTxMsgIds[1];
+inline constexpr MsgId kTxValidateMsgId = kTxMsgIds[2];
+inline constexpr MsgId kTxDecideMsgId = kTxMsgIds[3];
+inline constexpr MsgId kTxApplyMsgId = kTxMsgIds[4];
+inline constexpr MsgId kTxShipMsgId = kTxMsgIds[5];
 
 inline constexpr uint8_t kTxDecisionFormat = 1;
 

@@ -52,17 +52,17 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
     };
   };
   if (absl::Status s = messenger->RegisterHandler(
-          kTxPrepareMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Prepare(r); }));
+          kTxPrepareMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Prepare(r); }), "tx");
       !s.ok()) {
     return s;
   }
   if (absl::Status s = messenger->RegisterHandler(
-          kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Validate(r); }));
+          kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Validate(r); }), "tx");
       !s.ok()) {
     return s;
   }
   if (absl::Status s = messenger->RegisterHandler(
-          kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.ApplyBackup(r); }));
+          kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.ApplyBackup(r); }), "tx");
       !s.ok()) {
     return s;
   }
@@ -73,11 +73,12 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
             if (ctx == nullptr) return;
             absl::StatusOr<TxDecision> d = DecodeDecision(message.payload);
             Answer(thread, message, d.ok() ? ctx->Decide(*d) : d.status());
-          });
+          },
+          "tx");
       !s.ok()) {
     return s;
   }
-  return messenger->RegisterHandler(kTxShipMsgId, [this](MsgThread& thread, const Message& message) {
+  auto ship = [this](MsgThread& thread, const Message& message) {
     ThreadContext* ctx = ContextFor(thread, message);
     if (ctx == nullptr) return;
     size_t used = 0;
@@ -94,7 +95,8 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
                              [&thread, to = message.reply_to](const absl::Status& s) {
                                (void)(s.ok() ? thread.Reply(to, "") : thread.ReplyError(to, s));
                              });
-  });
+  };
+  return messenger->RegisterHandler(kTxShipMsgId, std::move(ship), "tx");
 }
 
 }  // namespace farm::tx

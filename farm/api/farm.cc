@@ -72,10 +72,12 @@ uint32_t objGetIncarnation(const ObjBuf& object) { return object.incarnation(); 
 
 absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }
 
-absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler) {
-  return node.RegisterHandler(id, [&node, handler = std::move(handler)](MsgThread& thread, const Message& m) {
+absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler,
+                                absl::string_view service) {
+  auto on_message = [&node, handler = std::move(handler)](MsgThread& thread, const Message& m) {
     handler(node.context(thread.index()), m);
-  });
+  };
+  return node.RegisterHandler(id, std::move(on_message), service);
 }
 
 void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,

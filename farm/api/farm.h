@@ -117,10 +117,12 @@ absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object);
 
 // A handler for messages sent with msgSend, run on the receiving worker thread with its
 // Context. `message.payload` is valid during the call; answer with msgReply (now or
-// later, on the same thread). Register before node.Start(); ids from
-// node::kFirstApplicationMsgId.
+// later, on the same thread). Register before node.Start(); ids from the service's own
+// range in farm/msg/message_ids.h (kApplicationMsgIds for examples and tests).
+// `service` names the registrant in the error a second handler for an id gets.
 using AppHandler = std::function<void(Context& ctx, const Message& message)>;
-absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler);
+absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler,
+                                absl::string_view service = "an application");
 // Sends `payload` to the handler `id` on the machine the placement names as primary of
 // `address`'s region (this machine too), and continues with its reply. The region need
 // not exist (placement is consistent hashing of the id); Unimplemented when the machine

@@ -11,18 +11,18 @@
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
 #include "farm/fabric/work_request.h"
+#include "farm/msg/message_ids.h"
 #include "farm/msg/ring_format.h"
 
 namespace farm {
 
-using MsgId = uint16_t;
 inline constexpr uint16_t kAnyThread = ring::kAnyThread;
 
 // Message ids from kFirstReservedMsgId up belong to the messaging layer itself.
-inline constexpr MsgId kFirstReservedMsgId = 0xFF00;
+inline constexpr MsgId kFirstReservedMsgId = kMessagingMsgIds.first;
 // Sent by a thread over a link it has just installed: the receiver then knows that
 // messages (and responses) can flow back to it on that link.
-inline constexpr MsgId kLinkUpMsgId = 0xFF01;
+inline constexpr MsgId kLinkUpMsgId = kMessagingMsgIds[1];
 
 // Identifies a request to answer. Valid until answered; answer on the thread that
 // received the request (MsgThread::Reply).

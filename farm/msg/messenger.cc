@@ -109,16 +109,20 @@ Messenger::~Messenger() {
   on_each_loop([this](size_t i) { threads_[i].reset(); });
 }
 
-absl::Status Messenger::RegisterHandler(MsgId id, MessageHandler handler) {
+absl::Status Messenger::RegisterHandler(MsgId id, MessageHandler handler, absl::string_view registrant) {
   if (started_) return absl::FailedPreconditionError("handlers must be registered before Start");
   if (!handler) return absl::InvalidArgumentError("empty handler");
   if (id >= kFirstReservedMsgId) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("message id %u is reserved for the messaging layer", id));
+        absl::StrFormat("message id 0x%04x is reserved for the messaging layer", id));
   }
-  if (!handlers_.emplace(id, std::move(handler)).second) {
-    return absl::AlreadyExistsError(absl::StrFormat("message id %u already has a handler", id));
+  const std::string who = registrant.empty() ? "an unnamed registrant" : std::string(registrant);
+  if (auto [it, added] = registrants_.emplace(id, who); !added) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "message id 0x%04x (in %s's range) has a handler from %s already; the one from %s is refused", id,
+        MsgIdOwner(id), it->second, who));
   }
+  handlers_.emplace(id, std::move(handler));
   return absl::OkStatus();
 }
 

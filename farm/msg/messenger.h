@@ -62,8 +62,11 @@ class Messenger {
                                                            const MessengerOptions& options);
   ~Messenger();
 
-  // msgRegisterHandler. Before Start; a later registration is refused.
-  absl::Status RegisterHandler(MsgId id, MessageHandler handler);
+  // msgRegisterHandler. Before Start; a later registration is refused. `registrant`
+  // names the layer or service registering: a second handler for an id is refused with
+  // AlreadyExists naming both registrants and the owner of the id's range
+  // (farm/msg/message_ids.h).
+  absl::Status RegisterHandler(MsgId id, MessageHandler handler, absl::string_view registrant = "");
 
   // Installs the per-thread pollers and starts accepting peers.
   absl::Status Start();
@@ -123,6 +126,7 @@ class Messenger {
   std::unique_ptr<MsgBuffers> buffers_;
   std::vector<std::unique_ptr<MsgThread>> threads_;
   absl::flat_hash_map<MsgId, MessageHandler> handlers_;  // frozen at Start
+  absl::flat_hash_map<MsgId, std::string> registrants_;   // who registered each handler
   bool started_ = false;
   std::shared_ptr<Guard> guard_;
 

@@ -155,17 +155,22 @@ Node::Node(const NodeOptions& options)
 
 Node::~Node() { Stop(); }
 
-absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler) {
+absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler, absl::string_view registrant) {
   if (messenger_ != nullptr) return absl::FailedPreconditionError("handlers are registered before Start");
   if (id < kFirstApplicationMsgId || id >= kFirstReservedMsgId) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "message id 0x%x is not an application's (0x%x to 0x%x)", id, kFirstApplicationMsgId,
         kFirstReservedMsgId - 1));
   }
-  for (const auto& [known, h] : app_handlers_) {
-    if (known == id) return absl::InvalidArgumentError(absl::StrFormat("message id 0x%x is registered already", id));
+  const std::string who = registrant.empty() ? "an unnamed registrant" : std::string(registrant);
+  for (const AppHandler& known : app_handlers_) {
+    if (known.id == id) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "message id 0x%04x (in %s's range) has a handler from %s already; the one from %s is refused", id,
+          MsgIdOwner(id), known.registrant, who));
+    }
   }
-  app_handlers_.emplace_back(id, std::move(handler));
+  app_handlers_.push_back(AppHandler{id, std::move(handler), who});
   return absl::OkStatus();
 }
 
@@ -207,8 +212,8 @@ absl::Status Node::Start() {
       options_.node_id, messenger_.get(), fabric_.get(), allocator_.get(), alloc_service_.get(), options_.tx);
   if (!tx.ok()) return tx.status();
   tx_service_ = std::move(*tx);
-  for (auto& [id, handler] : app_handlers_) {
-    if (absl::Status s = messenger_->RegisterHandler(id, std::move(handler)); !s.ok()) return s;
+  for (AppHandler& h : app_handlers_) {
+    if (absl::Status s = messenger_->RegisterHandler(h.id, std::move(h.handler), h.registrant); !s.ok()) return s;
   }
   app_handlers_.clear();
   if (absl::Status s = messenger_->Start(); !s.ok()) return s;

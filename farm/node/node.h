@@ -39,8 +39,9 @@
 
 namespace farm::node {
 
-// Message ids from here up to kFirstReservedMsgId are the applications'.
-inline constexpr MsgId kFirstApplicationMsgId = 0x1000;
+// Message ids from here up to kFirstReservedMsgId are the applications' (services
+// take theirs from their own range in farm/msg/message_ids.h).
+inline constexpr MsgId kFirstApplicationMsgId = kApplicationMsgIds.first;
 
 struct NodeOptions {
   NodeId node_id = 0;
@@ -88,8 +89,9 @@ class Node {
 
   // Registers an application's message handler (msgRegisterHandler), before Start.
   // InvalidArgument for an id the node's own protocols use (below
-  // kFirstApplicationMsgId) or registered already; FailedPrecondition after Start.
-  absl::Status RegisterHandler(MsgId id, MessageHandler handler);
+  // kFirstApplicationMsgId); AlreadyExists, naming both registrants, for an id
+  // registered already; FailedPrecondition after Start.
+  absl::Status RegisterHandler(MsgId id, MessageHandler handler, absl::string_view registrant = "");
 
   absl::Status Start();
   void Stop();  // idempotent
@@ -134,7 +136,12 @@ class Node {
   std::unique_ptr<Messenger> messenger_;
   std::unique_ptr<alloc::AllocService> alloc_service_;
   std::unique_ptr<tx::TxService> tx_service_;
-  std::vector<std::pair<MsgId, MessageHandler>> app_handlers_;
+  struct AppHandler {
+    MsgId id;
+    MessageHandler handler;
+    std::string registrant;
+  };
+  std::vector<AppHandler> app_handlers_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
 

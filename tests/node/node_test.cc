@@ -90,6 +90,28 @@ TEST_F(NodeTest, OptionsAreCheckedWithClearErrors) {
   EXPECT_FALSE(ResolveNodeOptions(o).ok()) << "a wildcard address cannot be published";
 }
 
+// Message ids come from one registry of disjoint ranges (checked at build time); two
+// services registering one id fail at start with an error naming both.
+TEST_F(NodeTest, TwoServicesWithOneMessageIdAreRefusedNamingBoth) {
+  static_assert(kKvMsgIds[1] == 0x1101 && kKvMsgIds.contains(kKvMsgIds[1]));
+  static_assert(MsgIdRangesAreDisjoint());
+  EXPECT_STREQ(MsgIdOwner(0x0203), "tx");
+  EXPECT_STREQ(MsgIdOwner(0x1100), "kv");
+  EXPECT_STREQ(MsgIdOwner(0x9000), "unassigned");
+  NodeOptions o = BaseOptions(1, dir_);
+  o.static_members = "1=tcp:127.0.0.1:1";
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Create(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto nothing = [](MsgThread&, const Message&) {};
+  ASSERT_TRUE((*node)->RegisterHandler(kKvMsgIds[0], nothing, "kv").ok());
+  absl::Status twice = (*node)->RegisterHandler(kKvMsgIds[0], nothing, "graph");
+  EXPECT_EQ(twice.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(twice.message(),
+            "message id 0x1100 (in kv's range) has a handler from kv already; the one from graph is refused");
+  // The node's own protocols' ids are not an application's to take.
+  EXPECT_EQ((*node)->RegisterHandler(kTxMsgIds[1], nothing, "kv").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(NodeTest, AutoPicksVerbsWithADeviceElseShmOnOneHostElseTcp) {
   const std::vector<std::string> none;
   const std::vector<std::string> rxe = {"rxe0"};

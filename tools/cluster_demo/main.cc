@@ -42,7 +42,7 @@ namespace farm::demo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr MsgId kEcho = 1;
+constexpr MsgId kEcho = kBenchmarkMsgIds[1];
 
 std::string ReadStdinLine() {
   char buf[4096];

@@ -14,7 +14,7 @@
 
 namespace farm::bench {
 
-inline constexpr MsgId kReadBlock = 1;
+inline constexpr MsgId kReadBlock = kBenchmarkMsgIds[1];
 inline constexpr NodeId kServerNode = 1;
 inline constexpr NodeId kClientNode = 2;
 inline constexpr RegionId kServerRegion = 1;
