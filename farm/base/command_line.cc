@@ -31,7 +31,8 @@ std::vector<char*> ParseCommandLine(int argc, char** argv, absl::string_view usa
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::StatusOr<LogLevel> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
   if (!level.ok()) {
-    std::fprintf(stderr, "%s: --log_level: %s\n", argv[0], std::string(level.status().message()).c_str());
+    std::fprintf(stderr, "%s: --log_level: %s\n", argv[0],
+                 std::string(level.status().message()).c_str());
     std::exit(2);
   }
   SetLogLevel(*level);

@@ -45,7 +45,9 @@ absl::StatusOr<LogLevel> ParseLogLevel(absl::string_view name) {
       absl::StrCat("unknown log level '", name, "' (debug, info, warning or error)"));
 }
 
-void SetLogLevel(LogLevel level) { min_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+void SetLogLevel(LogLevel level) {
+  min_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
 
 void SetLogFd(int fd) { sink_fd.store(fd, std::memory_order_relaxed); }
 
@@ -60,7 +62,8 @@ void LogLine(LogLevel level, absl::string_view message) {
   ::localtime_r(&now.tv_sec, &local);
   char stamp[32];
   const size_t n = ::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &local);
-  std::string line = absl::StrFormat("%s.%06d %c ", absl::string_view(stamp, n), now.tv_usec, LevelLetter(level));
+  std::string line =
+      absl::StrFormat("%s.%06d %c ", absl::string_view(stamp, n), now.tv_usec, LevelLetter(level));
   line.append(message.data(), message.size());
   if (line.empty() || line.back() != '\n') line.push_back('\n');
   const int fd = sink_fd.load(std::memory_order_relaxed);

@@ -41,11 +41,11 @@ void LogLine(LogLevel level, absl::string_view message);
 
 }  // namespace farm
 
-#define FARM_LOG(level, ...)                                                      \
-  do {                                                                            \
-    if (::farm::LogEnabled(::farm::LogLevel::level)) {                            \
-      ::farm::LogLine(::farm::LogLevel::level, ::absl::StrFormat(__VA_ARGS__));   \
-    }                                                                             \
+#define FARM_LOG(level, ...)                                                    \
+  do {                                                                          \
+    if (::farm::LogEnabled(::farm::LogLevel::level)) {                          \
+      ::farm::LogLine(::farm::LogLevel::level, ::absl::StrFormat(__VA_ARGS__)); \
+    }                                                                           \
   } while (false)
 
 #endif  // FARM_BASE_LOG_H_

@@ -25,7 +25,8 @@ T ToLittle(T v) {
   if constexpr (std::endian::native == std::endian::little || sizeof(T) == 1) {
     return v;
   } else {
-    using U = std::make_unsigned_t<std::conditional_t<std::is_enum_v<T>, std::underlying_type_t<T>, T>>;
+    using U =
+        std::make_unsigned_t<std::conditional_t<std::is_enum_v<T>, std::underlying_type_t<T>, T>>;
     U u;
     std::memcpy(&u, &v, sizeof(u));
     if constexpr (sizeof(U) == 2) u = __builtin_bswap16(u);

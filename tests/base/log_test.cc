@@ -69,7 +69,10 @@ TEST(LogTest, LevelsFilterAndLinesCarryTimeAndLevel) {
   ASSERT_EQ(lines.size(), 4u);
   const std::regex format(R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} ([DIWE]) (.*)$)");
   const std::vector<std::pair<std::string, std::string>> want = {
-      {"I", "node 3: serving in epoch 7"}, {"W", "retrying: UNAVAILABLE: no route"}, {"E", "broken"}, {"D", "now shown"}};
+      {"I", "node 3: serving in epoch 7"},
+      {"W", "retrying: UNAVAILABLE: no route"},
+      {"E", "broken"},
+      {"D", "now shown"}};
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
     ASSERT_TRUE(std::regex_match(lines[i], m, format)) << lines[i];

@@ -27,7 +27,13 @@ TEST(WireTest, IntegersAreLittleEndian) {
 
 TEST(WireTest, WriterAndReaderRoundTrip) {
   std::string out = "x";  // a writer appends to what is there
-  WireWriter(&out).Put<uint8_t>(1).Put<uint16_t>(2).Put<uint32_t>(3).Put<int64_t>(-4).Put(Kind::kA).Bytes("tail");
+  WireWriter(&out)
+      .Put<uint8_t>(1)
+      .Put<uint16_t>(2)
+      .Put<uint32_t>(3)
+      .Put<int64_t>(-4)
+      .Put(Kind::kA)
+      .Bytes("tail");
   EXPECT_EQ(out.size(), 1u + 1 + 2 + 4 + 8 + 1 + 4);
   WireReader r(absl::string_view(out).substr(1));
   uint8_t a = 0;

@@ -35,8 +35,9 @@ struct RaceCase {
   size_t pause_at;
 
   std::string Name() const {
-    return absl::StrFormat("chain of %d blocks (last holds %d), hole at pair %d, lookup paused after %d blocks",
-                           blocks, last_pairs, hole, pause_at);
+    return absl::StrFormat(
+        "chain of %d blocks (last holds %d), hole at pair %d, lookup paused after %d blocks",
+        blocks, last_pairs, hole, pause_at);
   }
 };
 
@@ -63,8 +64,8 @@ class LookupRaceTest : public ::testing::TestWithParam<std::string> {};
 
 // `count` keys that share a home bucket at least 4 buckets away from every home in
 // `used` (so cases never share buckets or make a way for displacement).
-std::vector<std::string> KeysSharingAHome(const ShardMap& map, const std::string& prefix, size_t count,
-                                          std::vector<Home>& used) {
+std::vector<std::string> KeysSharingAHome(const ShardMap& map, const std::string& prefix,
+                                          size_t count, std::vector<Home>& used) {
   for (int attempt = 0;; ++attempt) {
     const std::string first = absl::StrCat(prefix, "-", attempt, "-0");
     const Home home = map.Locate(HashKey(first));
@@ -89,7 +90,8 @@ std::vector<std::string> KeysSharingAHome(const ShardMap& map, const std::string
 absl::StatusOr<uint64_t> ReadsToFind(KvCluster& kv, const std::string& key) {
   return kv.kv().Run<absl::StatusOr<uint64_t>>(1, 0, [key](TableClient& c, auto finish) {
     const uint64_t before = c.reader().stats().reads;
-    c.Get(key, [&c, before, finish = std::move(finish)](absl::StatusOr<std::optional<absl::string_view>> r) mutable {
+    c.Get(key, [&c, before, finish = std::move(finish)](
+                   absl::StatusOr<std::optional<absl::string_view>> r) mutable {
       if (!r.ok()) return finish(r.status());
       if (!r->has_value()) return finish(absl::NotFoundError("the key is not there"));
       finish(c.reader().stats().reads - before);
@@ -101,7 +103,8 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
   TableOptions options;
   options.layout.neighbourhood = 2;
   options.buckets_per_node = 1024;
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_lookup_race", options);
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "kv_lookup_race", options);
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   std::vector<Home> used;
@@ -111,39 +114,43 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
     const uint32_t pairs = 2 + 2 * (rc.blocks - 1) + rc.last_pairs;
     const std::vector<std::string> keys =
         KeysSharingAHome(kv.client(1).map(), absl::StrCat("race", case_number++), pairs, used);
-    for (const std::string& key : keys) ASSERT_TRUE(kv.Put(1 + case_number % 3, key, "v:" + key).ok());
+    for (const std::string& key : keys)
+      ASSERT_TRUE(kv.Put(1 + case_number % 3, key, "v:" + key).ok());
     const std::string& moved = keys.back();  // Erase moves the chain's last pair
     // The layout the case assumes: the last pair is found in the chain's last block.
     absl::StatusOr<uint64_t> reads = ReadsToFind(kv, moved);
     ASSERT_TRUE(reads.ok()) << reads.status();
     ASSERT_EQ(*reads, 1 + rc.blocks);
     const std::string& removed = keys[rc.hole];
-    auto remove_result = std::make_shared<absl::StatusOr<KeyOpResult>>(absl::UnknownError("not run"));
+    auto remove_result =
+        std::make_shared<absl::StatusOr<KeyOpResult>>(absl::UnknownError("not run"));
     auto restarts = std::make_shared<uint64_t>(0);
     using Result = absl::StatusOr<std::optional<std::string>>;
-    Result found = kv.kv().Run<Result>(1, 0, [&, remove_result, restarts](TableClient& c, auto finish) {
-      const uint64_t restarts_before = c.reader().stats().restarts;
-      auto fired = std::make_shared<bool>(false);
-      c.reader().SetBeforeBlockHookForTest(
-          [&c, &rc, &removed, remove_result, fired](absl::string_view, size_t blocks_read,
-                                                     absl::AnyInvocable<void()> resume) {
+    Result found =
+        kv.kv().Run<Result>(1, 0, [&, remove_result, restarts](TableClient& c, auto finish) {
+          const uint64_t restarts_before = c.reader().stats().restarts;
+          auto fired = std::make_shared<bool>(false);
+          c.reader().SetBeforeBlockHookForTest([&c, &rc, &removed, remove_result, fired](
+                                                   absl::string_view, size_t blocks_read,
+                                                   absl::AnyInvocable<void()> resume) {
             if (*fired || blocks_read != rc.pause_at) return resume();
             *fired = true;
-            c.Update(OpKind::kRemove, removed, "", 0,
-                     [remove_result, resume = std::move(resume)](absl::StatusOr<KeyOpResult> r) mutable {
-                       *remove_result = std::move(r);
-                       resume();
-                     });
+            c.Update(
+                OpKind::kRemove, removed, "", 0,
+                [remove_result, resume = std::move(resume)](absl::StatusOr<KeyOpResult> r) mutable {
+                  *remove_result = std::move(r);
+                  resume();
+                });
           });
-      c.Get(moved, [&c, restarts, restarts_before, finish = std::move(finish)](
-                       absl::StatusOr<std::optional<absl::string_view>> r) mutable {
-        c.reader().SetBeforeBlockHookForTest(nullptr);
-        *restarts = c.reader().stats().restarts - restarts_before;
-        if (!r.ok()) return finish(r.status());
-        if (!r->has_value()) return finish(std::optional<std::string>());
-        finish(std::optional<std::string>(std::string(**r)));
-      });
-    });
+          c.Get(moved, [&c, restarts, restarts_before, finish = std::move(finish)](
+                           absl::StatusOr<std::optional<absl::string_view>> r) mutable {
+            c.reader().SetBeforeBlockHookForTest(nullptr);
+            *restarts = c.reader().stats().restarts - restarts_before;
+            if (!r.ok()) return finish(r.status());
+            if (!r->has_value()) return finish(std::optional<std::string>());
+            finish(std::optional<std::string>(std::string(**r)));
+          });
+        });
     ASSERT_TRUE(remove_result->ok()) << remove_result->status();
     ASSERT_TRUE((*remove_result)->existed) << "the remove ran at the seam";
     ASSERT_TRUE(found.ok()) << found.status();
@@ -171,7 +178,8 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
   TableOptions options;
   options.layout.neighbourhood = 2;
   options.buckets_per_node = 64;
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_grow_remove", options);
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "kv_grow_remove", options);
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   std::vector<Home> used;
@@ -187,21 +195,23 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
       };
     };
     txn->Put(keys[4], "v:" + keys[4], fail_or([store, txn, &keys, fail_or](auto finish) {
-      txn->Put(keys[5], "v:" + keys[5], fail_or([store, txn, &keys, finish](auto) {
-        txn->Remove(keys[0], [store, txn, finish](absl::StatusOr<bool> existed) {
-          if (!existed.ok()) return (*finish)(existed.status());
-          if (!*existed) return (*finish)(absl::InternalError("the key was not there"));
-          txn->Commit([store, txn, finish](absl::Status s) { (*finish)(s); });
-        });
-      }));
-    }));
+               txn->Put(keys[5], "v:" + keys[5], fail_or([store, txn, &keys, finish](auto) {
+                          txn->Remove(keys[0], [store, txn, finish](absl::StatusOr<bool> existed) {
+                            if (!existed.ok()) return (*finish)(existed.status());
+                            if (!*existed)
+                              return (*finish)(absl::InternalError("the key was not there"));
+                            txn->Commit([store, txn, finish](absl::Status s) { (*finish)(s); });
+                          });
+                        }));
+             }));
   });
   ASSERT_TRUE(committed.ok()) << committed;
   for (size_t i = 0; i < keys.size(); ++i) {
     for (NodeId on = 1; on <= 3; ++on) {
       absl::StatusOr<std::optional<std::string>> got = kv.Get(on, keys[i]);
       ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(*got, i == 0 ? std::nullopt : std::optional<std::string>("v:" + keys[i])) << keys[i];
+      EXPECT_EQ(*got, i == 0 ? std::nullopt : std::optional<std::string>("v:" + keys[i]))
+          << keys[i];
     }
   }
   // The pair from the new block moved into the home bucket; one block remains of two.
@@ -217,7 +227,8 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   TableOptions options;
   options.layout.neighbourhood = 2;
   options.buckets_per_node = 2;  // 3 home buckets: every chain is long
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "kv_scan_churn", options);
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "kv_scan_churn", options);
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   constexpr int kKeys = 40;
@@ -232,11 +243,12 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
     void Go(int i) {
       if (stop.load()) return void(in_flight.fetch_sub(1));
       const OpKind kind = (i / kKeys) % 2 == 0 ? OpKind::kRemove : OpKind::kPut;
-      c->Update(kind, absl::StrCat("k", i % kKeys), "v", 0, [this, i](absl::StatusOr<KeyOpResult> r) {
-        if (error.ok() && !r.ok()) error = r.status();
-        updates.fetch_add(1);
-        Go(i + 8);
-      });
+      c->Update(kind, absl::StrCat("k", i % kKeys), "v", 0,
+                [this, i](absl::StatusOr<KeyOpResult> r) {
+                  if (error.ok() && !r.ok()) error = r.status();
+                  updates.fetch_add(1);
+                  Go(i + 8);
+                });
     }
   };
   Churn churn{&kv.client(1)};
@@ -249,8 +261,9 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   while ((churn.updates.load() < 2000 || scans < 20) && scan_error.ok()) {
     absl::StatusOr<TableScan> scan = kv.Scan(2);
     if (!scan.ok()) {
-      scan_error = absl::Status(scan.status().code(), absl::StrCat("scan ", scans, " after ", churn.updates.load(),
-                                                                   " updates: ", scan.status().message()));
+      scan_error = absl::Status(scan.status().code(),
+                                absl::StrCat("scan ", scans, " after ", churn.updates.load(),
+                                             " updates: ", scan.status().message()));
     }
     ++scans;
   }
@@ -260,7 +273,8 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   EXPECT_TRUE(churn.error.ok()) << churn.error;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, LookupRaceTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+INSTANTIATE_TEST_SUITE_P(Backends, LookupRaceTest,
+                         ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
 }  // namespace farm::kv

@@ -24,7 +24,11 @@ class OrderSearch {
  public:
   OrderSearch(const std::vector<RegisterOp>& ops, size_t begin, size_t end,
               const absl::flat_hash_map<std::string, int>& writer_of, uint64_t max_states)
-      : ops_(ops), begin_(begin), size_(end - begin), writer_of_(writer_of), max_states_(max_states) {
+      : ops_(ops),
+        begin_(begin),
+        size_(end - begin),
+        writer_of_(writer_of),
+        max_states_(max_states) {
     done_.assign((size_ + 63) / 64, 0);
   }
 
@@ -102,14 +106,16 @@ std::string Describe(const RegisterOp& op, int64_t origin) {
 }  // namespace
 
 absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
-  std::sort(ops.begin(), ops.end(), [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
+  std::sort(ops.begin(), ops.end(),
+            [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
   absl::flat_hash_map<std::string, int> writer_of;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind == Kind::kPut) writer_of[*ops[i].value] = static_cast<int>(i);
   }
   for (const RegisterOp& op : ops) {
     if (op.kind == Kind::kGet && op.value && !writer_of.contains(*op.value)) {
-      return absl::FailedPreconditionError(absl::StrCat("a get saw a value no put wrote: ", *op.value));
+      return absl::FailedPreconditionError(
+          absl::StrCat("a get saw a value no put wrote: ", *op.value));
     }
   }
   // Segments end where no operation is in flight: every operation before the cut ended
@@ -122,23 +128,27 @@ absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
   while (begin < ops.size()) {
     size_t end = begin + 1;
     int64_t last_end = ops[begin].end_ns;
-    while (end < ops.size() && ops[end].start_ns <= last_end) last_end = std::max(last_end, ops[end++].end_ns);
+    while (end < ops.size() && ops[end].start_ns <= last_end)
+      last_end = std::max(last_end, ops[end++].end_ns);
     OrderSearch segment(ops, begin, end, writer_of, max_states);
     absl::flat_hash_set<int> ends;
     segment.CollectEnds(states, ends);
     if (segment.over_budget()) {
       return absl::ResourceExhaustedError(absl::StrFormat(
-          "%d operations overlap without a pause from %d us on: more than %d states to search", end - begin,
-          (ops[begin].start_ns - origin) / 1000, max_states));
+          "%d operations overlap without a pause from %d us on: more than %d states to search",
+          end - begin, (ops[begin].start_ns - origin) / 1000, max_states));
     }
     if (ends.empty()) {
       std::string window;
       for (size_t i = begin; i < end && i < begin + 40; ++i) window += Describe(ops[i], origin);
       std::string before;
-      for (int s : states) absl::StrAppend(&before, before.empty() ? "" : ", ", s == kAbsent ? "absent" : *ops[s].value);
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "not linearizable: operations %d..%d of %d (overlapping, no order fits) from state {%s}:\n%s", begin,
-          end - 1, ops.size(), before, window));
+      for (int s : states)
+        absl::StrAppend(&before, before.empty() ? "" : ", ",
+                        s == kAbsent ? "absent" : *ops[s].value);
+      return absl::FailedPreconditionError(
+          absl::StrFormat("not linearizable: operations %d..%d of %d (overlapping, no order fits) "
+                          "from state {%s}:\n%s",
+                          begin, end - 1, ops.size(), before, window));
     }
     states = std::move(ends);
     begin = end;

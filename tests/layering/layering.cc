@@ -17,7 +17,8 @@ std::string LayerTable::FolderOf(absl::string_view path) const {
   if (absl::EndsWith(path, "_test.cc") && allowed.contains("tests")) return "tests";
   std::string best;
   for (const auto& [folder, deps] : allowed) {
-    if ((path == folder || absl::StartsWith(path, folder + "/")) && folder.size() > best.size()) best = folder;
+    if ((path == folder || absl::StartsWith(path, folder + "/")) && folder.size() > best.size())
+      best = folder;
   }
   return best;
 }
@@ -32,13 +33,15 @@ absl::StatusOr<LayerTable> ParseLayerTable(absl::string_view text) {
     std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     if (words[0] == "except") {
       if (words.size() != 3) {
-        return absl::InvalidArgumentError(absl::StrCat("LAYERS.txt line ", number, ": expected 'except FILE HEADER'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("LAYERS.txt line ", number, ": expected 'except FILE HEADER'"));
       }
       table.exceptions.emplace(words[1], words[2]);
       continue;
     }
     if (!absl::EndsWith(words[0], ":")) {
-      return absl::InvalidArgumentError(absl::StrCat("LAYERS.txt line ", number, ": expected 'folder: deps...'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("LAYERS.txt line ", number, ": expected 'folder: deps...'"));
     }
     std::set<std::string>& deps = table.allowed[words[0].substr(0, words[0].size() - 1)];
     deps.insert(words.begin() + 1, words.end());
@@ -46,28 +49,33 @@ absl::StatusOr<LayerTable> ParseLayerTable(absl::string_view text) {
   for (const auto& [folder, deps] : table.allowed) {
     for (const std::string& dep : deps) {
       if (dep != "*" && !table.allowed.contains(dep)) {
-        return absl::InvalidArgumentError(absl::StrCat("LAYERS.txt: ", folder, " depends on unlisted folder ", dep));
+        return absl::InvalidArgumentError(
+            absl::StrCat("LAYERS.txt: ", folder, " depends on unlisted folder ", dep));
       }
     }
   }
   return table;
 }
 
-absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root, const LayerTable& table) {
+absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root,
+                                                     const LayerTable& table) {
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return absl::NotFoundError(absl::StrCat("no source tree at ", root));
+  if (!fs::is_directory(root, ec))
+    return absl::NotFoundError(absl::StrCat("no source tree at ", root));
   std::set<std::string> tops;
   for (const auto& [folder, deps] : table.allowed) tops.insert(folder.substr(0, folder.find('/')));
   static const std::regex kInclude(R"re(^\s*#\s*include\s+"([^"]+)")re");
   std::vector<Violation> violations;
   std::set<std::pair<std::string, std::string>> used;
-  for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
     if (it->is_directory() && (name == "build" || absl::StartsWith(name, "."))) {
       it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file() || !(absl::EndsWith(name, ".h") || absl::EndsWith(name, ".cc"))) continue;
+    if (!it->is_regular_file() || !(absl::EndsWith(name, ".h") || absl::EndsWith(name, ".cc")))
+      continue;
     const std::string file = fs::relative(it->path(), root).generic_string();
     const std::string folder = table.FolderOf(file);
     if (folder.empty()) continue;
@@ -86,15 +94,17 @@ absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root, co
         used.emplace(file, included);
         continue;
       }
-      violations.push_back(Violation{file, number, included,
-                                     absl::StrCat(folder, " may not include ", target.empty() ? "an unlisted folder" : target,
-                                                  " (", included, ")")});
+      violations.push_back(Violation{
+          file, number, included,
+          absl::StrCat(folder, " may not include ", target.empty() ? "an unlisted folder" : target,
+                       " (", included, ")")});
     }
   }
   for (const auto& [file, included] : table.exceptions) {
     if (!used.contains({file, included})) {
-      violations.push_back(Violation{file, 0, included,
-                                     "listed as an exception in LAYERS.txt but no longer included: remove the line"});
+      violations.push_back(Violation{
+          file, 0, included,
+          "listed as an exception in LAYERS.txt but no longer included: remove the line"});
     }
   }
   return violations;

@@ -41,7 +41,8 @@ struct Violation {
 // quoted #include whose first component is a top folder of the table must name a
 // folder the file's folder may include. Also reports each exception of the table that
 // no longer occurs (so the list only shrinks). NotFound when root cannot be read.
-absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root, const LayerTable& table);
+absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root,
+                                                     const LayerTable& table);
 
 }  // namespace farm::testing
 

@@ -1,5 +1,7 @@
 // The tree keeps the layers of LAYERS.txt; and the check catches what it must: a
 // violating #include injected into a copy of the tree, and a stale exception.
+#include "tests/layering/layering.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/layering/layering.h"
 
 namespace farm::testing {
 namespace {
@@ -23,7 +24,8 @@ std::string ReadFile(const fs::path& path) {
 }
 
 LayerTable Table() {
-  absl::StatusOr<LayerTable> table = ParseLayerTable(ReadFile(fs::path(FARM_SOURCE_DIR) / "LAYERS.txt"));
+  absl::StatusOr<LayerTable> table =
+      ParseLayerTable(ReadFile(fs::path(FARM_SOURCE_DIR) / "LAYERS.txt"));
   EXPECT_TRUE(table.ok()) << table.status();
   return table.ok() ? *table : LayerTable{};
 }
@@ -33,7 +35,8 @@ TEST(LayeringTest, TheTreeKeepsItsLayers) {
   ASSERT_TRUE(table.allowed.contains("kv"));
   absl::StatusOr<std::vector<Violation>> violations = CheckLayering(FARM_SOURCE_DIR, table);
   ASSERT_TRUE(violations.ok()) << violations.status();
-  for (const Violation& v : *violations) ADD_FAILURE() << v.file << ":" << v.line << ": " << v.message;
+  for (const Violation& v : *violations)
+    ADD_FAILURE() << v.file << ":" << v.line << ": " << v.message;
 }
 
 // A copy of the tree's sources with one bad #include added to kv/ (an application
@@ -42,7 +45,8 @@ TEST(LayeringTest, AnInjectedViolationIsCaught) {
   const fs::path copy = fs::path(::testing::TempDir()) / absl::StrCat("layering_", ::getpid());
   fs::remove_all(copy);
   fs::create_directories(copy);
-  for (const char* folder : {"farm", "tx", "alloc", "membership", "kv", "tools", "examples", "tests"}) {
+  for (const char* folder :
+       {"farm", "tx", "alloc", "membership", "kv", "tools", "examples", "tests"}) {
     fs::copy(fs::path(FARM_SOURCE_DIR) / folder, copy / folder, fs::copy_options::recursive);
   }
   LayerTable table = Table();
