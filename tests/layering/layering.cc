@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -12,6 +11,21 @@
 
 namespace farm::testing {
 namespace fs = std::filesystem;
+namespace {
+
+// The header of a line `#include "header"` (spaces allowed around '#'), else "".
+std::string QuotedInclude(absl::string_view line) {
+  line = absl::StripLeadingAsciiWhitespace(line);
+  if (!absl::ConsumePrefix(&line, "#")) return "";
+  line = absl::StripLeadingAsciiWhitespace(line);
+  if (!absl::ConsumePrefix(&line, "include")) return "";
+  line = absl::StripLeadingAsciiWhitespace(line);
+  if (!absl::ConsumePrefix(&line, "\"")) return "";
+  const size_t end = line.find('"');
+  return end == absl::string_view::npos ? "" : std::string(line.substr(0, end));
+}
+
+}  // namespace
 
 std::string LayerTable::FolderOf(absl::string_view path) const {
   if (absl::EndsWith(path, "_test.cc") && allowed.contains("tests")) return "tests";
@@ -64,7 +78,6 @@ absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root,
     return absl::NotFoundError(absl::StrCat("no source tree at ", root));
   std::set<std::string> tops;
   for (const auto& [folder, deps] : table.allowed) tops.insert(folder.substr(0, folder.find('/')));
-  static const std::regex kInclude(R"re(^\s*#\s*include\s+"([^"]+)")re");
   std::vector<Violation> violations;
   std::set<std::pair<std::string, std::string>> used;
   for (auto it = fs::recursive_directory_iterator(root, ec);
@@ -84,9 +97,8 @@ absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root,
     std::ifstream in(it->path());
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
-      std::smatch m;
-      if (!std::regex_search(line, m, kInclude)) continue;
-      const std::string included = m[1];
+      const std::string included = QuotedInclude(line);
+      if (included.empty()) continue;
       if (!tops.contains(included.substr(0, included.find('/')))) continue;  // not the project's
       const std::string target = table.FolderOf(included);
       if (target == folder || deps.contains(target)) continue;
