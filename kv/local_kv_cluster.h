@@ -1,6 +1,6 @@
 // LocalKvCluster: the key-value store on an in-process cluster (node::LocalCluster), for
-// tests, benchmarks and the demo: a TableHost on every node, every node's shards
-// created, and a TableClient for every worker thread of every node.
+// tests, benchmarks and the demo: a TableNode on every node (as in a farm_node process),
+// every node's shards created, and a TableClient for every worker thread of every node.
 #ifndef FARM_KV_LOCAL_KV_CLUSTER_H_
 #define FARM_KV_LOCAL_KV_CLUSTER_H_
 
@@ -15,6 +15,7 @@
 #include "farm/node/local_cluster.h"
 #include "kv/table_client.h"
 #include "kv/table_host.h"
+#include "kv/table_node.h"
 
 namespace farm::kv {
 
@@ -27,9 +28,9 @@ class LocalKvCluster {
   node::LocalCluster& cluster() { return *cluster_; }
   node::Node& node(NodeId id) { return cluster_->node(id); }
   int size() const { return cluster_->size(); }
-  TableHost& host(NodeId id) { return *hosts_.at(id); }
+  TableHost& host(NodeId id) { return tables_.at(id)->host(); }
   // Use a client on its own thread only (Run, or work posted to node(id).loop(t)).
-  TableClient& client(NodeId id, size_t t = 0) { return *clients_.at({id, t}); }
+  TableClient& client(NodeId id, size_t t = 0) { return tables_.at(id)->client(t); }
 
   // Runs op(client, finish) on node `id`'s thread `t` and waits until finish(Result) is
   // called (DeadlineExceeded after `timeout`). Not from a worker thread.
@@ -58,8 +59,7 @@ class LocalKvCluster {
  private:
   LocalKvCluster() = default;
   std::unique_ptr<node::LocalCluster> cluster_;
-  std::map<NodeId, std::unique_ptr<TableHost>> hosts_;
-  std::map<std::pair<NodeId, size_t>, std::unique_ptr<TableClient>> clients_;
+  std::map<NodeId, std::unique_ptr<TableNode>> tables_;
 };
 
 }  // namespace farm::kv

@@ -91,11 +91,15 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   }
   Spawn(AllocateShards(ctx, options_.layout, options_.buckets_per_node),
         [this, done = std::move(done)](absl::StatusOr<std::vector<Shard>> shards) mutable {
-          if (!shards.ok()) return done(shards.status());
           {
             MutexLock lock(&mu_);
-            shards_ = std::move(*shards);
+            if (!shards.ok()) {
+              creating_ = false;  // may be tried again
+            } else {
+              shards_ = std::move(*shards);
+            }
           }
+          if (!shards.ok()) return done(shards.status());
           done(absl::OkStatus());
         });
 }

@@ -51,7 +51,9 @@ class TableHost {
   TableHost(const TableHost&) = delete;
   TableHost& operator=(const TableHost&) = delete;
 
-  // FailedPrecondition when called twice.
+  // FailedPrecondition once created. A failed creation (Unavailable while the node's
+  // links to its backups come up) may be tried again; shards it allocated before
+  // failing stay allocated, unused.
   void CreateShards(Context& ctx, Done<absl::Status> done);
   void Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const ShardMap>>> done);
 

@@ -46,7 +46,7 @@ TEST(LayeringTest, AnInjectedViolationIsCaught) {
   fs::remove_all(copy);
   fs::create_directories(copy);
   for (const char* folder :
-       {"farm", "tx", "alloc", "membership", "kv", "tools", "examples", "tests"}) {
+       {"farm", "tx", "alloc", "membership", "kv", "services", "tools", "examples", "tests"}) {
     fs::copy(fs::path(FARM_SOURCE_DIR) / folder, copy / folder, fs::copy_options::recursive);
   }
   LayerTable table = Table();

@@ -1,8 +1,11 @@
-// farm_node: runs one FaRM node. Every flag can also come from a file with
-// --flagfile=PATH (one --flag=value per line; see deploy/farm-node.conf.example).
-// Exits 0 after SIGTERM or SIGINT (leaving the cluster cleanly), non-zero with a
-// one-line error when the node cannot start.
+// farm_node: runs one FaRM node, hosting the applications named by --services (kv: the
+// key-value store, served over RESP on --resp_listen). Every flag can also come from a
+// file with --flagfile=PATH (one --flag=value per line; see
+// deploy/farm-node.conf.example). Exits 0 after SIGTERM or SIGINT (services stopped,
+// leaving the cluster cleanly), non-zero with a one-line error when the node or a
+// service cannot start.
 #include <signal.h>
+#include <zookeeper/zookeeper.h>
 
 #include <cstdio>
 #include <fstream>
@@ -10,10 +13,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "farm/base/command_line.h"
 #include "farm/base/log.h"
 #include "farm/node/node.h"
-#include <zookeeper/zookeeper.h>
+#include "kv/resp/kv_service.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "This node's id, 1..1048576, unique in the cluster (required).");
 ABSL_FLAG(std::string, cluster, "farm", "Cluster name: the ZooKeeper namespace /farm/<cluster>.");
@@ -39,7 +43,8 @@ ABSL_FLAG(std::string, secret_file, "",
 ABSL_FLAG(std::string, host_id, "",
           "This machine's identity for shm eligibility (default: hostname and network namespace).");
 ABSL_FLAG(uint32_t, threads, 2, "Worker threads.");
-ABSL_FLAG(uint32_t, region_mb, 2048, "Region size in MB (reserved sparse; memory is used as touched).");
+ABSL_FLAG(uint32_t, region_mb, 2048,
+          "Region size in MB (reserved sparse; memory is used as touched).");
 ABSL_FLAG(uint64_t, capacity_mb, 0,
           "MB of regions this node may be primary of (whole regions; default: one region).");
 ABSL_FLAG(uint32_t, replication, 3,
@@ -53,13 +58,24 @@ ABSL_FLAG(uint32_t, zk_connect_timeout_ms, 10000, "Give up reaching ZooKeeper af
 ABSL_FLAG(uint32_t, join_timeout_ms, 30000,
           "Give up when no configuration includes this node after this long.");
 ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
+ABSL_FLAG(std::string, services, "",
+          "Applications this node hosts, comma-separated: kv (the key-value store over RESP). "
+          "Empty: none.");
+ABSL_FLAG(std::string, resp_listen, "127.0.0.1:0",
+          "kv: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
+ABSL_FLAG(std::string, resp_password_file, "",
+          "kv: file holding the password RESP clients must AUTH with (empty: no AUTH).");
+ABSL_FLAG(uint64_t, kv_buckets, 1 << 16, "kv: hashtable buckets this node allocates.");
+ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the same on every node).");
 
 namespace {
 
-absl::StatusOr<std::string> ReadSecret(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("--secret_file is required");
+// The first line of a file (a secret or password), without its line end.
+absl::StatusOr<std::string> ReadSecret(const std::string& path,
+                                       absl::string_view flag = "--secret_file") {
+  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " is required"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read --secret_file ", path));
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", flag, " ", path));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string secret = ss.str();
@@ -67,11 +83,54 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path) {
   return secret;
 }
 
+// The services a node hosts, started after the node and stopped before it.
+struct Services {
+  std::unique_ptr<farm::kv::KvService> kv;
+
+  // Installs the named services' handlers (before the node starts).
+  absl::Status Install(farm::node::Node& node) {
+    for (absl::string_view name :
+         absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
+      if (name != "kv")
+        return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv)"));
+      if (kv != nullptr) return absl::InvalidArgumentError("--services names kv twice");
+      farm::kv::KvServiceOptions o;
+      o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
+      o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
+      o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
+      if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
+        absl::StatusOr<std::string> password = ReadSecret(file, "--resp_password_file");
+        if (!password.ok()) return password.status();
+        o.resp.password = *password;
+      }
+      absl::StatusOr<std::unique_ptr<farm::kv::KvService>> installed =
+          farm::kv::KvService::Install(node, o);
+      if (!installed.ok()) return installed.status();
+      kv = std::move(*installed);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Start(uint32_t id) {
+    if (kv == nullptr) return absl::OkStatus();
+    if (absl::Status s = kv->Start(); !s.ok())
+      return absl::Status(s.code(), absl::StrCat("kv: ", s.message()));
+    FARM_LOG(kInfo, "node %u: kv: RESP on %s port %u", id, absl::GetFlag(FLAGS_resp_listen),
+             kv->resp_port());
+    return absl::OkStatus();
+  }
+
+  void Stop() {
+    if (kv != nullptr) kv->Stop();
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   farm::ParseCommandLine(argc, argv,
-                         "Runs one FaRM node.\n  farm_node --node_id=N --secret_file=F (--zookeeper=H:P | --members=LIST) "
+                         "Runs one FaRM node.\n  farm_node --node_id=N --secret_file=F "
+                         "(--zookeeper=H:P | --members=LIST) "
                          "[flags]\n  farm_node --flagfile=/etc/farm/farm-node.conf");
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);  // the C client logs every connection at INFO
 
@@ -114,7 +173,14 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<std::unique_ptr<farm::node::Node>> node = farm::node::Node::Create(o);
   if (!node.ok()) return fail(node.status());
+  Services services;
+  if (absl::Status s = services.Install(**node); !s.ok()) return fail(s);
   if (absl::Status s = (*node)->Start(); !s.ok()) {
+    (*node)->Stop();
+    return fail(s);
+  }
+  if (absl::Status s = services.Start(id); !s.ok()) {
+    services.Stop();
     (*node)->Stop();
     return fail(s);
   }
@@ -123,6 +189,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
+  services.Stop();
   (*node)->Stop();
   return 0;
 }

@@ -1,0 +1,89 @@
+#include "kv/table_node.h"
+
+#include <atomic>
+#include <utility>
+
+#include "farm/api/log.h"
+#include "farm/base/mutex.h"
+
+namespace farm::kv {
+namespace {
+
+// Runs op(context, finish) on node's thread t and waits for finish(Status). A
+// continuation that runs twice is a bug below kv: logged, the first result stands.
+template <typename Op>
+absl::Status RunInContext(node::Node& n, size_t t, Op op) {
+  auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
+  auto done = std::make_shared<Notification>();
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  n.loop(t).Post([&n, t, op = std::move(op), result, done, finished]() mutable {
+    op(n.context(t), [result, done, finished](absl::Status s) {
+      if (finished->exchange(true)) {
+        FARM_LOG(kError, "kv: a table operation's continuation ran twice (a bug below kv)");
+        return;
+      }
+      *result = std::move(s);
+      done->Notify();
+    });
+  });
+  if (!done->WaitForNotificationWithTimeout(TableHost::kOpenTimeout + absl::Seconds(30))) {
+    return absl::DeadlineExceededError("the kv table did not start in time");
+  }
+  return *result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(node::Node& node,
+                                                              TableOptions options) {
+  absl::StatusOr<std::unique_ptr<TableHost>> host = TableHost::Install(node, std::move(options));
+  if (!host.ok()) return host.status();
+  return std::unique_ptr<TableNode>(new TableNode(node, std::move(*host)));
+}
+
+TableNode::~TableNode() {
+  for (size_t t = 0; t < clients_.size(); ++t) {
+    RunInLoop(node_.loop(t), [client = &clients_[t]] { client->reset(); });
+  }
+}
+
+absl::Status TableNode::CreateShards() {
+  TableHost* host = host_.get();
+  // Right after a node starts its links to the other members may still be coming up:
+  // allocations then fail Unavailable, and are tried again for a while.
+  const absl::Time give_up = absl::Now() + TableHost::kOpenTimeout;
+  for (;;) {
+    absl::Status s = RunInContext(node_, 0, [host](Context& ctx, auto finish) {
+      host->CreateShards(ctx, std::move(finish));
+    });
+    if (s.code() != absl::StatusCode::kUnavailable || absl::Now() >= give_up) return s;
+    FARM_LOG(kDebug, "kv: creating this node's shards (retrying): %s", s.ToString());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+absl::Status TableNode::Open() {
+  if (open()) return absl::FailedPreconditionError("the table is open already");
+  std::vector<std::unique_ptr<TableClient>> clients(node_.thread_count());
+  for (size_t t = 0; t < clients.size(); ++t) {
+    TableHost* host = host_.get();
+    std::unique_ptr<TableClient>* client = &clients[t];
+    absl::Status opened = RunInContext(node_, t, [host, client](Context& ctx, auto finish) {
+      host->Open(ctx, [client, &ctx, finish = std::move(finish)](
+                          absl::StatusOr<std::shared_ptr<const ShardMap>> map) mutable {
+        if (!map.ok()) return finish(map.status());
+        *client = std::make_unique<TableClient>(ctx, *map);
+        finish(absl::OkStatus());
+      });
+    });
+    if (!opened.ok()) {
+      // Clients made so far are dropped on their own threads.
+      for (size_t u = 0; u < t; ++u) RunInLoop(node_.loop(u), [c = &clients[u]] { c->reset(); });
+      return opened;
+    }
+  }
+  clients_ = std::move(clients);
+  return absl::OkStatus();
+}
+
+}  // namespace farm::kv

@@ -1,0 +1,246 @@
+// The kv store served by separate farm_node processes (--services=kv) against a real
+// ZooKeeper: a key set through one node's RESP port is read through another's; every
+// node answers for every key; malformed input and bad AUTH get Redis-style errors and
+// the node keeps serving; after a SIGKILL the survivors answer every key within a
+// bound, with the value or a clear error, never a wrong value; SIGTERM stops a node
+// cleanly.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "farm/base/address.h"
+#include "farm/base/unique_fd.h"
+#include "gtest/gtest.h"
+#include "tests/support/spawn.h"
+#include "tests/support/zk_test_server.h"
+
+namespace farm::kv {
+namespace {
+
+using farm::testing::FileTail;
+using farm::testing::SpawnWithLog;
+using farm::testing::ZkTestServer;
+
+// One blocking RESP connection with a receive timeout.
+class RespClient {
+ public:
+  static std::optional<RespClient> Connect(uint16_t port) {
+    RespClient c;
+    c.fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(c.fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+      return std::nullopt;
+    timeval tv{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(c.fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return c;
+  }
+
+  // Sends a command as a RESP array and returns the reply: "+OK", "-ERR ...", ":1",
+  // the bulk string's bytes, "(nil)"; "(timeout)" or "(closed)" when none came.
+  std::string Call(const std::vector<std::string>& args) {
+    std::string request = absl::StrCat("*", args.size(), "\r\n");
+    for (const std::string& a : args) absl::StrAppend(&request, "$", a.size(), "\r\n", a, "\r\n");
+    return Raw(request);
+  }
+  std::string Raw(const std::string& bytes) {
+    if (::send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(bytes.size())) {
+      return "(closed)";
+    }
+    return Reply();
+  }
+
+ private:
+  RespClient() = default;
+  std::string Reply() {
+    std::optional<std::string> line = Line();
+    if (!line) return errno == EAGAIN ? "(timeout)" : "(closed)";
+    if (line->empty() || (*line)[0] != '$') return *line;
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(line->substr(1), &n)) return "(bad reply)";
+    if (n < 0) return "(nil)";
+    while (buffer_.size() < static_cast<size_t>(n) + 2) {
+      if (!Fill()) return "(closed)";
+    }
+    std::string value = buffer_.substr(0, n);
+    buffer_.erase(0, n + 2);
+    return value;
+  }
+  std::optional<std::string> Line() {
+    for (;;) {
+      if (size_t end = buffer_.find("\r\n"); end != std::string::npos) {
+        std::string line = buffer_.substr(0, end);
+        buffer_.erase(0, end + 2);
+        return line;
+      }
+      if (!Fill()) return std::nullopt;
+    }
+  }
+  bool Fill() {
+    char chunk[4096];
+    const ssize_t n = ::recv(fd_.get(), chunk, sizeof(chunk), 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, n);
+    return true;
+  }
+  UniqueFd fd_;
+  std::string buffer_;
+};
+
+class KvServiceProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/farm-kv-service-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/secret") << "kv-service-process-test-secret-0123";
+    std::ofstream(dir_ + "/password") << "sesame\n";
+    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk);
+  }
+
+  void TearDown() override {
+    for (auto& [id, pid] : pids_) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
+
+  void StartNode(NodeId id) {
+    absl::StatusOr<pid_t> pid =
+        SpawnWithLog({FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=kvtest",
+                      "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
+                      absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=64",
+                      "--threads=2", "--session_timeout_ms=1000", "--services=kv",
+                      "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password"},
+                     LogOf(id));
+    ASSERT_TRUE(pid.ok()) << pid.status();
+    pids_[id] = *pid;
+  }
+
+  // The node's RESP port, from its log's "kv: RESP on ... port N" line.
+  std::optional<uint16_t> WaitForRespPort(NodeId id, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      std::ifstream log(LogOf(id));
+      for (std::string line; std::getline(log, line);) {
+        const size_t at = line.find("kv: RESP on ");
+        if (at == std::string::npos) continue;
+        uint32_t port = 0;
+        if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port))
+          return static_cast<uint16_t>(port);
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return std::nullopt;
+  }
+
+  RespClient Authed(NodeId id) {
+    std::optional<RespClient> c = RespClient::Connect(ports_.at(id));
+    EXPECT_TRUE(c.has_value());
+    EXPECT_EQ(c->Call({"AUTH", "sesame"}), "+OK");
+    return std::move(*c);
+  }
+
+  std::string Logs() {
+    std::string out;
+    for (const auto& [id, pid] : pids_)
+      absl::StrAppend(&out, "--- node ", id, "\n", FileTail(LogOf(id), 1500));
+    return out;
+  }
+
+  std::string dir_;
+  std::unique_ptr<ZkTestServer> zk_;
+  std::map<NodeId, pid_t> pids_;
+  std::map<NodeId, uint16_t> ports_;
+};
+
+TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill) {
+  for (NodeId id = 1; id <= 3; ++id) StartNode(id);
+  for (NodeId id = 1; id <= 3; ++id) {
+    std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
+    ASSERT_TRUE(port.has_value()) << "node " << id << " did not serve RESP\n" << Logs();
+    ports_[id] = *port;
+  }
+  // Bad AUTH and malformed input get Redis's errors; the node keeps serving.
+  {
+    std::optional<RespClient> c = RespClient::Connect(ports_[2]);
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->Call({"GET", "x"}), "-NOAUTH Authentication required.");
+    EXPECT_EQ(c->Call({"AUTH", "wrong"}).substr(0, 10), "-WRONGPASS");
+    std::optional<RespClient> bad = RespClient::Connect(ports_[2]);
+    ASSERT_TRUE(bad.has_value());
+    EXPECT_EQ(bad->Raw("*1\r\n$x\r\n").substr(0, 20), "-ERR Protocol error:");
+  }
+  RespClient one = Authed(1), two = Authed(2), three = Authed(3);
+  constexpr int kKeys = 60;
+  for (int i = 0; i < kKeys; ++i) {
+    RespClient& via = i % 3 == 0 ? one : i % 3 == 1 ? two : three;
+    ASSERT_EQ(via.Call({"SET", absl::StrCat("key", i), absl::StrCat("value", i)}), "+OK") << Logs();
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = absl::StrCat("key", i), value = absl::StrCat("value", i);
+    EXPECT_EQ(three.Call({"GET", key}), value);
+    EXPECT_EQ(one.Call({"GET", key}), value);
+  }
+  EXPECT_EQ(two.Call({"DBSIZE"}), absl::StrCat(":", kKeys));
+
+  // SIGKILL node 2: every key gets, from each survivor, its value or an error, quickly.
+  ::kill(pids_[2], SIGKILL);
+  ::waitpid(pids_[2], nullptr, 0);
+  pids_.erase(2);
+  int values = 0, errors = 0;
+  for (RespClient* via : {&one, &three}) {
+    for (int i = 0; i < kKeys; ++i) {
+      const absl::Time start = absl::Now();
+      const std::string got = via->Call({"GET", absl::StrCat("key", i)});
+      EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "key" << i;
+      if (got == absl::StrCat("value", i)) {
+        ++values;
+      } else {
+        EXPECT_EQ(got.substr(0, 5), "-ERR ") << "key" << i << ": " << got;
+        ++errors;
+      }
+    }
+  }
+  EXPECT_GT(values, 0) << "keys on the survivors' shards stay readable";
+  EXPECT_GT(errors, 0) << "keys on node 2's shards fail (no failover yet)";
+  std::printf("after the kill: %d answers with the value, %d errors\n", values, errors);
+
+  // SIGTERM: node 3 stops its service and leaves cleanly.
+  ::kill(pids_[3], SIGTERM);
+  int status = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  pid_t done = 0;
+  while ((done = ::waitpid(pids_[3], &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(done, pids_[3]) << "node 3 did not exit after SIGTERM\n" << Logs();
+  pids_.erase(3);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(one.Call({"PING"}), "+PONG");
+}
+
+}  // namespace
+}  // namespace farm::kv
