@@ -21,7 +21,9 @@ enum Section : unsigned {
   kStats = 1u << 2,
   kKeyspace = 1u << 3,
   kFarm = 1u << 4,
-  kAll = kServer | kClients | kStats | kKeyspace | kFarm,
+  kMemory = 1u << 5,
+  kAll = kServer | kClients | kStats | kMemory | kKeyspace | kFarm,
+  kNeedsStats = kMemory | kKeyspace | kFarm,  // sections that scan the store
 };
 
 unsigned SelectedSections(absl::Span<const std::string> args) {
@@ -35,6 +37,7 @@ unsigned SelectedSections(absl::Span<const std::string> args) {
     if (name == "stats") selected |= kStats;
     if (name == "keyspace") selected |= kKeyspace;
     if (name == "farm") selected |= kFarm;
+    if (name == "memory") selected |= kMemory;
   }
   return selected;
 }
@@ -65,6 +68,11 @@ std::string FormatInfo(unsigned sections, const InfoEnv& env, const RespStats& c
                     "rejected_connections:", counters.connections_rejected, "\r\n",
                     "total_error_replies:", counters.error_replies, "\r\n",
                     "protocol_errors:", counters.protocol_errors, "\r\n");
+  }
+  if ((sections & kMemory) && stats != nullptr) {
+    // Redis's field, as clients and tools read it: the store's memory in the cluster.
+    begin_section("Memory");
+    absl::StrAppend(&text, "used_memory:", stats->memory_bytes, "\r\n");
   }
   if ((sections & kKeyspace) && stats != nullptr) {
     begin_section("Keyspace");
@@ -101,7 +109,7 @@ void RunInfo(Store* store, const InfoEnv& env, absl::Span<const std::string> arg
   const unsigned sections = SelectedSections(args);
   // Counters are read now: the callback may run after the service is gone.
   const RespStats counters = env.counters ? env.counters->Snapshot() : RespStats{};
-  if ((sections & (kKeyspace | kFarm)) == 0) {
+  if ((sections & kNeedsStats) == 0) {
     return done(FormatInfo(sections, env, counters, nullptr));
   }
   store->Stats(

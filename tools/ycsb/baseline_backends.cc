@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 #include "tools/common/memcached_server.h"
 #include "tools/common/redis_server.h"
@@ -59,6 +64,27 @@ absl::StatusOr<RunReport> RunRedis(const RunConfig& config) {
   return RunSyncWorkload(config, "redis", [&] { return ConnectRedis(client_options); });
 }
 
+absl::StatusOr<RunReport> RunRespCluster(const RunConfig& config, const std::vector<std::string>& addresses) {
+  if (addresses.empty()) {
+    return absl::InvalidArgumentError("the resp backend needs --resp_addresses (host:port of every node)");
+  }
+  std::vector<RedisClientOptions> nodes;
+  for (const std::string& address : addresses) {
+    const size_t colon = address.rfind(':');
+    uint32_t port = 0;
+    if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) || port == 0 ||
+        port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("--resp_addresses: '", address, "' is not host:port"));
+    }
+    RedisClientOptions o;
+    o.host = address.substr(0, colon);
+    o.port = static_cast<uint16_t>(port);
+    nodes.push_back(o);
+  }
+  size_t next = 0;  // client threads go to the nodes round-robin
+  return RunSyncWorkload(config, "resp", [&] { return ConnectRedis(nodes[next++ % nodes.size()]); });
+}
+
 absl::Status RegisterBaselineBackends(BackendRegistry* registry, const BaselineOptions& options) {
   if (absl::Status s = registry->Register(
           "memcached", "a private memcached (-t --server_threads), libmemcached clients",
@@ -66,7 +92,12 @@ absl::Status RegisterBaselineBackends(BackendRegistry* registry, const BaselineO
       !s.ok()) {
     return s;
   }
-  return registry->Register("redis", "a private redis-server, hiredis clients", RunRedis);
+  if (absl::Status s = registry->Register("redis", "a private redis-server, hiredis clients", RunRedis); !s.ok()) {
+    return s;
+  }
+  return registry->Register(
+      "resp", "a running RESP cluster (farm_node --services=kv): client thread t uses --resp_addresses[t % n]",
+      [addresses = options.resp_addresses](const RunConfig& config) { return RunRespCluster(config, addresses); });
 }
 
 }  // namespace farm::ycsb

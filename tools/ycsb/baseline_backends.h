@@ -8,6 +8,9 @@
 #ifndef FARM_TOOLS_YCSB_BASELINE_BACKENDS_H_
 #define FARM_TOOLS_YCSB_BASELINE_BACKENDS_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "tools/ycsb/backends.h"
@@ -17,6 +20,7 @@ namespace farm::ycsb {
 
 struct BaselineOptions {
   bool memcached_binary_protocol = false;  // see memcached_backend.h
+  std::vector<std::string> resp_addresses;  // "resp": host:port of every node
 };
 
 // memcached -t config.server_threads, with memory for the records and the inserts a run
@@ -24,8 +28,12 @@ struct BaselineOptions {
 absl::StatusOr<RunReport> RunMemcached(const RunConfig& config, const BaselineOptions& options);
 // redis-server (single-threaded; config.server_threads does not apply).
 absl::StatusOr<RunReport> RunRedis(const RunConfig& config);
+// A running cluster that serves RESP on every node (farm_node --services=kv, e.g.
+// deploy/local-cluster --services kv): nothing is started; client thread t connects to
+// addresses[t % n], so the load spreads over the nodes. The store should start empty.
+absl::StatusOr<RunReport> RunRespCluster(const RunConfig& config, const std::vector<std::string>& addresses);
 
-// Registers "memcached" and "redis".
+// Registers "memcached", "redis" and "resp".
 absl::Status RegisterBaselineBackends(BackendRegistry* registry, const BaselineOptions& options);
 
 }  // namespace farm::ycsb

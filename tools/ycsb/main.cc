@@ -40,6 +40,8 @@ ABSL_FLAG(int, threads, 1,
           "client threads (one connection each); farm: application threads per node");
 ABSL_FLAG(int, server_threads, 4, "worker threads of the memcached server (-t)");
 ABSL_FLAG(bool, memcached_binary, false, "memcached binary protocol instead of ASCII");
+ABSL_FLAG(std::vector<std::string>, resp_addresses, {},
+          "resp backend: host:port of every node of a running RESP cluster (farm_node --services=kv)");
 ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
 ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
 ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster");
@@ -92,6 +94,7 @@ int Main() {
   BackendRegistry registry;
   BaselineOptions baselines;
   baselines.memcached_binary_protocol = absl::GetFlag(FLAGS_memcached_binary);
+  baselines.resp_addresses = absl::GetFlag(FLAGS_resp_addresses);
   if (absl::Status s = RegisterBaselineBackends(&registry, baselines); !s.ok()) {
     std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
     return 1;
