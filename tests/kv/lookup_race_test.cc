@@ -99,14 +99,21 @@ absl::StatusOr<uint64_t> ReadsToFind(KvCluster& kv, const std::string& key) {
   });
 }
 
-TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
+// Three nodes with an H = 2 table (one slot per bucket: chains form at once).
+std::unique_ptr<KvCluster> StartH2(const std::string& backend, const std::string& name,
+                                   uint64_t buckets_per_node) {
   TableOptions options;
   options.layout.neighbourhood = 2;
-  options.buckets_per_node = 1024;
-  absl::StatusOr<std::unique_ptr<KvCluster>> started =
-      KvCluster::Start(GetParam(), 3, "kv_lookup_race", options);
-  ASSERT_TRUE(started.ok()) << started.status();
-  KvCluster& kv = **started;
+  options.buckets_per_node = buckets_per_node;
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(backend, 3, name, options);
+  EXPECT_TRUE(started.ok()) << started.status();
+  return started.ok() ? std::move(*started) : nullptr;
+}
+
+TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
+  std::unique_ptr<KvCluster> started = StartH2(GetParam(), "kv_lookup_race", 1024);
+  ASSERT_NE(started, nullptr);
+  KvCluster& kv = *started;
   std::vector<Home> used;
   int case_number = 0;
   for (const RaceCase& rc : Cases()) {
@@ -175,13 +182,9 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
 // the same chain: the new block is the chain's last, and a block the transaction
 // allocated has no old names to retire (renaming it was refused before).
 TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
-  TableOptions options;
-  options.layout.neighbourhood = 2;
-  options.buckets_per_node = 64;
-  absl::StatusOr<std::unique_ptr<KvCluster>> started =
-      KvCluster::Start(GetParam(), 3, "kv_grow_remove", options);
-  ASSERT_TRUE(started.ok()) << started.status();
-  KvCluster& kv = **started;
+  std::unique_ptr<KvCluster> started = StartH2(GetParam(), "kv_grow_remove", 64);
+  ASSERT_NE(started, nullptr);
+  KvCluster& kv = *started;
   std::vector<Home> used;
   const std::vector<std::string> keys = KeysSharingAHome(kv.client(1).map(), "grow", 6, used);
   for (size_t i = 0; i < 4; ++i) ASSERT_TRUE(kv.Put(2, keys[i], "v:" + keys[i]).ok());
@@ -224,13 +227,10 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
 // like a lookup: while removes rename and free blocks under it, it reads the bucket
 // again instead of failing.
 TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
-  TableOptions options;
-  options.layout.neighbourhood = 2;
-  options.buckets_per_node = 2;  // 3 home buckets: every chain is long
-  absl::StatusOr<std::unique_ptr<KvCluster>> started =
-      KvCluster::Start(GetParam(), 3, "kv_scan_churn", options);
-  ASSERT_TRUE(started.ok()) << started.status();
-  KvCluster& kv = **started;
+  // 2 buckets per node, 3 home buckets: every chain is long.
+  std::unique_ptr<KvCluster> started = StartH2(GetParam(), "kv_scan_churn", 2);
+  ASSERT_NE(started, nullptr);
+  KvCluster& kv = *started;
   constexpr int kKeys = 40;
   for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(kv.Put(1, absl::StrCat("k", i), "v").ok());
   // Node 1 removes and puts back keys, 8 at a time, until told to stop.

@@ -88,19 +88,25 @@ absl::Status Load(LocalKvCluster& kv, uint64_t count, OpKind kind = OpKind::kPut
       absl::Minutes(10));
 }
 
-absl::StatusOr<LayoutResult> MeasureLayout(uint32_t h, bool inline_values) {
+// One node with one thread and a table of --buckets buckets (the layout figures need
+// no replication).
+absl::StatusOr<std::unique_ptr<LocalKvCluster>> StartOneNode(TableOptions t, const std::string& name) {
   node::LocalClusterOptions o;
   o.nodes = 1;
   o.threads = 1;
   o.replication = 1;
   o.region_bytes = 256u << 20;
   o.capacity_bytes = 1024u << 20;
-  o.dir = absl::GetFlag(FLAGS_dir) + "-layout";
+  o.dir = absl::GetFlag(FLAGS_dir) + "-" + name;
+  t.buckets_per_node = absl::GetFlag(FLAGS_buckets);
+  return LocalKvCluster::Start(o, t);
+}
+
+absl::StatusOr<LayoutResult> MeasureLayout(uint32_t h, bool inline_values) {
   TableOptions t;
   t.layout.neighbourhood = h;
   t.layout.inline_value_bytes = inline_values ? 32 : 0;
-  t.buckets_per_node = absl::GetFlag(FLAGS_buckets);
-  absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = LocalKvCluster::Start(o, t);
+  absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = StartOneNode(t, "layout");
   if (!kv.ok()) return kv.status();
   const uint64_t slots = (*kv)->client(1).map().total_buckets() * t.layout.slots_per_bucket();
   const uint64_t pairs = static_cast<uint64_t>(slots * absl::GetFlag(FLAGS_occupancy));
@@ -142,17 +148,9 @@ struct ChurnResult {
 };
 
 absl::StatusOr<ChurnResult> MeasureChurn(uint32_t h) {
-  node::LocalClusterOptions o;
-  o.nodes = 1;
-  o.threads = 1;
-  o.replication = 1;
-  o.region_bytes = 256u << 20;
-  o.capacity_bytes = 1024u << 20;
-  o.dir = absl::GetFlag(FLAGS_dir) + "-churn";
   TableOptions t;
   t.layout.neighbourhood = h;
-  t.buckets_per_node = absl::GetFlag(FLAGS_buckets);
-  absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = LocalKvCluster::Start(o, t);
+  absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = StartOneNode(t, "churn");
   if (!kv.ok()) return kv.status();
   ChurnResult r;
   r.pairs = static_cast<uint64_t>((*kv)->client(1).map().total_buckets() * t.layout.slots_per_bucket() *
