@@ -111,17 +111,21 @@ struct Services {
     return absl::OkStatus();
   }
 
-  absl::Status Start(uint32_t id) {
+  absl::Status Start(farm::node::Node& node, uint32_t id) {
     if (kv == nullptr) return absl::OkStatus();
-    if (absl::Status s = kv->Start(); !s.ok())
+    if (absl::Status s = kv->Start(); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("kv: ", s.message()));
+    }
     FARM_LOG(kInfo, "node %u: kv: RESP on %s port %u", id, absl::GetFlag(FLAGS_resp_listen),
              kv->resp_port());
+    node.AddServiceCounters("kv", [service = kv.get()] { return service->Counters(); });
     return absl::OkStatus();
   }
 
-  void Stop() {
-    if (kv != nullptr) kv->Stop();
+  void Stop(farm::node::Node& node) {
+    if (kv == nullptr) return;
+    node.RemoveServiceCounters("kv");
+    kv->Stop();
   }
 };
 
@@ -179,8 +183,8 @@ int main(int argc, char** argv) {
     (*node)->Stop();
     return fail(s);
   }
-  if (absl::Status s = services.Start(id); !s.ok()) {
-    services.Stop();
+  if (absl::Status s = services.Start(**node, id); !s.ok()) {
+    services.Stop(**node);
     (*node)->Stop();
     return fail(s);
   }
@@ -189,7 +193,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
-  services.Stop();
+  services.Stop(**node);
   (*node)->Stop();
   return 0;
 }

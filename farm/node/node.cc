@@ -516,7 +516,27 @@ NodeStats Node::Stats() const {
     r->set_id(region->id());
     r->set_bytes(region->bytes());
   }
+  MutexLock lock(&counters_mu_);
+  for (const auto& [service, source] : service_counters_) {
+    ServiceStats* stats = s.add_services();
+    stats->set_service(service);
+    for (const auto& [name, value] : source()) {
+      ServiceCounter* c = stats->add_counters();
+      c->set_name(name);
+      c->set_value(value);
+    }
+  }
   return s;
+}
+
+void Node::AddServiceCounters(const std::string& service, CounterSource source) {
+  MutexLock lock(&counters_mu_);
+  service_counters_[service] = std::move(source);
+}
+
+void Node::RemoveServiceCounters(const std::string& service) {
+  MutexLock lock(&counters_mu_);
+  service_counters_.erase(service);
 }
 
 }  // namespace farm::node

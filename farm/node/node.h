@@ -15,6 +15,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -97,6 +99,13 @@ class Node {
   void Stop();  // idempotent
 
   NodeStats Stats() const;
+
+  // A hosted service's counters for the admin port's stats (farm_admin stats): `source`
+  // is called from the admin thread, so it must be thread-safe and quick. Replaces an
+  // earlier source of the same name; RemoveServiceCounters before what it reads is gone.
+  using CounterSource = std::function<std::vector<std::pair<std::string, uint64_t>>()>;
+  void AddServiceCounters(const std::string& service, CounterSource source);
+  void RemoveServiceCounters(const std::string& service);
   const NodeOptions& options() const { return options_; }
   membership::Membership& membership() const { return *membership_; }
   Messenger& messenger() const { return *messenger_; }
@@ -144,6 +153,9 @@ class Node {
   std::vector<AppHandler> app_handlers_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
+
+  mutable Mutex counters_mu_;
+  std::map<std::string, CounterSource> service_counters_ ABSL_GUARDED_BY(counters_mu_);
 
   Mutex mu_;
   CondVar connect_cv_;

@@ -29,6 +29,17 @@ absl::Status KvService::Start() {
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, uint64_t>> KvService::Counters() const {
+  if (server_ == nullptr) return {};
+  const resp::RespStats s = server_->stats();
+  return {{"resp_connections_open", s.connections_open},
+          {"resp_connections_accepted", s.connections_accepted},
+          {"resp_connections_rejected", s.connections_rejected},
+          {"resp_commands", s.commands},
+          {"resp_error_replies", s.error_replies},
+          {"resp_protocol_errors", s.protocol_errors}};
+}
+
 void KvService::Stop() {
   if (server_ != nullptr) server_->Stop();
   server_.reset();

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,6 +46,9 @@ class KvService {
   // TableHost::kOpenTimeout for every member's shards), then serves RESP.
   absl::Status Start();
   uint16_t resp_port() const { return server_ ? server_->port() : 0; }
+  // The RESP server's counters (connections, commands, errors); thread-safe, for the
+  // admin port. Empty before Start and after Stop.
+  std::vector<std::pair<std::string, uint64_t>> Counters() const;
   // Stops serving RESP and drops the stores and clients; before node.Stop(). Idempotent.
   void Stop();
 

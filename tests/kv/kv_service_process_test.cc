@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "farm/base/address.h"
 #include "farm/base/unique_fd.h"
+#include "farm/node/admin_protocol.h"
 #include "gtest/gtest.h"
 #include "tests/support/spawn.h"
 #include "tests/support/zk_test_server.h"
@@ -156,6 +157,18 @@ class KvServiceProcessTest : public ::testing::Test {
     return std::nullopt;
   }
 
+  // The node's admin address, from its log's "ready; admin port A" line.
+  std::optional<std::string> AdminAddress(NodeId id) {
+    std::ifstream log(LogOf(id));
+    for (std::string line; std::getline(log, line);) {
+      const size_t at = line.find("ready; admin port ");
+      if (at == std::string::npos) continue;
+      std::string rest = line.substr(at + 18);
+      return rest.substr(0, rest.find(','));
+    }
+    return std::nullopt;
+  }
+
   RespClient Authed(NodeId id) {
     std::optional<RespClient> c = RespClient::Connect(ports_.at(id));
     EXPECT_TRUE(c.has_value());
@@ -205,6 +218,21 @@ TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
     EXPECT_EQ(one.Call({"GET", key}), value);
   }
   EXPECT_EQ(two.Call({"DBSIZE"}), absl::StrCat(":", kKeys));
+  // The admin port reports the service's counters (farm_admin stats).
+  std::optional<std::string> admin = AdminAddress(3);
+  ASSERT_TRUE(admin.has_value()) << Logs();
+  node::AdminRequest request;
+  request.set_format(node::kAdminFormat);
+  request.set_command(node::AdminRequest::STATS);
+  absl::StatusOr<node::AdminResponse> stats = node::AdminCall(*admin, request, absl::Seconds(5));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(stats->stats().services_size(), 1);
+  EXPECT_EQ(stats->stats().services(0).service(), "kv");
+  std::map<std::string, uint64_t> counters;
+  for (const node::ServiceCounter& c : stats->stats().services(0).counters()) counters[c.name()] = c.value();
+  EXPECT_EQ(counters["resp_commands"], uint64_t{1 + kKeys / 3 + kKeys});  // AUTH, its SETs, GETs
+  EXPECT_EQ(counters["resp_connections_accepted"], 1u);
+  EXPECT_EQ(counters["resp_connections_open"], 1u);
 
   // SIGKILL node 2: every key gets, from each survivor, its value or an error, quickly.
   ::kill(pids_[2], SIGKILL);

@@ -146,6 +146,7 @@ int Stats(const ClusterView& v) {
               "session", "manager", "peers", "uptime", "msgs sent", "msgs recv", "backend",
               "last error");
   int failures = 0;
+  std::vector<std::string> service_lines;
   for (const Member& m : v.config.members) {
     absl::StatusOr<farm::node::AdminResponse> r = FetchStats(m);
     if (!r.ok()) {
@@ -165,7 +166,16 @@ int Stats(const ClusterView& v) {
                 s.session().c_str(), s.manager() ? "yes" : "", s.connected_peers(),
                 s.uptime_seconds(), static_cast<unsigned long>(sent),
                 static_cast<unsigned long>(received), s.backend().c_str(), s.last_error().c_str());
+    for (const farm::node::ServiceStats& service : s.services()) {
+      std::string line = absl::StrCat("node ", s.node_id(), "  ", service.service(), ":");
+      for (const farm::node::ServiceCounter& c : service.counters()) {
+        absl::StrAppend(&line, " ", c.name(), "=", c.value());
+      }
+      service_lines.push_back(std::move(line));
+    }
   }
+  // The hosted services' counters (farm_node --services), one line per node and service.
+  if (!service_lines.empty()) std::printf("\n%s\n", absl::StrJoin(service_lines, "\n").c_str());
   return failures == 0 ? 0 : 2;
 }
 
