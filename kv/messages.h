@@ -4,6 +4,9 @@
 //                      Unavailable while it has not created its shards.
 //   kKvUpdateMsgId     request: an update of one key, shipped to the primary of the
 //                      key's shard (UpdateRequest). Reply: UpdateReply.
+//   kKvOpenMsgId       request: empty, to the catalog coordinator (TableHost). Reply:
+//                      the table's whole map as a directory (every shard, in the map's
+//                      order), or Unavailable while it cannot be opened yet.
 //
 // Formats are versioned; decoding checks sizes before reading.
 #ifndef FARM_KV_MESSAGES_H_
@@ -21,6 +24,7 @@ namespace farm::kv {
 
 inline constexpr MsgId kKvDirectoryMsgId = kKvMsgIds[0];
 inline constexpr MsgId kKvUpdateMsgId = kKvMsgIds[1];
+inline constexpr MsgId kKvOpenMsgId = kKvMsgIds[2];
 
 // Views into the message; valid while its payload is.
 struct UpdateRequest {

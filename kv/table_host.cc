@@ -65,6 +65,11 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, 
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = msgRegisterHandler(
+          node, kKvOpenMsgId, [self](Context& ctx, const Message& m) { self->OnOpenRequest(ctx, m); }, "kv");
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = msgRegisterHandler(node, kKvUpdateMsgId,
                                           [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, "kv");
       !s.ok()) {
@@ -135,16 +140,62 @@ void TableHost::Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const Sha
   auto& waiting = opening_[ctx.msg().index()];
   waiting.push_back(std::move(done));
   if (waiting.size() > 1) return;  // a fetch from this thread is under way
-  Spawn(Fetch(ctx), [this, &waiting](absl::StatusOr<std::shared_ptr<const ShardMap>> r) {
-    if (r.ok()) {
-      MutexLock lock(&mu_);
-      if (map_ == nullptr) map_ = *r;
-      r = map_;  // every thread uses the same map
-    }
+  Spawn(FetchFromCatalog(ctx), [this, &waiting](absl::StatusOr<std::shared_ptr<const ShardMap>> r) {
+    if (r.ok()) r = Adopt(*r);
     std::vector<Done<absl::StatusOr<std::shared_ptr<const ShardMap>>>> all = std::move(waiting);
     waiting.clear();
     for (auto& d : all) d(r);
   });
+}
+
+std::shared_ptr<const ShardMap> TableHost::Adopt(std::shared_ptr<const ShardMap> map) {
+  MutexLock lock(&mu_);
+  if (map_ == nullptr) map_ = std::move(map);
+  return map_;  // every thread uses the same map
+}
+
+void TableHost::OnOpenRequest(Context& ctx, const Message& message) {
+  std::shared_ptr<const ShardMap> map;
+  {
+    MutexLock lock(&mu_);
+    map = map_;
+  }
+  Message to = message;
+  to.payload = {};  // not valid after this handler returns; only where the reply goes
+  auto reply = [this, &ctx, to](absl::StatusOr<std::shared_ptr<const ShardMap>> r) {
+    if (!r.ok()) return (void)msgReplyError(ctx, to, r.status());
+    (void)msgReply(ctx, to, EncodeDirectory(options_.layout, (*r)->shards()));
+  };
+  if (map != nullptr) return reply(map);
+  Spawn(Fetch(ctx), [this, reply = std::move(reply)](absl::StatusOr<std::shared_ptr<const ShardMap>> r) mutable {
+    if (r.ok()) r = Adopt(*r);
+    reply(std::move(r));
+  });
+}
+
+Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::FetchFromCatalog(Context& ctx) {
+  const absl::Time give_up = absl::Now() + kOpenTimeout;
+  while (true) {
+    absl::StatusOr<std::string> reply = co_await MsgSend(ctx, kCatalogAddress, kKvOpenMsgId, "");
+    if (reply.ok()) {
+      absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
+      if (!dir.ok()) co_return dir.status();
+      const TableLayout& l = dir->first;
+      if (l.neighbourhood != options_.layout.neighbourhood || l.inline_key_bytes != options_.layout.inline_key_bytes ||
+          l.inline_value_bytes != options_.layout.inline_value_bytes) {
+        co_return absl::FailedPreconditionError("the cluster's kv table has another layout than this machine's");
+      }
+      absl::StatusOr<ShardMap> map = ShardMap::Create(l, std::move(dir->second));
+      if (!map.ok()) co_return map.status();
+      co_return std::make_shared<const ShardMap>(std::move(*map));
+    }
+    const absl::StatusCode code = reply.status().code();
+    if ((code != absl::StatusCode::kUnavailable && code != absl::StatusCode::kDeadlineExceeded) ||
+        absl::Now() >= give_up) {
+      co_return absl::Status(code, absl::StrCat("cannot open the kv table: ", reply.status().message()));
+    }
+    co_await SleepFor(ctx, absl::Milliseconds(20));
+  }
 }
 
 Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& ctx) {

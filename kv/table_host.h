@@ -5,9 +5,15 @@
 //                  "each machine allocates shards ... and exchanges pointers") and
 //                  publishes them in its directory. Once per machine, after the cluster
 //                  has formed (so the shards' regions have backups).
-//   Open           the whole table: asks every member for its directory (retrying while
-//                  some have not created their shards yet, up to kOpenTimeout) and
-//                  builds the ShardMap; cached, so a machine asks once.
+//   Open           the whole table, decided once for the cluster: a machine asks the
+//                  catalog coordinator (the primary, in the current configuration, of
+//                  the region of kCatalogAddress) for the table's ShardMap. The
+//                  coordinator opens it once: it asks every member for its directory
+//                  (retrying while some have not created their shards yet, up to
+//                  kOpenTimeout). Every machine adopts the coordinator's map, with its
+//                  shards in the same order, so all build the same one; a machine that
+//                  joins later gets the same map (its own shards stay unused). Cached,
+//                  so a machine asks once.
 //   updates        shipped updates arriving here run in the receiving thread's
 //                  UpdateExecutor (flat combining, single-machine transactions).
 //
@@ -44,6 +50,8 @@ struct TableOptions {
 class TableHost {
  public:
   static constexpr absl::Duration kOpenTimeout = absl::Seconds(30);
+  // Routes the catalog requests (msgSend places it; no region need exist there).
+  static constexpr Addr kCatalogAddress{0x6b764361u, 0};
   static constexpr uint32_t kBucketsPerAllocTx = 64;
 
   // Registers the handlers; call before node.Start().
@@ -66,6 +74,13 @@ class TableHost {
   TableHost(node::Node& node, TableOptions options);
   void OnDirectoryRequest(Context& ctx, const Message& message);
   void OnUpdate(Context& ctx, const Message& message);
+  // As the catalog coordinator: the table as this machine opened it from the members'
+  // directories (opening it first if needed).
+  void OnOpenRequest(Context& ctx, const Message& message);
+  // The coordinator's map, asked for over kKvOpenMsgId.
+  Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> FetchFromCatalog(Context& ctx);
+  // Keeps the first map opened on this machine; returns the one every thread uses.
+  std::shared_ptr<const ShardMap> Adopt(std::shared_ptr<const ShardMap> map);
   UpdateExecutor& ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map);
   Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> Fetch(Context& ctx);
 

@@ -52,11 +52,16 @@ absl::Status TableNode::CreateShards() {
   // Right after a node starts its links to the other members may still be coming up:
   // allocations then fail Unavailable, and are tried again for a while.
   const absl::Time give_up = absl::Now() + TableHost::kOpenTimeout;
+  while (!node_.linked()) {
+    if (absl::Now() >= give_up) return absl::UnavailableError("the node did not link to the cluster in time");
+    absl::SleepFor(absl::Milliseconds(10));
+  }
   for (;;) {
     absl::Status s = RunInContext(node_, 0, [host](Context& ctx, auto finish) {
       host->CreateShards(ctx, std::move(finish));
     });
-    if (s.code() != absl::StatusCode::kUnavailable || absl::Now() >= give_up) return s;
+    const bool retry = s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded;
+    if (!retry || absl::Now() >= give_up) return s;
     FARM_LOG(kDebug, "kv: creating this node's shards (retrying): %s", s.ToString());
     absl::SleepFor(absl::Milliseconds(50));
   }

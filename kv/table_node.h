@@ -32,8 +32,9 @@ class TableNode {
   TableNode(const TableNode&) = delete;
   TableNode& operator=(const TableNode&) = delete;
 
-  // Allocates this machine's shards and publishes them (on worker thread 0); while the
-  // node's links come up (Unavailable), tries again for up to TableHost::kOpenTimeout.
+  // Allocates this machine's shards and publishes them (on worker thread 0), once the
+  // node has linked to the cluster (node::Node::linked); a failed allocation
+  // (Unavailable, DeadlineExceeded) is tried again, for up to TableHost::kOpenTimeout in all.
   absl::Status CreateShards();
   // Opens the table on every worker thread: waits (up to TableHost::kOpenTimeout) until
   // every member of the configuration has published its shards.

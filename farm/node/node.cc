@@ -404,6 +404,7 @@ void Node::ConnectLoop() {
         region_failures = 0;
       }
     }
+    if (all_linked && !allocator_->blocks().Regions().empty()) linked_.store(true, std::memory_order_release);
   }
 }
 

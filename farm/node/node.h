@@ -99,6 +99,10 @@ class Node {
   void Stop();  // idempotent
 
   NodeStats Stats() const;
+  // True once the node has linked to every member of a configuration and holds its
+  // first region (replicated to its backups): allocations can succeed. Services that
+  // allocate at start (kv's shards) wait for it.
+  bool linked() const { return linked_.load(std::memory_order_acquire); }
 
   // A hosted service's counters for the admin port's stats (farm_admin stats): `source`
   // is called from the admin thread, so it must be thread-safe and quick. Replaces an
@@ -165,6 +169,7 @@ class Node {
   std::thread connector_;
   // Set once Start has built everything: the admin thread reads only after it.
   std::atomic<bool> started_up_{false};
+  std::atomic<bool> linked_{false};
 };
 
 }  // namespace farm::node

@@ -1,7 +1,7 @@
 // The kv store served by separate farm_node processes (--services=kv) against a real
 // ZooKeeper: a key set through one node's RESP port is read through another's; every
-// node answers for every key; malformed input and bad AUTH get Redis-style errors and
-// the node keeps serving; after a SIGKILL the survivors answer every key within a
+// node answers for every key; a node that joins later adopts the same table; malformed
+// input and bad AUTH get Redis-style errors and the node keeps serving; after a SIGKILL the survivors answer every key within a
 // bound, with the value or a clear error, never a wrong value; SIGTERM stops a node
 // cleanly.
 #include <arpa/inet.h>
@@ -234,12 +234,32 @@ TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
   EXPECT_EQ(counters["resp_connections_accepted"], 1u);
   EXPECT_EQ(counters["resp_connections_open"], 1u);
 
+  // A 4th node joins after the table exists: it adopts the table's map from the catalog
+  // coordinator, so it never answers "absent" for a present key, nor another value; it
+  // answers with the value, or an error where the join moved a region's placement to a
+  // node without a copy (no re-replication yet).
+  StartNode(4);
+  std::optional<uint16_t> port4 = WaitForRespPort(4, absl::Seconds(60));
+  ASSERT_TRUE(port4.has_value()) << "node 4 did not serve RESP\n" << Logs();
+  ports_[4] = *port4;
+  RespClient four = Authed(4);
+  int same_values = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = absl::StrCat("key", i);
+    const std::string via4 = four.Call({"GET", key});
+    if (via4 != absl::StrCat("value", i)) {
+      EXPECT_EQ(via4.substr(0, 5), "-ERR ") << key << ": " << via4;
+    }
+    same_values += via4 == absl::StrCat("value", i);
+  }
+  EXPECT_GT(same_values, 0);
+
   // SIGKILL node 2: every key gets, from each survivor, its value or an error, quickly.
   ::kill(pids_[2], SIGKILL);
   ::waitpid(pids_[2], nullptr, 0);
   pids_.erase(2);
   int values = 0, errors = 0;
-  for (RespClient* via : {&one, &three}) {
+  for (RespClient* via : {&one, &three, &four}) {
     for (int i = 0; i < kKeys; ++i) {
       const absl::Time start = absl::Now();
       const std::string got = via->Call({"GET", absl::StrCat("key", i)});
