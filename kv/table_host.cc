@@ -52,6 +52,11 @@ Task<absl::StatusOr<std::vector<Shard>>> AllocateShards(Context& ctx, TableLayou
   co_return shards;
 }
 
+bool SameLayout(const TableLayout& a, const TableLayout& b) {
+  return a.neighbourhood == b.neighbourhood && a.inline_key_bytes == b.inline_key_bytes &&
+         a.inline_value_bytes == b.inline_value_bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, TableOptions options) {
@@ -181,8 +186,7 @@ Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::FetchFromCatalo
       absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
       if (!dir.ok()) co_return dir.status();
       const TableLayout& l = dir->first;
-      if (l.neighbourhood != options_.layout.neighbourhood || l.inline_key_bytes != options_.layout.inline_key_bytes ||
-          l.inline_value_bytes != options_.layout.inline_value_bytes) {
+      if (!SameLayout(l, options_.layout)) {
         co_return absl::FailedPreconditionError("the cluster's kv table has another layout than this machine's");
       }
       absl::StatusOr<ShardMap> map = ShardMap::Create(l, std::move(dir->second));
@@ -212,9 +216,7 @@ Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& 
       absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
       if (!dir.ok()) co_return dir.status();
       const TableLayout& l = dir->first;
-      if (l.neighbourhood != options_.layout.neighbourhood ||
-          l.inline_key_bytes != options_.layout.inline_key_bytes ||
-          l.inline_value_bytes != options_.layout.inline_value_bytes) {
+      if (!SameLayout(l, options_.layout)) {
         co_return absl::FailedPreconditionError(
             absl::StrFormat("machine %d runs the kv store with another layout", m));
       }
