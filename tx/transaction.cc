@@ -63,7 +63,11 @@ void Transaction::Read(FatPtr p, ObjectDone done) {
   };
   if (absl::Status s = CheckActive(); !s.ok()) return answer(s);
   if (TxObject* known = Find(p.addr)) {
-    if (known->ptr_ != p) {
+    // The name this transaction gave the object (objIncrementIncarnation) names the same
+    // object: a transaction sees its own renames.
+    const bool renamed_here = known->new_incarnation_ && p.addr == known->ptr_.addr &&
+                              p.size == known->ptr_.size && p.incarnation == known->ptr_.incarnation + 1;
+    if (known->ptr_ != p && !renamed_here) {
       return answer(absl::FailedPreconditionError(absl::StrFormat(
           "%s was read by this transaction as %s", p.ToString(), known->ptr_.ToString())));
     }

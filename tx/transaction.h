@@ -83,7 +83,8 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   Transaction& operator=(const Transaction&) = delete;
 
   // txRead: the object at `p` (size and incarnation from the pointer). A second read of
-  // the same object returns the same copy (with the transaction's own writes).
+  // the same object returns the same copy (with the transaction's own writes), also
+  // through the new name IncrementIncarnation gave it (incarnation + 1).
   void Read(FatPtr p, ObjectDone done);
   // txAlloc: a new object of `size` bytes, zero-filled, near `hint` (null: this node).
   void Alloc(uint32_t size, Addr hint, ObjectDone done);
