@@ -101,6 +101,9 @@ struct Services {
       if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
         absl::StatusOr<std::string> password = ReadSecret(file, "--resp_password_file");
         if (!password.ok()) return password.status();
+        if (password->empty()) {
+          return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
+        }
         o.resp.password = *password;
       }
       absl::StatusOr<std::unique_ptr<farm::kv::KvService>> installed =
