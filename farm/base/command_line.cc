@@ -3,7 +3,6 @@
 #include <fcntl.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -31,15 +30,15 @@ std::vector<char*> ParseCommandLine(int argc, char** argv, absl::string_view usa
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   absl::StatusOr<LogLevel> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
   if (!level.ok()) {
-    std::fprintf(stderr, "%s: --log_level: %s\n", argv[0],
-                 std::string(level.status().message()).c_str());
+    FARM_LOG(kError, "%s: --log_level: %s", argv[0], level.status().message());
     std::exit(2);
   }
   SetLogLevel(*level);
   if (const std::string file = absl::GetFlag(FLAGS_log_file); !file.empty()) {
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-      std::fprintf(stderr, "%s: --log_file %s: %s\n", argv[0], file.c_str(), std::strerror(errno));
+      // Still on the default sink (stderr): the log has not moved yet.
+      FARM_LOG(kError, "%s: --log_file %s: %s", argv[0], file, std::strerror(errno));
       std::exit(2);
     }
     SetLogFd(fd);  // open for the life of the process
