@@ -18,6 +18,10 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
 namespace farm {
 
 using MsgId = uint16_t;
@@ -64,6 +68,15 @@ constexpr const char* MsgIdOwner(MsgId id) {
     if (r.contains(id)) return r.owner;
   }
   return "unassigned";
+}
+
+// AlreadyExists for a second handler of `id`, naming the range's owner and both
+// registrants ("" is "an unnamed registrant").
+inline absl::Status DuplicateHandlerError(MsgId id, absl::string_view first, absl::string_view second) {
+  auto name = [](absl::string_view r) { return r.empty() ? absl::string_view("an unnamed registrant") : r; };
+  return absl::AlreadyExistsError(absl::StrFormat(
+      "message id 0x%04x (in %s's range) has a handler from %s already; the one from %s is refused", id,
+      MsgIdOwner(id), name(first), name(second)));
 }
 
 }  // namespace farm

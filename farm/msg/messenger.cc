@@ -116,11 +116,8 @@ absl::Status Messenger::RegisterHandler(MsgId id, MessageHandler handler, absl::
     return absl::InvalidArgumentError(
         absl::StrFormat("message id 0x%04x is reserved for the messaging layer", id));
   }
-  const std::string who = registrant.empty() ? "an unnamed registrant" : std::string(registrant);
-  if (auto [it, added] = registrants_.emplace(id, who); !added) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "message id 0x%04x (in %s's range) has a handler from %s already; the one from %s is refused", id,
-        MsgIdOwner(id), it->second, who));
+  if (auto [it, added] = registrants_.emplace(id, registrant); !added) {
+    return DuplicateHandlerError(id, it->second, registrant);
   }
   handlers_.emplace(id, std::move(handler));
   return absl::OkStatus();

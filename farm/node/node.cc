@@ -42,10 +42,11 @@ void Log(NodeId id, const std::string& line) { FARM_LOG(kInfo, "node %u: %s", id
 constexpr int kQuietRetries = 5;
 constexpr int kRetriesPerWarning = 60;
 
-// The level for the n-th consecutive failure of something retried every kLinkRetry.
-LogLevel RetryLevel(int failures) {
-  if (failures < kQuietRetries) return LogLevel::kDebug;
-  return (failures - kQuietRetries) % kRetriesPerWarning == 0 ? LogLevel::kWarning : LogLevel::kDebug;
+// Logs the n-th consecutive failure (from 0) of something retried every kLinkRetry.
+void LogRetry(int failures, const std::string& line) {
+  const bool warn = failures >= kQuietRetries && (failures - kQuietRetries) % kRetriesPerWarning == 0;
+  const LogLevel level = warn ? LogLevel::kWarning : LogLevel::kDebug;
+  if (LogEnabled(level)) LogLine(level, line);
 }
 
 // FNV-1a over the replica sets of 4096 region ids drawn by a fixed SplitMix64 sequence.
@@ -162,15 +163,10 @@ absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler, absl::strin
         "message id 0x%x is not an application's (0x%x to 0x%x)", id, kFirstApplicationMsgId,
         kFirstReservedMsgId - 1));
   }
-  const std::string who = registrant.empty() ? "an unnamed registrant" : std::string(registrant);
   for (const AppHandler& known : app_handlers_) {
-    if (known.id == id) {
-      return absl::AlreadyExistsError(absl::StrFormat(
-          "message id 0x%04x (in %s's range) has a handler from %s already; the one from %s is refused", id,
-          MsgIdOwner(id), known.registrant, who));
-    }
+    if (known.id == id) return DuplicateHandlerError(id, known.registrant, registrant);
   }
-  app_handlers_.push_back(AppHandler{id, std::move(handler), who});
+  app_handlers_.push_back(AppHandler{id, std::move(handler), std::string(registrant)});
   return absl::OkStatus();
 }
 
@@ -381,10 +377,8 @@ void Node::ConnectLoop() {
       }
       if (absl::Status s = messenger_->Connect(m.id, locator); !s.ok()) {
         const int failures = link_failures[m.id]++;
-        if (LogEnabled(RetryLevel(failures))) {
-          LogLine(RetryLevel(failures), absl::StrFormat("node %u: link to node %d failed %d times (retrying): %s",
-                                                        options_.node_id, m.id, failures + 1, s.ToString()));
-        }
+        LogRetry(failures, absl::StrFormat("node %u: link to node %d failed %d times (retrying): %s",
+                                           options_.node_id, m.id, failures + 1, s.ToString()));
         all_linked = false;
       } else {
         link_failures.erase(m.id);
@@ -395,10 +389,8 @@ void Node::ConnectLoop() {
     if (all_linked && allocator_->blocks().Regions().empty()) {
       if (absl::Status s = CreateFirstRegion(); !s.ok()) {
         const int failures = region_failures++;
-        if (LogEnabled(RetryLevel(failures))) {
-          LogLine(RetryLevel(failures), absl::StrFormat("node %u: first region not created after %d tries (retrying): %s",
-                                                        options_.node_id, failures + 1, s.ToString()));
-        }
+        LogRetry(failures, absl::StrFormat("node %u: first region not created after %d tries (retrying): %s",
+                                           options_.node_id, failures + 1, s.ToString()));
         all_linked = false;
       } else {
         region_failures = 0;
