@@ -178,6 +178,50 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
   }
 }
 
+// One step of a transaction run by RunTxn: a put of `value`, or (nullopt) a remove of a
+// key that must exist.
+struct TxnStep {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+// Runs the steps in one StoreTxn (as MULTI/EXEC does) on node 1 and commits.
+absl::Status RunTxn(KvCluster& kv, std::vector<TxnStep> steps) {
+  struct Run {
+    std::shared_ptr<TableStore> store;
+    std::unique_ptr<StoreTxn> txn;
+    std::vector<TxnStep> steps;
+    size_t next = 0;
+    absl::AnyInvocable<void(absl::Status)> finish;
+    void Step(std::shared_ptr<Run> self) {
+      if (next == steps.size()) {
+        return txn->Commit([self](absl::Status s) { self->finish(s); });
+      }
+      const TxnStep& step = steps[next++];
+      if (step.value) {
+        return txn->Put(step.key, *step.value, [self](absl::Status s) {
+          if (!s.ok()) return self->finish(s);
+          self->Step(self);
+        });
+      }
+      txn->Remove(step.key, [self, key = step.key](absl::StatusOr<bool> existed) {
+        if (!existed.ok()) return self->finish(existed.status());
+        if (!*existed)
+          return self->finish(absl::InternalError(absl::StrCat(key, " was not there")));
+        self->Step(self);
+      });
+    }
+  };
+  return kv.kv().Run<absl::Status>(1, 0, [&steps](TableClient& c, auto finish) {
+    auto run = std::make_shared<Run>();
+    run->store = std::make_shared<TableStore>(c);
+    run->txn = run->store->BeginTxn();
+    run->steps = std::move(steps);
+    run->finish = std::move(finish);
+    run->Step(run);
+  });
+}
+
 // A transaction (MULTI/EXEC) that grows a chain by a block and then removes a pair of
 // the same chain: the new block is the chain's last, and a block the transaction
 // allocated has no old names to retire (renaming it was refused before).
@@ -188,26 +232,8 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
   std::vector<Home> used;
   const std::vector<std::string> keys = KeysSharingAHome(kv.client(1).map(), "grow", 6, used);
   for (size_t i = 0; i < 4; ++i) ASSERT_TRUE(kv.Put(2, keys[i], "v:" + keys[i]).ok());
-  absl::Status committed = kv.kv().Run<absl::Status>(1, 0, [&keys](TableClient& c, auto finish) {
-    auto store = std::make_shared<TableStore>(c);
-    std::shared_ptr<StoreTxn> txn = store->BeginTxn();
-    auto fail_or = [finish = std::make_shared<decltype(finish)>(std::move(finish))](auto next) {
-      return [finish, next = std::move(next)](absl::Status s) mutable {
-        if (!s.ok()) return (*finish)(s);
-        next(finish);
-      };
-    };
-    txn->Put(keys[4], "v:" + keys[4], fail_or([store, txn, &keys, fail_or](auto finish) {
-               txn->Put(keys[5], "v:" + keys[5], fail_or([store, txn, &keys, finish](auto) {
-                          txn->Remove(keys[0], [store, txn, finish](absl::StatusOr<bool> existed) {
-                            if (!existed.ok()) return (*finish)(existed.status());
-                            if (!*existed)
-                              return (*finish)(absl::InternalError("the key was not there"));
-                            txn->Commit([store, txn, finish](absl::Status s) { (*finish)(s); });
-                          });
-                        }));
-             }));
-  });
+  absl::Status committed =
+      RunTxn(kv, {{keys[4], "v:" + keys[4]}, {keys[5], "v:" + keys[5]}, {keys[0], std::nullopt}});
   ASSERT_TRUE(committed.ok()) << committed;
   for (size_t i = 0; i < keys.size(); ++i) {
     for (NodeId on = 1; on <= 3; ++on) {
@@ -235,23 +261,13 @@ TEST_P(LookupRaceTest, ATransactionRemovesTwoPairsOfOneChain) {
   for (const std::string& key : keys) ASSERT_TRUE(kv.Put(2, key, "v:" + key).ok());
   // Bucket, next bucket, then blocks [2, 3] [4, 5] [6]: remove 0 (renames all three
   // blocks, frees the last), then 3.
-  absl::Status committed = kv.kv().Run<absl::Status>(1, 0, [&keys](TableClient& c, auto finish) {
-    auto store = std::make_shared<TableStore>(c);
-    std::shared_ptr<StoreTxn> txn = store->BeginTxn();
-    auto done = std::make_shared<decltype(finish)>(std::move(finish));
-    txn->Remove(keys[0], [store, txn, done, &keys](absl::StatusOr<bool> first) {
-      if (!first.ok() || !*first) return (*done)(first.ok() ? absl::InternalError("no key 0") : first.status());
-      txn->Remove(keys[3], [store, txn, done](absl::StatusOr<bool> second) {
-        if (!second.ok() || !*second) return (*done)(second.ok() ? absl::InternalError("no key 3") : second.status());
-        txn->Commit([store, txn, done](absl::Status s) { (*done)(s); });
-      });
-    });
-  });
+  absl::Status committed = RunTxn(kv, {{keys[0], std::nullopt}, {keys[3], std::nullopt}});
   ASSERT_TRUE(committed.ok()) << committed;
   for (size_t i = 0; i < keys.size(); ++i) {
     absl::StatusOr<std::optional<std::string>> got = kv.Get(3, keys[i]);
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(*got, i == 0 || i == 3 ? std::nullopt : std::optional<std::string>("v:" + keys[i])) << keys[i];
+    EXPECT_EQ(*got, i == 0 || i == 3 ? std::nullopt : std::optional<std::string>("v:" + keys[i]))
+        << keys[i];
   }
 }
 
