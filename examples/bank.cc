@@ -1,4 +1,5 @@
-// bank: a complete small program on the public API (farm/api/farm.h, farm/api/coro.h).
+// bank: a complete small program on the public API (farm/api/farm.h, farm/api/coro.h,
+// farm/api/in_process_cluster.h) — it includes nothing else of the project.
 //
 // Starts a 3-node cluster in this process (shm fabric, static membership), creates two
 // accounts on different nodes, moves money between them with a transaction written
@@ -21,14 +22,15 @@
 #include "absl/strings/str_cat.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
-#include "farm/node/local_cluster.h"
+#include "farm/api/host.h"
+#include "farm/api/in_process_cluster.h"
 
 namespace farm {
 namespace {
 
 // An account is a 16-byte object: the balance, then padding.
 constexpr uint32_t kAccountBytes = 16;
-constexpr MsgId kDepositMsgId = node::kFirstApplicationMsgId;
+constexpr MsgId kDepositMsgId = kApplicationMsgIds[0];
 
 int64_t BalanceOf(std::span<const char> data) {
   int64_t b;
@@ -39,11 +41,12 @@ void SetBalance(ObjBuf* account, int64_t b) { std::memcpy(account->data().data()
 
 // Runs `op(ctx, done)` on worker thread 0 of `n` and waits until it calls done(result).
 template <typename T>
-T RunOn(node::Node& n, absl::AnyInvocable<void(Context&, Cont<T>)> op) {
+T RunOn(Host& n, absl::AnyInvocable<void(Context&, Cont<T>)> op) {
   auto promise = std::make_shared<std::promise<T>>();
   std::future<T> result = promise->get_future();
-  n.loop(0).Post([&n, promise, op = std::move(op)]() mutable {
-    op(n.context(0), [promise](T value) { promise->set_value(std::move(value)); });
+  Context& ctx = n.context(0);
+  ctx.Post([&ctx, promise, op = std::move(op)]() mutable {
+    op(ctx, [promise](T value) { promise->set_value(std::move(value)); });
   });
   return result.get();
 }
@@ -170,26 +173,24 @@ Task<absl::StatusOr<int64_t>> ShipDeposit(Context& ctx, FatPtr account, int64_t 
 
 // Runs the Task that `make(ctx)` returns on thread 0 of `n`; waits for its result.
 template <typename T, typename Make>
-T RunTaskOn(node::Node& n, Make make) {
+T RunTaskOn(Host& n, Make make) {
   return RunOn<T>(n, [make](Context& ctx, Cont<T> done) { Spawn(make(ctx), std::move(done)); });
 }
 
 int Main() {
-  node::LocalClusterOptions options;
+  InProcessClusterOptions options;
   options.backend = "shm";
   options.nodes = 3;
   options.dir = std::filesystem::temp_directory_path() / absl::StrCat("farm-bank-", ::getpid());
-  options.before_start = [](node::Node& n) {
-    return msgRegisterHandler(n, kDepositMsgId, OnDeposit);
-  };
-  absl::StatusOr<std::unique_ptr<node::LocalCluster>> cluster = node::LocalCluster::Start(options);
+  options.before_start = [](Host& host) { return msgRegisterHandler(host, kDepositMsgId, OnDeposit); };
+  absl::StatusOr<std::unique_ptr<InProcessCluster>> cluster = InProcessCluster::Start(options);
   if (!cluster.ok()) {
     std::fprintf(stderr, "cluster: %s\n", cluster.status().ToString().c_str());
     return 1;
   }
-  node::Node& n1 = (*cluster)->node(1);
-  node::Node& n2 = (*cluster)->node(2);
-  node::Node& n3 = (*cluster)->node(3);
+  Host& n1 = (*cluster)->host(1);
+  Host& n2 = (*cluster)->host(2);
+  Host& n3 = (*cluster)->host(3);
   int failures = 0;
   auto report = [&failures](const char* what, const absl::StatusOr<int64_t>& got, int64_t want) {
     const bool ok = got.ok() && *got == want;

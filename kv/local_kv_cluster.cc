@@ -8,21 +8,21 @@ void LocalKvCluster::ReportDoubleCompletion() {
   FARM_LOG(kError, "LocalKvCluster: an operation's continuation ran twice (a bug below kv)");
 }
 
-absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(node::LocalClusterOptions cluster,
+absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(InProcessClusterOptions cluster,
                                                                       TableOptions table) {
   std::unique_ptr<LocalKvCluster> kv(new LocalKvCluster());
   LocalKvCluster* self = kv.get();
   auto before = cluster.before_start;
-  cluster.before_start = [self, table, before](node::Node& n) -> absl::Status {
+  cluster.before_start = [self, table, before](Host& n) -> absl::Status {
     if (before) {
       if (absl::Status s = before(n); !s.ok()) return s;
     }
     absl::StatusOr<std::unique_ptr<TableNode>> installed = TableNode::Install(n, table);
     if (!installed.ok()) return installed.status();
-    self->tables_[n.options().node_id] = std::move(*installed);
+    self->tables_[n.self()] = std::move(*installed);
     return absl::OkStatus();
   };
-  absl::StatusOr<std::unique_ptr<node::LocalCluster>> started = node::LocalCluster::Start(cluster);
+  absl::StatusOr<std::unique_ptr<InProcessCluster>> started = InProcessCluster::Start(cluster);
   if (!started.ok()) return started.status();
   kv->cluster_ = std::move(*started);
   // Every machine's shards first: opening waits for all of them.

@@ -1,4 +1,4 @@
-// LocalKvCluster: the key-value store on an in-process cluster (node::LocalCluster), for
+// LocalKvCluster: the key-value store on an in-process cluster (farm::InProcessCluster), for
 // tests, benchmarks and the demo: a TableNode on every node (as in a farm_node process),
 // every node's shards created, and a TableClient for every worker thread of every node.
 #ifndef FARM_KV_LOCAL_KV_CLUSTER_H_
@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "farm/base/mutex.h"
-#include "farm/node/local_cluster.h"
+#include "farm/api/in_process_cluster.h"
+#include "farm/api/sync.h"
 #include "kv/table_client.h"
 #include "kv/table_host.h"
 #include "kv/table_node.h"
@@ -21,15 +21,15 @@ namespace farm::kv {
 
 class LocalKvCluster {
  public:
-  static absl::StatusOr<std::unique_ptr<LocalKvCluster>> Start(node::LocalClusterOptions cluster,
+  static absl::StatusOr<std::unique_ptr<LocalKvCluster>> Start(InProcessClusterOptions cluster,
                                                                TableOptions table);
   ~LocalKvCluster();  // drops the clients on their threads, then stops the nodes
 
-  node::LocalCluster& cluster() { return *cluster_; }
-  node::Node& node(NodeId id) { return cluster_->node(id); }
+  InProcessCluster& cluster() { return *cluster_; }
+  Host& host(NodeId id) { return cluster_->host(id); }
   int size() const { return cluster_->size(); }
-  TableHost& host(NodeId id) { return tables_.at(id)->host(); }
-  // Use a client on its own thread only (Run, or work posted to node(id).loop(t)).
+  TableHost& table_host(NodeId id) { return tables_.at(id)->host(); }
+  // Use a client on its own thread only (Run, or work posted to host(id).context(t)).
   TableClient& client(NodeId id, size_t t = 0) { return tables_.at(id)->client(t); }
 
   // Runs op(client, finish) on node `id`'s thread `t` and waits until finish(Result) is
@@ -40,7 +40,7 @@ class LocalKvCluster {
     auto done = std::make_shared<Notification>();  // TSan-visible, unlike Abseil's build
     auto finished = std::make_shared<std::atomic<bool>>(false);
     TableClient* c = &client(id, t);
-    node(id).loop(t).Post([c, op = std::move(op), result, done, finished]() mutable {
+    host(id).context(t).Post([c, op = std::move(op), result, done, finished]() mutable {
       op(*c, [result, done, finished](Result r) {
         if (finished->exchange(true)) return ReportDoubleCompletion();
         *result = std::move(r);
@@ -58,7 +58,7 @@ class LocalKvCluster {
 
  private:
   LocalKvCluster() = default;
-  std::unique_ptr<node::LocalCluster> cluster_;
+  std::unique_ptr<InProcessCluster> cluster_;
   std::map<NodeId, std::unique_ptr<TableNode>> tables_;
 };
 

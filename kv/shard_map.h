@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "farm/base/address.h"
+#include "farm/api/farm.h"
 #include "kv/layout.h"
 
 namespace farm::kv {

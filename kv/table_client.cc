@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_format.h"
 #include "farm/api/coro.h"
-#include "farm/base/object_layout.h"
 #include "kv/layout.h"
 #include "kv/messages.h"
 
@@ -14,7 +13,7 @@ namespace {
 
 constexpr uint32_t kBucketsPerScanRead = 8;
 
-uint64_t SlotEstimate(uint64_t payload) { return (MaxStoredBytes(payload) + 15) / 16 * 16; }
+uint64_t SlotEstimate(uint64_t payload) { return (objStoredBytes(payload) + 15) / 16 * 16; }
 
 void CountSlot(std::span<const char> slot, TableScan& scan) {
   switch (KindOf(slot)) {
@@ -124,7 +123,7 @@ void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view v
         absl::StrFormat("a value of %d bytes is over the limit of %d bytes", value.size(), kMaxValueBytes));
   }
   if (!invalid.ok()) {
-    ctx_.loop().Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
+    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
     return;
   }
   const Home home = map_->Locate(HashKey(key));

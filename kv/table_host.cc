@@ -59,10 +59,10 @@ bool SameLayout(const TableLayout& a, const TableLayout& b) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, TableOptions options) {
+absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& node, TableOptions options) {
   if (absl::Status s = options.layout.Validate(); !s.ok()) return s;
   if (options.buckets_per_node < 2) return absl::InvalidArgumentError("a node needs at least 2 buckets");
-  std::unique_ptr<TableHost> host(new TableHost(node, options));
+  std::unique_ptr<TableHost> host(new TableHost(node.thread_count(), options));
   TableHost* self = host.get();
   if (absl::Status s = msgRegisterHandler(
           node, kKvDirectoryMsgId,
@@ -83,16 +83,14 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(node::Node& node, 
   return host;
 }
 
-TableHost::TableHost(node::Node& node, TableOptions options)
-    : options_(options),
-      executors_(node.options().threads),
-      opening_(node.options().threads) {}
+TableHost::TableHost(size_t threads, TableOptions options)
+    : options_(options), executors_(threads), opening_(threads) {}
 
 void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   {
     MutexLock lock(&mu_);
     if (creating_) {
-      ctx.loop().Defer([done = std::move(done)]() mutable {
+      ctx.Defer([done = std::move(done)]() mutable {
         done(absl::FailedPreconditionError("this machine's shards were created already"));
       });
       return;
@@ -139,10 +137,10 @@ void TableHost::Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const Sha
     map = map_;
   }
   if (map != nullptr) {
-    ctx.loop().Defer([map, done = std::move(done)]() mutable { done(map); });
+    ctx.Defer([map, done = std::move(done)]() mutable { done(map); });
     return;
   }
-  auto& waiting = opening_[ctx.msg().index()];
+  auto& waiting = opening_[ctx.thread_index()];
   waiting.push_back(std::move(done));
   if (waiting.size() > 1) return;  // a fetch from this thread is under way
   Spawn(FetchFromCatalog(ctx), [this, &waiting](absl::StatusOr<std::shared_ptr<const ShardMap>> r) {
@@ -235,7 +233,7 @@ Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& 
 }
 
 UpdateExecutor& TableHost::ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map) {
-  std::unique_ptr<UpdateExecutor>& e = executors_[ctx.msg().index()];
+  std::unique_ptr<UpdateExecutor>& e = executors_[ctx.thread_index()];
   if (e == nullptr) e = std::make_unique<UpdateExecutor>(ctx, std::move(map));
   return *e;
 }
@@ -246,8 +244,8 @@ void TableHost::OnUpdate(Context& ctx, const Message& message) {
     (void)msgReplyError(ctx, message, request.status());
     return;
   }
-  if (executors_[ctx.msg().index()] != nullptr) {
-    return executors_[ctx.msg().index()]->Submit(*request, message);
+  if (executors_[ctx.thread_index()] != nullptr) {
+    return executors_[ctx.thread_index()]->Submit(*request, message);
   }
   // The first update on this thread: open the table (it is open on the sender, so every
   // member has published), then run it. The request is copied: the payload is not

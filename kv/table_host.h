@@ -33,7 +33,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "farm/api/farm.h"
-#include "farm/base/mutex.h"
+#include "farm/api/host.h"
+#include "farm/api/sync.h"
 #include "kv/shard_map.h"
 #include "kv/store.h"
 #include "kv/update_executor.h"
@@ -54,8 +55,8 @@ class TableHost {
   static constexpr Addr kCatalogAddress{0x6b764361u, 0};
   static constexpr uint32_t kBucketsPerAllocTx = 64;
 
-  // Registers the handlers; call before node.Start().
-  static absl::StatusOr<std::unique_ptr<TableHost>> Install(node::Node& node, TableOptions options);
+  // Registers the handlers; call before the node starts.
+  static absl::StatusOr<std::unique_ptr<TableHost>> Install(Host& host, TableOptions options);
   TableHost(const TableHost&) = delete;
   TableHost& operator=(const TableHost&) = delete;
 
@@ -71,7 +72,7 @@ class TableHost {
   UpdateExecutorStats update_stats() const;
 
  private:
-  TableHost(node::Node& node, TableOptions options);
+  TableHost(size_t threads, TableOptions options);
   void OnDirectoryRequest(Context& ctx, const Message& message);
   void OnUpdate(Context& ctx, const Message& message);
   // As the catalog coordinator: the table as this machine opened it from the members'

@@ -4,20 +4,21 @@
 #include <utility>
 
 #include "farm/api/log.h"
-#include "farm/base/mutex.h"
+#include "farm/api/sync.h"
 
 namespace farm::kv {
 namespace {
 
-// Runs op(context, finish) on node's thread t and waits for finish(Status). A
+// Runs op(context, finish) on the host's thread t and waits for finish(Status). A
 // continuation that runs twice is a bug below kv: logged, the first result stands.
 template <typename Op>
-absl::Status RunInContext(node::Node& n, size_t t, Op op) {
+absl::Status RunInContext(Host& n, size_t t, Op op) {
   auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
   auto done = std::make_shared<Notification>();
   auto finished = std::make_shared<std::atomic<bool>>(false);
-  n.loop(t).Post([&n, t, op = std::move(op), result, done, finished]() mutable {
-    op(n.context(t), [result, done, finished](absl::Status s) {
+  Context& ctx = n.context(t);
+  ctx.Post([&ctx, op = std::move(op), result, done, finished]() mutable {
+    op(ctx, [result, done, finished](absl::Status s) {
       if (finished->exchange(true)) {
         FARM_LOG(kError, "kv: a table operation's continuation ran twice (a bug below kv)");
         return;
@@ -34,8 +35,7 @@ absl::Status RunInContext(node::Node& n, size_t t, Op op) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(node::Node& node,
-                                                              TableOptions options) {
+absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(Host& node, TableOptions options) {
   absl::StatusOr<std::unique_ptr<TableHost>> host = TableHost::Install(node, std::move(options));
   if (!host.ok()) return host.status();
   return std::unique_ptr<TableNode>(new TableNode(node, std::move(*host)));
@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(node::Node& node,
 
 TableNode::~TableNode() {
   for (size_t t = 0; t < clients_.size(); ++t) {
-    RunInLoop(node_.loop(t), [client = &clients_[t]] { client->reset(); });
+    RunOnThread(node_, t, [client = &clients_[t]](Context&) { client->reset(); });
   }
 }
 
@@ -52,7 +52,7 @@ absl::Status TableNode::CreateShards() {
   // Right after a node starts its links to the other members may still be coming up:
   // allocations then fail Unavailable, and are tried again for a while.
   const absl::Time give_up = absl::Now() + TableHost::kOpenTimeout;
-  while (!node_.linked()) {
+  while (!node_.ready()) {
     if (absl::Now() >= give_up) return absl::UnavailableError("the node did not link to the cluster in time");
     absl::SleepFor(absl::Milliseconds(10));
   }
@@ -83,7 +83,7 @@ absl::Status TableNode::Open() {
     });
     if (!opened.ok()) {
       // Clients made so far are dropped on their own threads.
-      for (size_t u = 0; u < t; ++u) RunInLoop(node_.loop(u), [c = &clients[u]] { c->reset(); });
+      for (size_t u = 0; u < t; ++u) RunOnThread(node_, u, [c = &clients[u]](Context&) { c->reset(); });
       return opened;
     }
   }

@@ -1,15 +1,15 @@
 // TableNode: the hashtable on one node process: its TableHost (the table's handlers and
 // this machine's shards) and a TableClient for every worker thread. The same code runs
 // in a farm_node process (kv/resp/kv_service.h) and in in-process test clusters
-// (kv/local_kv_cluster.h).
+// (kv/local_kv_cluster.h), on the node's Host.
 //
-//   auto table = TableNode::Install(node, options);   // before node.Start()
-//   ... node.Start() on every machine ...
+//   auto table = TableNode::Install(host, options);   // before the node starts
+//   ... every machine's node starts ...
 //   table->CreateShards();                            // on every machine, then
 //   table->Open();                                    // waits for every member's shards
 //
 // Threads: Install, CreateShards, Open and the destructor are called from a thread that
-// is not one of the node's worker threads, while the node runs; client(t) is used on
+// is not one of the host's worker threads, while the node runs; client(t) is used on
 // worker thread t only. The destructor drops each client on its thread.
 #ifndef FARM_KV_TABLE_NODE_H_
 #define FARM_KV_TABLE_NODE_H_
@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "farm/api/farm.h"
+#include "farm/api/host.h"
 #include "kv/table_client.h"
 #include "kv/table_host.h"
 
@@ -26,14 +27,14 @@ namespace farm::kv {
 
 class TableNode {
  public:
-  // Registers the table's handlers; call before node.Start().
-  static absl::StatusOr<std::unique_ptr<TableNode>> Install(node::Node& node, TableOptions options);
+  // Registers the table's handlers; call before the node starts.
+  static absl::StatusOr<std::unique_ptr<TableNode>> Install(Host& host, TableOptions options);
   ~TableNode();
   TableNode(const TableNode&) = delete;
   TableNode& operator=(const TableNode&) = delete;
 
   // Allocates this machine's shards and publishes them (on worker thread 0), once the
-  // node has linked to the cluster (node::Node::linked); a failed allocation
+  // node has joined the cluster (Host::ready); a failed allocation
   // (Unavailable, DeadlineExceeded) is tried again, for up to TableHost::kOpenTimeout in all.
   absl::Status CreateShards();
   // Opens the table on every worker thread: waits (up to TableHost::kOpenTimeout) until
@@ -46,9 +47,8 @@ class TableNode {
   TableClient& client(size_t t) { return *clients_.at(t); }
 
  private:
-  TableNode(node::Node& node, std::unique_ptr<TableHost> host)
-      : node_(node), host_(std::move(host)) {}
-  node::Node& node_;
+  TableNode(Host& node, std::unique_ptr<TableHost> host) : node_(node), host_(std::move(host)) {}
+  Host& node_;
   std::unique_ptr<TableHost> host_;
   std::vector<std::unique_ptr<TableClient>> clients_;
 };

@@ -169,7 +169,7 @@ void TableReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done
   batch->pending = keys.size();
   batch->done = std::move(done);
   if (keys.empty()) {
-    ctx_.loop().Defer([batch] { batch->done(std::move(batch->values)); });
+    ctx_.Defer([batch] { batch->done(std::move(batch->values)); });
     return;
   }
   for (size_t i = 0; i < keys.size(); ++i) {

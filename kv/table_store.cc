@@ -57,9 +57,9 @@ class TableTxn : public StoreTxn {
   // before its first suspension).
   template <typename T, typename D>
   void Run(Task<T> task, D done) {
-    EventLoop* loop = &client_.ctx().loop();
-    Spawn(std::move(task), [loop, done = std::move(done)](T r) mutable {
-      loop->Defer([r = std::move(r), done = std::move(done)]() mutable { done(std::move(r)); });
+    Context* ctx = &client_.ctx();
+    Spawn(std::move(task), [ctx, done = std::move(done)](T r) mutable {
+      ctx->Defer([r = std::move(r), done = std::move(done)]() mutable { done(std::move(r)); });
     });
   }
 

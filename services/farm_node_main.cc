@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "farm/base/command_line.h"
 #include "farm/base/log.h"
+#include "farm/api/node_host.h"
+#include "farm/api/service.h"
 #include "farm/node/node.h"
 #include "kv/resp/kv_service.h"
 
@@ -83,54 +85,30 @@ absl::StatusOr<std::string> ReadSecret(const std::string& path,
   return secret;
 }
 
-// The services a node hosts, started after the node and stopped before it.
-struct Services {
-  std::unique_ptr<farm::kv::KvService> kv;
-
-  // Installs the named services' handlers (before the node starts).
-  absl::Status Install(farm::node::Node& node) {
-    for (absl::string_view name :
-         absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
-      if (name != "kv")
-        return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv)"));
-      if (kv != nullptr) return absl::InvalidArgumentError("--services names kv twice");
-      farm::kv::KvServiceOptions o;
-      o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
-      o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
-      o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
-      if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
-        absl::StatusOr<std::string> password = ReadSecret(file, "--resp_password_file");
-        if (!password.ok()) return password.status();
-        if (password->empty()) {
-          return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
-        }
-        o.resp.password = *password;
+// The services --services names, created on the node's host (before it starts).
+absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
+    if (name != "kv") return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv)"));
+    farm::kv::KvServiceOptions o;
+    o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
+    o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
+    o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
+    if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
+      absl::StatusOr<std::string> password = ReadSecret(file, "--resp_password_file");
+      if (!password.ok()) return password.status();
+      if (password->empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
       }
-      absl::StatusOr<std::unique_ptr<farm::kv::KvService>> installed =
-          farm::kv::KvService::Install(node, o);
-      if (!installed.ok()) return installed.status();
-      kv = std::move(*installed);
+      o.resp.password = *password;
     }
-    return absl::OkStatus();
-  }
-
-  absl::Status Start(farm::node::Node& node, uint32_t id) {
-    if (kv == nullptr) return absl::OkStatus();
-    if (absl::Status s = kv->Start(); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("kv: ", s.message()));
+    absl::StatusOr<std::unique_ptr<farm::kv::KvService>> kv = farm::kv::KvService::Create(host, o);
+    if (!kv.ok()) return kv.status();
+    if (absl::Status s = services.Add(std::move(*kv)); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--services names ", name, " twice"));
     }
-    FARM_LOG(kInfo, "node %u: kv: RESP on %s port %u", id, absl::GetFlag(FLAGS_resp_listen),
-             kv->resp_port());
-    node.AddServiceCounters("kv", [service = kv.get()] { return service->Counters(); });
-    return absl::OkStatus();
   }
-
-  void Stop(farm::node::Node& node) {
-    if (kv == nullptr) return;
-    node.RemoveServiceCounters("kv");
-    kv->Stop();
-  }
-};
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -180,14 +158,15 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<std::unique_ptr<farm::node::Node>> node = farm::node::Node::Create(o);
   if (!node.ok()) return fail(node.status());
-  Services services;
-  if (absl::Status s = services.Install(**node); !s.ok()) return fail(s);
+  farm::NodeHost host(node->get());
+  farm::ServiceSet services(host);
+  if (absl::Status s = AddServices(host, services); !s.ok()) return fail(s);
   if (absl::Status s = (*node)->Start(); !s.ok()) {
     (*node)->Stop();
     return fail(s);
   }
-  if (absl::Status s = services.Start(**node, id); !s.ok()) {
-    services.Stop(**node);
+  if (absl::Status s = services.StartAll(); !s.ok()) {
+    services.StopAll();
     (*node)->Stop();
     return fail(s);
   }
@@ -196,7 +175,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
-  services.Stop(**node);
+  services.StopAll();
   (*node)->Stop();
   return 0;
 }

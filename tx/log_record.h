@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "farm/base/address.h"
+#include "farm/base/object_copy.h"  // kAnyVersion
 
 namespace farm::tx {
 
@@ -49,10 +50,6 @@ enum class LogOp : uint8_t {
   kWriteNewIncarnation = 4,  // kWrite that also increments the object's incarnation
 };
 
-// The version of a lock entry for an object the transaction did not read (allocated in
-// it, or freed unread): locked at whatever version it has. Never a real version (its
-// lock bits are set).
-inline constexpr uint64_t kAnyVersion = ~uint64_t{0};
 
 struct LogEntry {
   Addr address;

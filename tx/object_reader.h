@@ -43,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "alloc/allocator.h"
+#include "farm/base/object_copy.h"
 #include "farm/base/region.h"
 #include "farm/fabric/fabric.h"
 #include "farm/msg/msg_thread.h"
@@ -58,12 +59,8 @@ struct ObjectReaderOptions {
   RegionId slot_region = kFirstPrivateRegion + 0x100;  // private id for the slots
 };
 
-// What a read delivers (the public API's LockFreeObject is this type, so continuations
-// pass through without a wrapper).
-struct ObjectRead {
-  uint64_t version = 0;          // the header version of the accepted copy
-  std::span<const char> data;    // the payload, valid during the continuation only
-};
+// What a read delivers: ObjectRead (farm/base/object_copy.h), the public API's
+// LockFreeObject, so continuations pass through without a wrapper.
 
 struct ObjectReaderStats {
   uint64_t reads = 0;

@@ -1,5 +1,6 @@
 #include "tx/thread_context.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,14 @@ ThreadContext::~ThreadContext() { alive_.reset(); }
 
 std::shared_ptr<const membership::Placement> ThreadContext::placement() const {
   return allocator_->allocator().environment().placement();
+}
+
+std::vector<NodeId> ThreadContext::members() const {
+  std::shared_ptr<const membership::Placement> p = placement();
+  if (p == nullptr) return {};
+  std::vector<NodeId> members = p->members();
+  std::sort(members.begin(), members.end());
+  return members;
 }
 
 uint64_t ThreadContext::NewTransactionId() {

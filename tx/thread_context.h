@@ -34,6 +34,7 @@
 #include "alloc/allocator.h"
 #include "alloc/backup_regions.h"
 #include "alloc/thread_allocator.h"
+#include "farm/event/context.h"
 #include "farm/msg/msg_thread.h"
 #include "membership/placement.h"
 #include "tx/backup_log.h"
@@ -64,16 +65,28 @@ struct TxStats {
 
 using TxDone = absl::AnyInvocable<void(const absl::Status&)>;
 
-class ThreadContext {
+class ThreadContext final : public Context {
  public:
   ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAllocator* allocator,
                 const alloc::BackupRegions* copies, std::unique_ptr<ObjectReader> reader,
                 const TxOptions& options);
   ~ThreadContext();
-  ThreadContext(const ThreadContext&) = delete;
-  ThreadContext& operator=(const ThreadContext&) = delete;
 
-  NodeId self() const { return self_; }
+  // --- Context (the application's view) ---
+  NodeId self() const override { return self_; }
+  size_t thread_index() const override { return thread_->index(); }
+  bool transactional() const override { return true; }
+  std::vector<NodeId> members() const override;
+  void Post(Work work) override { loop().Post(std::move(work)); }
+  void Defer(Work work) override { loop().Defer(std::move(work)); }
+  TimerId RunAfter(absl::Duration delay, Work work) override {
+    return loop().RunAfter(delay, std::move(work));
+  }
+  bool CancelTimer(TimerId id) override { return loop().CancelTimer(id); }
+  absl::Status WatchFd(int fd, Work on_ready) override { return loop().WatchFd(fd, std::move(on_ready)); }
+  void UnwatchFd(int fd) override { loop().UnwatchFd(fd); }
+
+  // --- The layers' view ---
   MsgThread& msg() const { return *thread_; }
   EventLoop& loop() const { return thread_->loop(); }
   alloc::ThreadAllocator& allocator() const { return *allocator_; }

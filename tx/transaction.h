@@ -42,6 +42,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "farm/base/address.h"
+#include "farm/base/object_copy.h"
 #include "farm/msg/call_all.h"
 #include "membership/placement.h"
 #include "tx/log_record.h"
@@ -49,28 +50,7 @@
 
 namespace farm::tx {
 
-// A transaction's copy of one object: what the application reads and modifies.
-class TxObject {
- public:
-  FatPtr ptr() const { return ptr_; }
-  std::span<char> data() { return {data_.data(), data_.size()}; }
-  std::span<const char> data() const { return {data_.data(), data_.size()}; }
-  // objGetIncarnation: the low 32 bits of the incarnation it was read at.
-  uint32_t incarnation() const { return ptr_.incarnation; }
-  // The version read (kAnyVersion for an object allocated in the transaction).
-  uint64_t version() const { return version_; }
-
- private:
-  friend class Transaction;
-  FatPtr ptr_;
-  uint64_t version_ = kAnyVersion;
-  std::string data_;
-  bool read_ = false;
-  bool written_ = false;
-  bool allocated_ = false;
-  bool freed_ = false;
-  bool new_incarnation_ = false;
-};
+// TxObject, a transaction's copy of one object: farm/base/object_copy.h.
 
 class Transaction : public std::enable_shared_from_this<Transaction> {
  public:

@@ -17,7 +17,9 @@
 // frame is destroyed when it finishes.
 //
 // The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, LockFreeReadMany, MsgSend,
-// MsgSendTo, SleepFor) call the continuation-style function in await_suspend and resume
+// MsgSendTo, SleepFor) carry the names of the functions they wrap (txRead → TxRead),
+// capitalised because they are types: a class and a function of one name in one
+// namespace would hide each other. They call the continuation-style function in await_suspend and resume
 // the coroutine from its continuation. Errors are values (absl::Status / StatusOr), as
 // in farm.h; nothing throws, and an exception escaping a coroutine terminates the
 // process.
@@ -360,7 +362,7 @@ class [[nodiscard]] SleepFor {
   SleepFor(Context& ctx, absl::Duration d) : ctx_(&ctx), d_(d) {}
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) {
-    ctx_->loop().RunAfter(d_, [h] { h.resume(); });
+    ctx_->RunAfter(d_, [h] { h.resume(); });
   }
   void await_resume() const noexcept {}
 

@@ -1,12 +1,32 @@
 #include "farm/api/farm.h"
 
-#include <algorithm>
-#include <array>
+#include <cstdlib>
 #include <utility>
 
-namespace farm {
+#include "farm/base/log.h"
+#include "farm/base/object_layout.h"
+#include "membership/placement.h"
+#include "tx/transaction.h"
 
-TxHandle txCreate(Context& ctx) { return tx::Transaction::Create(&ctx); }
+namespace farm {
+namespace {
+
+// The node side of a Context: every transactional Context is a node worker thread's
+// tx::ThreadContext (farm/event/context.h). Using a bare loop's context for a
+// transaction, a lock-free read or a message is a programming error: it stops here
+// with a clear line, not later with corrupted memory.
+tx::ThreadContext& NodeThread(Context& ctx) {
+  if (!ctx.transactional()) {
+    FARM_LOG(kError, "farm API: a transaction, read or message on a thread that is no node's "
+                     "worker (a LoopContext)");
+    std::abort();
+  }
+  return static_cast<tx::ThreadContext&>(ctx);
+}
+
+}  // namespace
+
+TxHandle txCreate(Context& ctx) { return tx::Transaction::Create(&NodeThread(ctx)); }
 
 void txAlloc(Tx& tx, uint32_t size, Addr hint, Cont<absl::StatusOr<ObjBuf*>> cont) {
   tx.Alloc(size, hint, std::move(cont));
@@ -26,7 +46,7 @@ void txCommit(Tx& tx, Cont<absl::Status> cont) {
 
 void txAbort(Tx& tx) { tx.Abort(); }
 
-LockFreeOp::LockFreeOp(Context& ctx) : ctx_(&ctx) { ctx_->allocator().epoch().Enter(); }
+LockFreeOp::LockFreeOp(Context& ctx) : ctx_(&ctx) { NodeThread(ctx).allocator().epoch().Enter(); }
 
 LockFreeOp::LockFreeOp(LockFreeOp&& other) noexcept
     : ctx_(other.ctx_), active_(std::exchange(other.active_, false)) {}
@@ -36,19 +56,19 @@ LockFreeOp::~LockFreeOp() { End(); }
 void LockFreeOp::End() {
   if (!active_) return;
   active_ = false;
-  ctx_->allocator().epoch().Exit();
+  static_cast<tx::ThreadContext*>(ctx_)->allocator().epoch().Exit();
 }
 
 LockFreeOp lockFreeStart(Context& ctx) { return LockFreeOp(ctx); }
 
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont) {
   if (!op.active()) {
-    op.ctx().loop().Defer([cont = std::move(cont)]() mutable {
+    op.ctx().Defer([cont = std::move(cont)]() mutable {
       cont(absl::FailedPreconditionError("lockFreeRead after lockFreeEnd"));
     });
     return;
   }
-  Context* ctx = &op.ctx();
+  auto* ctx = static_cast<tx::ThreadContext*>(&op.ctx());  // checked by LockFreeOp
   ++ctx->stats().lock_free_reads;
   ctx->reader().Read(object, std::move(cont));
 }
@@ -56,12 +76,12 @@ void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObj
 void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
                       Cont<absl::StatusOr<std::span<const LockFreeObject>>> cont) {
   if (!op.active()) {
-    op.ctx().loop().Defer([cont = std::move(cont)]() mutable {
+    op.ctx().Defer([cont = std::move(cont)]() mutable {
       cont(absl::FailedPreconditionError("lockFreeReadMany after lockFreeEnd"));
     });
     return;
   }
-  Context* ctx = &op.ctx();
+  auto* ctx = static_cast<tx::ThreadContext*>(&op.ctx());  // checked by LockFreeOp
   ++ctx->stats().lock_free_reads;
   ctx->reader().ReadMany(objects, std::move(cont));
 }
@@ -70,56 +90,44 @@ void lockFreeEnd(LockFreeOp& op) { op.End(); }
 
 uint32_t objGetIncarnation(const ObjBuf& object) { return object.incarnation(); }
 
-absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }
+uint64_t objStoredBytes(uint64_t payload) { return MaxStoredBytes(payload); }
 
-absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler,
-                                absl::string_view service) {
-  auto on_message = [&node, handler = std::move(handler)](MsgThread& thread, const Message& m) {
-    handler(node.context(thread.index()), m);
-  };
-  return node.RegisterHandler(id, std::move(on_message), service);
-}
+absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }
 
 void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
                Cont<absl::StatusOr<std::string>> cont) {
   auto shared = std::make_shared<Cont<absl::StatusOr<std::string>>>(std::move(cont));
-  absl::Status sent = ctx.msg().Call(machine, id, payload,
+  absl::Status sent = NodeThread(ctx).msg().Call(machine, id, payload,
                                      [shared](const absl::Status& s, absl::string_view reply) {
                                        if (!s.ok()) return (*shared)(s);
                                        (*shared)(std::string(reply));
                                      });
   if (!sent.ok()) {
-    ctx.loop().Defer([sent, shared] { (*shared)(sent); });
+    ctx.Defer([sent, shared] { (*shared)(sent); });
   }
 }
 
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont) {
-  std::shared_ptr<const membership::Placement> placement = ctx.placement();
+  std::shared_ptr<const membership::Placement> placement = NodeThread(ctx).placement();
   absl::StatusOr<membership::ReplicaSet> rs =
       placement == nullptr ? absl::UnavailableError("no configuration yet")
                            : placement->Lookup(address.region());
   if (!rs.ok()) {
-    ctx.loop().Defer([s = rs.status(), cont = std::move(cont)]() mutable { cont(s); });
+    ctx.Defer([s = rs.status(), cont = std::move(cont)]() mutable { cont(s); });
     return;
   }
   msgSendTo(ctx, rs->primary(), id, payload, std::move(cont));
 }
 
-std::vector<NodeId> clusterMembers(Context& ctx) {
-  std::shared_ptr<const membership::Placement> placement = ctx.placement();
-  if (placement == nullptr) return {};
-  std::vector<NodeId> members = placement->members();
-  std::sort(members.begin(), members.end());
-  return members;
-}
+std::vector<NodeId> clusterMembers(Context& ctx) { return ctx.members(); }
 
 absl::Status msgReply(Context& ctx, const Message& message, absl::string_view payload) {
-  return ctx.msg().Reply(message.reply_to, payload);
+  return NodeThread(ctx).msg().Reply(message.reply_to, payload);
 }
 
 absl::Status msgReplyError(Context& ctx, const Message& message, const absl::Status& error) {
-  return ctx.msg().ReplyError(message.reply_to, error);
+  return NodeThread(ctx).msg().ReplyError(message.reply_to, error);
 }
 
 }  // namespace farm

@@ -11,8 +11,14 @@
 //
 // Event-driven, as in the paper: operations that complete later take a continuation,
 // which runs on the thread that started the operation (never inside the call). Every
-// call takes the calling worker thread's Context (Node::context(i), or the one a
-// handler is given): no global state. farm/api/coro.h puts C++20 coroutines on top.
+// call takes the calling worker thread's Context (farm/event/context.h: this machine,
+// the thread's index, work and timers on the thread, the configuration's members),
+// from Host::context(i) or the one a handler is given: no global state. A service
+// meets its node through a Host (farm/api/host.h). farm/api/coro.h puts C++20
+// coroutines on top.
+//
+// Sealed: this header names the transaction layer's types only by declaration and
+// includes no tx/, alloc/, membership/ or node/ header and no generated protobuf code.
 //
 // Objects are plain byte buffers to the application: versions, incarnations and line
 // versions are added and removed by the layers below (farm/base/object_layout.h).
@@ -36,16 +42,20 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
+#include "farm/base/object_copy.h"
+#include "farm/event/context.h"
 #include "farm/msg/message.h"
-#include "farm/node/node.h"
-#include "tx/transaction.h"
+#include "farm/msg/message_ids.h"
 
 namespace farm {
 
-using Context = tx::ThreadContext;
+namespace tx {
+class Transaction;  // opaque to applications: used only through the functions below
+}  // namespace tx
+
 using Tx = tx::Transaction;
 using TxHandle = std::shared_ptr<tx::Transaction>;
-using ObjBuf = tx::TxObject;
+using ObjBuf = TxObject;
 template <typename T>
 using Cont = absl::AnyInvocable<void(T)>;
 
@@ -93,7 +103,7 @@ class LockFreeOp {
 // A consistent copy of an object's bytes: `version` and `data`, valid during the
 // continuation only. (The object reader's own result type: continuations pass through
 // unwrapped.)
-using LockFreeObject = tx::ObjectRead;
+using LockFreeObject = ObjectRead;
 
 LockFreeOp lockFreeStart(Context& ctx);
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont);
@@ -113,23 +123,26 @@ uint32_t objGetIncarnation(const ObjBuf& object);
 // new pointer's incarnation is objGetIncarnation(object) + 1.
 absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object);
 
+// The bytes an object of `payload` bytes occupies in a region, header and line versions
+// included (the worst case over where it may start): for applications' memory accounting.
+uint64_t objStoredBytes(uint64_t payload);
+
 // --- Messages ---
 
 // A handler for messages sent with msgSend, run on the receiving worker thread with its
 // Context. `message.payload` is valid during the call; answer with msgReply (now or
-// later, on the same thread). Register before node.Start(); ids from the service's own
-// range in farm/msg/message_ids.h (kApplicationMsgIds for examples and tests).
-// `service` names the registrant in the error a second handler for an id gets.
+// later, on the same thread). Declared through the Host before the node starts
+// (msgRegisterHandler in farm/api/host.h); ids from the service's own range in
+// farm/msg/message_ids.h (kApplicationMsgIds for examples and tests).
 using AppHandler = std::function<void(Context& ctx, const Message& message)>;
-absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler,
-                                absl::string_view service = "an application");
 // Sends `payload` to the handler `id` on the machine the placement names as primary of
 // `address`'s region (this machine too), and continues with its reply. The region need
 // not exist (placement is consistent hashing of the id); Unimplemented when the machine
 // has no such handler; Unavailable when it cannot be reached.
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont);
-// The machines of the current configuration, ascending (empty before the first one).
+// The machines of the current configuration, ascending (empty before the first one):
+// ctx.members().
 std::vector<NodeId> clusterMembers(Context& ctx);
 // As msgSend, to a machine by id (e.g. to exchange pointers to the objects it created).
 void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -167,6 +168,12 @@ absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler, absl::strin
     if (known.id == id) return DuplicateHandlerError(id, known.registrant, registrant);
   }
   app_handlers_.push_back(AppHandler{id, std::move(handler), std::string(registrant)});
+  return absl::OkStatus();
+}
+
+absl::Status Node::AddConfigurationListener(ConfigurationListener listener) {
+  if (messenger_ != nullptr) return absl::FailedPreconditionError("configuration listeners are added before Start");
+  configuration_listeners_.push_back(std::move(listener));
   return absl::OkStatus();
 }
 
@@ -346,6 +353,7 @@ void Node::ConnectLoop() {
   bool all_linked = true;
   absl::flat_hash_map<NodeId, int> link_failures;  // consecutive, per peer
   int region_failures = 0;
+  uint64_t announced_epoch = 0;  // the last configuration the listeners heard
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
@@ -396,7 +404,16 @@ void Node::ConnectLoop() {
         region_failures = 0;
       }
     }
-    if (all_linked && !allocator_->blocks().Regions().empty()) linked_.store(true, std::memory_order_release);
+    if (all_linked && !allocator_->blocks().Regions().empty()) {
+      linked_.store(true, std::memory_order_release);
+      if (config->epoch > announced_epoch) {
+        announced_epoch = config->epoch;
+        std::vector<NodeId> members;
+        for (const membership::Member& m : config->members) members.push_back(m.id);
+        std::sort(members.begin(), members.end());
+        for (const ConfigurationListener& listener : configuration_listeners_) listener(config->epoch, members);
+      }
+    }
   }
 }
 

@@ -110,6 +110,12 @@ class Node {
   using CounterSource = std::function<std::vector<std::pair<std::string, uint64_t>>()>;
   void AddServiceCounters(const std::string& service, CounterSource source);
   void RemoveServiceCounters(const std::string& service);
+  // Hosted services hear configuration changes: `listener` runs on the node's connector
+  // thread once for each configuration the node has linked to every member of (and
+  // holds a region in), epochs ascending; a service that was installed later hears the
+  // next one. Before Start. Listeners must be quick and must not call into the Node.
+  using ConfigurationListener = std::function<void(uint64_t epoch, const std::vector<NodeId>& members)>;
+  absl::Status AddConfigurationListener(ConfigurationListener listener);
   const NodeOptions& options() const { return options_; }
   membership::Membership& membership() const { return *membership_; }
   Messenger& messenger() const { return *messenger_; }
@@ -155,6 +161,7 @@ class Node {
     std::string registrant;
   };
   std::vector<AppHandler> app_handlers_;
+  std::vector<ConfigurationListener> configuration_listeners_;  // fixed after Start
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
 

@@ -2,13 +2,14 @@
 
 #include <utility>
 
+#include "farm/api/log.h"
+
 namespace farm::kv {
 
-absl::StatusOr<std::unique_ptr<KvService>> KvService::Install(node::Node& node,
-                                                              KvServiceOptions options) {
-  absl::StatusOr<std::unique_ptr<TableNode>> table = TableNode::Install(node, options.table);
+absl::StatusOr<std::unique_ptr<KvService>> KvService::Create(Host& host, KvServiceOptions options) {
+  absl::StatusOr<std::unique_ptr<TableNode>> table = TableNode::Install(host, options.table);
   if (!table.ok()) return table.status();
-  return std::unique_ptr<KvService>(new KvService(node, std::move(options), std::move(*table)));
+  return std::unique_ptr<KvService>(new KvService(host, std::move(options), std::move(*table)));
 }
 
 KvService::~KvService() { Stop(); }
@@ -17,27 +18,40 @@ absl::Status KvService::Start() {
   if (table_ == nullptr) return absl::FailedPreconditionError("the kv service was stopped");
   if (absl::Status s = table_->CreateShards(); !s.ok()) return s;
   if (absl::Status s = table_->Open(); !s.ok()) return s;
-  std::vector<EventLoop*> loops;
-  for (size_t t = 0; t < node_.thread_count(); ++t) {
-    loops.push_back(&node_.loop(t));
+  std::vector<Context*> threads;
+  for (size_t t = 0; t < host_.thread_count(); ++t) {
+    threads.push_back(&host_.context(t));
     stores_.push_back(std::make_unique<TableStore>(table_->client(t)));
   }
   absl::StatusOr<std::unique_ptr<resp::RespServer>> server = resp::RespServer::Start(
-      loops, [this](size_t t) -> Store* { return stores_[t].get(); }, options_.resp);
+      threads, [this](size_t t) -> Store* { return stores_[t].get(); }, options_.resp);
   if (!server.ok()) return server.status();
   server_ = std::move(*server);
+  FARM_LOG(kInfo, "node %u: kv: RESP on %s port %u", host_.self(), options_.resp.listen, server_->port());
   return absl::OkStatus();
 }
 
 std::vector<std::pair<std::string, uint64_t>> KvService::Counters() const {
-  if (server_ == nullptr) return {};
+  std::vector<std::pair<std::string, uint64_t>> counters = {
+      {"configuration_epoch", epoch_.load(std::memory_order_relaxed)},
+      {"configuration_members", members_.load(std::memory_order_relaxed)}};
+  if (server_ == nullptr) return counters;
   const resp::RespStats s = server_->stats();
-  return {{"resp_connections_open", s.connections_open},
-          {"resp_connections_accepted", s.connections_accepted},
-          {"resp_connections_rejected", s.connections_rejected},
-          {"resp_commands", s.commands},
-          {"resp_error_replies", s.error_replies},
-          {"resp_protocol_errors", s.protocol_errors}};
+  counters.insert(counters.end(), {{"resp_connections_open", s.connections_open},
+                                   {"resp_connections_accepted", s.connections_accepted},
+                                   {"resp_connections_rejected", s.connections_rejected},
+                                   {"resp_commands", s.commands},
+                                   {"resp_error_replies", s.error_replies},
+                                   {"resp_protocol_errors", s.protocol_errors}});
+  return counters;
+}
+
+void KvService::OnConfiguration(uint64_t epoch, const std::vector<NodeId>& members) {
+  epoch_.store(epoch, std::memory_order_relaxed);
+  members_.store(members.size(), std::memory_order_relaxed);
+  // The table keeps the shards it was opened with (no re-sharding, kv/README.md): keys
+  // whose shards were on a machine that left fail until failover brings them back.
+  FARM_LOG(kInfo, "node %u: kv: configuration %d with %d members", host_.self(), epoch, members.size());
 }
 
 void KvService::Stop() {

@@ -1,20 +1,23 @@
-// KvService: the key-value store as a service of a node process (farm_node
-// --services=kv): the table on this node (kv/table_node.h), a kv::TableStore per worker
-// thread, and a RESP server on the node's loops, so every node answers for every key.
+// KvService: the key-value store as a service of a node (farm_node --services=kv, or a
+// node of an in-process cluster): the table on this node (kv/table_node.h), a
+// kv::TableStore per worker thread, and a RESP server on the node's worker threads, so
+// every node answers for every key.
 //
-//   auto kv = KvService::Install(node, options);   // before node.Start()
-//   node.Start();
-//   kv->Start();                                   // shards, open, RESP
-//   ... redis-cli -p kv->resp_port() ...
-//   kv->Stop();                                    // before node.Stop()
+//   auto kv = KvService::Create(host, options);    // before the node starts
+//   ServiceSet services(host); services.Add(std::move(*kv));
+//   ... the node starts ...
+//   services.StartAll();                           // shards, open, RESP
+//   ... redis-cli -p <the port in the log> ...
+//   services.StopAll();                            // before the node stops
 //
-// Tables are not yet named nor kept in a cluster catalog: each node creates its shards
-// at start and opens the table over the members of the configuration it sees then (a
-// node that joins later is not part of the table). Threads: every call from a thread
-// that is not one of the node's worker threads.
+// The table is opened through the cluster's catalog coordinator (kv/table_host.h), so
+// every node, including one that joins later, serves the same table. Threads: Create,
+// Start and Stop from a thread that is not one of the node's worker threads; Counters
+// and OnConfiguration from any thread.
 #ifndef FARM_KV_RESP_KV_SERVICE_H_
 #define FARM_KV_RESP_KV_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +26,8 @@
 
 #include "absl/status/statusor.h"
 #include "farm/api/farm.h"
+#include "farm/api/host.h"
+#include "farm/api/service.h"
 #include "kv/resp/resp_server.h"
 #include "kv/table_node.h"
 #include "kv/table_store.h"
@@ -34,33 +39,35 @@ struct KvServiceOptions {
   resp::RespServerOptions resp;  // listen address (loopback by default), AUTH password
 };
 
-class KvService {
+class KvService final : public Service {
  public:
-  static absl::StatusOr<std::unique_ptr<KvService>> Install(node::Node& node,
-                                                            KvServiceOptions options);
-  ~KvService();  // Stop()
-  KvService(const KvService&) = delete;
-  KvService& operator=(const KvService&) = delete;
+  static absl::StatusOr<std::unique_ptr<KvService>> Create(Host& host, KvServiceOptions options);
+  ~KvService() override;  // Stop()
 
-  // After node.Start(): creates this machine's shards, opens the table (waiting up to
+  std::string name() const override { return "kv"; }
+  // Creates this machine's shards, opens the table (waiting up to
   // TableHost::kOpenTimeout for every member's shards), then serves RESP.
-  absl::Status Start();
+  absl::Status Start() override;
+  // Stops serving RESP and drops the stores and clients. Idempotent.
+  void Stop() override;
+  // The RESP server's counters (connections, commands, errors) and the configuration
+  // the service last heard.
+  std::vector<std::pair<std::string, uint64_t>> Counters() const override;
+  void OnConfiguration(uint64_t epoch, const std::vector<NodeId>& members) override;
+
   uint16_t resp_port() const { return server_ ? server_->port() : 0; }
-  // The RESP server's counters (connections, commands, errors); thread-safe, for the
-  // admin port. Empty before Start and after Stop.
-  std::vector<std::pair<std::string, uint64_t>> Counters() const;
-  // Stops serving RESP and drops the stores and clients; before node.Stop(). Idempotent.
-  void Stop();
 
  private:
-  KvService(node::Node& node, KvServiceOptions options, std::unique_ptr<TableNode> table)
-      : node_(node), options_(std::move(options)), table_(std::move(table)) {}
+  KvService(Host& host, KvServiceOptions options, std::unique_ptr<TableNode> table)
+      : host_(host), options_(std::move(options)), table_(std::move(table)) {}
 
-  node::Node& node_;
+  Host& host_;
   const KvServiceOptions options_;
   std::unique_ptr<TableNode> table_;
   std::vector<std::unique_ptr<TableStore>> stores_;  // per worker thread
   std::unique_ptr<resp::RespServer> server_;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<uint64_t> members_{0};
 };
 
 }  // namespace farm::kv

@@ -23,7 +23,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
-#include "farm/base/unique_fd.h"
+#include "farm/api/unique_fd.h"
 #include "kv/resp/resp_session.h"
 #include "kv/resp/socket_watcher.h"
 

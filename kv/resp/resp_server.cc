@@ -40,11 +40,11 @@ absl::Status SplitHostPort(const std::string& listen, std::string* host, std::st
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RespServer>> RespServer::Start(
-    std::vector<EventLoop*> loops, std::function<Store*(size_t thread)> store_of,
+    std::vector<Context*> threads, std::function<Store*(size_t thread)> store_of,
     RespServerOptions options) {
-  if (loops.empty()) return absl::InvalidArgumentError("RespServer needs at least one loop");
+  if (threads.empty()) return absl::InvalidArgumentError("RespServer needs at least one thread");
   if (!store_of) return absl::InvalidArgumentError("RespServer needs store_of");
-  std::unique_ptr<RespServer> server(new RespServer(std::move(loops), std::move(options)));
+  std::unique_ptr<RespServer> server(new RespServer(std::move(threads), std::move(options)));
   if (absl::Status s = server->Listen(); !s.ok()) return s;
 
   RespSessionOptions session;
@@ -56,20 +56,20 @@ absl::StatusOr<std::unique_ptr<RespServer>> RespServer::Start(
   session.counters = &server->counters_;
   session.port = server->port_;
   session.max_clients = server->options_.max_clients;
-  for (size_t i = 0; i < server->loops_.size(); ++i) {
+  for (size_t i = 0; i < server->threads_.size(); ++i) {
     Store* store = store_of(i);
-    if (store == nullptr) return absl::InvalidArgumentError(absl::StrCat("no store for loop ", i));
+    if (store == nullptr) return absl::InvalidArgumentError(absl::StrCat("no store for thread ", i));
     server->workers_.push_back(
-        std::make_unique<RespServerWorker>(server->loops_[i], store, session));
+        std::make_unique<RespServerWorker>(server->threads_[i], store, session));
   }
   absl::Status status;
   for (auto& worker : server->workers_) {
-    RunInLoop(*worker->loop(), [&] { status.Update(worker->Init()); });
+    RunOnContext(*worker->context(), [&] { status.Update(worker->Init()); });
   }
   if (status.ok()) {
     RespServer* s = server.get();
-    RunInLoop(*s->loops_[0], [&] {
-      status = s->loops_[0]->WatchFd(s->listen_fd_.get(), [s] { s->OnAcceptable(); });
+    RunOnContext(*s->threads_[0], [&] {
+      status = s->threads_[0]->WatchFd(s->listen_fd_.get(), [s] { s->OnAcceptable(); });
       s->listening_ = status.ok();
     });
   }
@@ -77,8 +77,8 @@ absl::StatusOr<std::unique_ptr<RespServer>> RespServer::Start(
   return server;
 }
 
-RespServer::RespServer(std::vector<EventLoop*> loops, RespServerOptions options)
-    : loops_(std::move(loops)), options_(std::move(options)) {}
+RespServer::RespServer(std::vector<Context*> threads, RespServerOptions options)
+    : threads_(std::move(threads)), options_(std::move(options)) {}
 
 RespServer::~RespServer() { Stop(); }
 
@@ -135,7 +135,7 @@ void RespServer::OnAcceptable() {
     RespCounters::Add(counters_.connections_accepted);
     RespCounters::Add(counters_.connections_open);
     RespServerWorker* worker = workers_[next_worker_++ % workers_.size()].get();
-    worker->loop()->Post(
+    worker->context()->Post(
         [worker, connection = std::move(connection), id = next_client_id_++]() mutable {
           worker->Adopt(std::move(connection), id);
         });
@@ -151,11 +151,11 @@ void RespServer::Reject(UniqueFd fd) {
 }
 
 void RespServer::PauseAccepting() {
-  loops_[0]->UnwatchFd(listen_fd_.get());
+  threads_[0]->UnwatchFd(listen_fd_.get());
   listening_ = false;
-  resume_timer_ = loops_[0]->RunAfter(kAcceptPause, [this] {
+  resume_timer_ = threads_[0]->RunAfter(kAcceptPause, [this] {
     resume_timer_ = 0;
-    listening_ = loops_[0]->WatchFd(listen_fd_.get(), [this] { OnAcceptable(); }).ok();
+    listening_ = threads_[0]->WatchFd(listen_fd_.get(), [this] { OnAcceptable(); }).ok();
   });
 }
 
@@ -163,14 +163,14 @@ void RespServer::Stop() {
   if (stopped_) return;
   stopped_ = true;
   // First no new connections, then close the ones there are, each on its thread.
-  RunInLoop(*loops_[0], [this] {
-    if (listening_) loops_[0]->UnwatchFd(listen_fd_.get());
+  RunOnContext(*threads_[0], [this] {
+    if (listening_) threads_[0]->UnwatchFd(listen_fd_.get());
     listening_ = false;
-    if (resume_timer_ != 0) loops_[0]->CancelTimer(resume_timer_);
+    if (resume_timer_ != 0) threads_[0]->CancelTimer(resume_timer_);
     resume_timer_ = 0;
   });
   for (auto& worker : workers_) {
-    RunInLoop(*worker->loop(), [&worker] { worker->CloseAll(); });
+    RunOnContext(*worker->context(), [&worker] { worker->CloseAll(); });
   }
   listen_fd_.reset();
 }

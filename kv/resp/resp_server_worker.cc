@@ -4,14 +4,14 @@
 
 namespace farm::kv::resp {
 
-RespServerWorker::RespServerWorker(EventLoop* loop, Store* store,
+RespServerWorker::RespServerWorker(Context* ctx, Store* store,
                                    RespSessionOptions session_options)
-    : loop_(loop), store_(store), session_options_(std::move(session_options)) {}
+    : ctx_(ctx), store_(store), session_options_(std::move(session_options)) {}
 
 RespServerWorker::~RespServerWorker() = default;
 
 absl::Status RespServerWorker::Init() {
-  absl::StatusOr<std::unique_ptr<SocketWatcher>> watcher = SocketWatcher::Create(loop_);
+  absl::StatusOr<std::unique_ptr<SocketWatcher>> watcher = SocketWatcher::Create(ctx_);
   if (!watcher.ok()) return watcher.status();
   watcher_ = std::move(*watcher);
   return absl::OkStatus();
@@ -41,7 +41,7 @@ void RespServerWorker::OnClosed(RespConnection* connection) {
   RespCounters::Sub(session_options_.counters->connections_open);
   if (stopped_) return;  // CloseAll destroys it
   // Not now: we may be inside the connection's own callback.
-  loop_->Defer([set = connections_, connection] { set->erase(connection); });
+  ctx_->Defer([set = connections_, connection] { set->erase(connection); });
 }
 
 void RespServerWorker::CloseAll() {

@@ -1,8 +1,8 @@
-// RespServerWorker: RespServer's part on one loop thread — the connections it was
+// RespServerWorker: RespServer's part on one worker thread — the connections it was
 // handed and the SocketWatcher of their sockets. Private to RespServer.
 //
-// Threads: constructed and destroyed anywhere; everything else on its loop's thread.
-// Lifetime: after CloseAll nothing on the loop refers to the worker (closures that
+// Threads: constructed and destroyed anywhere; everything else on its thread.
+// Lifetime: after CloseAll nothing on the thread refers to the worker (closures that
 // reap closed connections hold the connection set, not the worker), so it may then be
 // destroyed from any thread.
 #ifndef FARM_KV_RESP_RESP_SERVER_WORKER_H_
@@ -13,8 +13,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "farm/base/unique_fd.h"
-#include "farm/event/event_loop.h"
+#include "farm/api/unique_fd.h"
+#include "farm/api/farm.h"
 #include "kv/resp/resp_connection.h"
 #include "kv/resp/resp_counters.h"
 #include "kv/resp/resp_session.h"
@@ -26,14 +26,14 @@ namespace farm::kv::resp {
 class RespServerWorker {
  public:
   // `session_options.counters` must point at the server's counters.
-  RespServerWorker(EventLoop* loop, Store* store, RespSessionOptions session_options);
+  RespServerWorker(Context* ctx, Store* store, RespSessionOptions session_options);
   ~RespServerWorker();
 
-  EventLoop* loop() const { return loop_; }
+  Context* context() const { return ctx_; }
 
   // --- Loop thread ---
   absl::Status Init();
-  // Serves a connection accepted on loops[0] (already counted as open).
+  // Serves a connection accepted on threads[0] (already counted as open).
   void Adopt(UniqueFd fd, uint64_t client_id);
   // Closes every connection and stops watching; later Adopts just close their socket.
   void CloseAll();
@@ -43,7 +43,7 @@ class RespServerWorker {
 
   void OnClosed(RespConnection* connection);
 
-  EventLoop* const loop_;
+  Context* const ctx_;
   Store* const store_;
   const RespSessionOptions session_options_;
   std::unique_ptr<SocketWatcher> watcher_;

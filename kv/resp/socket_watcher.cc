@@ -13,17 +13,17 @@ uint32_t Interest(bool read, bool write) { return (read ? EPOLLIN : 0u) | (write
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SocketWatcher>> SocketWatcher::Create(EventLoop* loop) {
+absl::StatusOr<std::unique_ptr<SocketWatcher>> SocketWatcher::Create(Context* ctx) {
   UniqueFd epfd(::epoll_create1(EPOLL_CLOEXEC));
   if (!epfd.valid()) return absl::ErrnoToStatus(errno, "epoll_create1");
-  std::unique_ptr<SocketWatcher> watcher(new SocketWatcher(loop, std::move(epfd)));
+  std::unique_ptr<SocketWatcher> watcher(new SocketWatcher(ctx, std::move(epfd)));
   SocketWatcher* w = watcher.get();
-  absl::Status s = loop->WatchFd(w->epoll_fd_.get(), [w] { w->Dispatch(); });
+  absl::Status s = ctx->WatchFd(w->epoll_fd_.get(), [w] { w->Dispatch(); });
   if (!s.ok()) return s;
   return watcher;
 }
 
-SocketWatcher::~SocketWatcher() { loop_->UnwatchFd(epoll_fd_.get()); }
+SocketWatcher::~SocketWatcher() { ctx_->UnwatchFd(epoll_fd_.get()); }
 
 absl::StatusOr<SocketWatcher::Token> SocketWatcher::Add(int fd, bool read, bool write,
                                                         Callback callback) {

@@ -2,12 +2,12 @@
 //
 // EventLoop::WatchFd reports readability only, and a connection whose client is slow
 // to read must wait for its socket to drain. So the watcher keeps its own epoll set
-// (level-triggered; each socket's interest changed with Update) and has the loop watch
+// (level-triggered; each socket's interest changed with Update) and has its Context watch
 // that epoll descriptor, which is readable while any socket in the set is ready. No
-// timers, no change to the event loop. (Were WatchFd to take an event mask, this class
+// timers, no change to the Context. (Were WatchFd to take an event mask, this class
 // would shrink to a map of callbacks.)
 //
-// Threads: everything, Create and the destructor included, on the loop's thread.
+// Threads: everything, Create and the destructor included, on the Context's thread.
 // Callbacks run there. A callback may Add, Update or Remove any socket, its own
 // included; events already collected for a removed socket are dropped (sockets are
 // named by tokens, not descriptor numbers, so a reused number is never confused).
@@ -22,8 +22,8 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "farm/base/unique_fd.h"
-#include "farm/event/event_loop.h"
+#include "farm/api/unique_fd.h"
+#include "farm/api/farm.h"
 
 namespace farm::kv::resp {
 
@@ -33,7 +33,7 @@ class SocketWatcher {
   using Callback = absl::AnyInvocable<void(uint32_t events)>;
   using Token = uint64_t;
 
-  static absl::StatusOr<std::unique_ptr<SocketWatcher>> Create(EventLoop* loop);
+  static absl::StatusOr<std::unique_ptr<SocketWatcher>> Create(Context* ctx);
   ~SocketWatcher();
   SocketWatcher(const SocketWatcher&) = delete;
   SocketWatcher& operator=(const SocketWatcher&) = delete;
@@ -49,10 +49,10 @@ class SocketWatcher {
     Callback callback;
   };
 
-  SocketWatcher(EventLoop* loop, UniqueFd epoll_fd) : loop_(loop), epoll_fd_(std::move(epoll_fd)) {}
+  SocketWatcher(Context* ctx, UniqueFd epoll_fd) : ctx_(ctx), epoll_fd_(std::move(epoll_fd)) {}
   void Dispatch();
 
-  EventLoop* const loop_;
+  Context* const ctx_;
   UniqueFd epoll_fd_;
   absl::flat_hash_map<Token, std::unique_ptr<Entry>> entries_;
   // Entries removed during Dispatch, kept until it ends: a callback may remove itself.

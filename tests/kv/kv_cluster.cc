@@ -12,7 +12,7 @@ namespace farm::kv::testing {
 absl::StatusOr<std::unique_ptr<KvCluster>> KvCluster::Start(const std::string& backend, int nodes,
                                                             const std::string& name,
                                                             TableOptions options, uint32_t replication) {
-  node::LocalClusterOptions o;
+  InProcessClusterOptions o;
   o.backend = backend;
   o.nodes = nodes;
   o.rdma_devices = farm::testing::TestVerbsDevices();

@@ -19,7 +19,7 @@ class KvCluster {
                                                           const std::string& name, TableOptions options,
                                                           uint32_t replication = 3);
 
-  node::Node& node(NodeId id) { return kv_->node(id); }
+  Host& host(NodeId id) { return kv_->host(id); }
   TableClient& client(NodeId id, size_t t = 0) { return kv_->client(id, t); }
   LocalKvCluster& kv() { return *kv_; }
 

@@ -233,6 +233,9 @@ TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
   EXPECT_EQ(counters["resp_commands"], uint64_t{1 + kKeys / 3 + kKeys});  // AUTH, its SETs, GETs
   EXPECT_EQ(counters["resp_connections_accepted"], 1u);
   EXPECT_EQ(counters["resp_connections_open"], 1u);
+  // The service heard the configuration of the three nodes (ServiceSet → OnConfiguration).
+  EXPECT_GE(counters["configuration_epoch"], 1u);
+  EXPECT_EQ(counters["configuration_members"], 3u);
 
   // A 4th node joins after the table exists: it adopts the table's map from the catalog
   // coordinator, so it never answers "absent" for a present key, nor another value; it

@@ -197,7 +197,7 @@ std::map<std::string, std::vector<RegisterOp>> RunRound(KvCluster& kv, const Wor
   Driver driver{&kv, &w, round, &running, &all_done};
   for (auto& c : clients) {
     Client* client = c.get();
-    kv.node(client->node).loop(client->thread).Post([&driver, client] { driver.Step(client); });
+    kv.host(client->node).context(client->thread).Post([&driver, client] { driver.Step(client); });
   }
   std::map<std::string, std::vector<RegisterOp>> by_key;
   if (!all_done.WaitForNotificationWithTimeout(absl::Seconds(120))) {

@@ -301,7 +301,7 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   };
   Churn churn{&kv.client(1)};
   churn.in_flight = 8;
-  kv.node(1).loop(0).Post([&churn] {
+  kv.host(1).context(0).Post([&churn] {
     for (int i = 0; i < 8; ++i) churn.Go(i);
   });
   int scans = 0;

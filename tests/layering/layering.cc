@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -53,6 +54,14 @@ absl::StatusOr<LayerTable> ParseLayerTable(absl::string_view text) {
       table.exceptions.emplace(words[1], words[2]);
       continue;
     }
+    if (words[0] == "private") {
+      if (words.size() < 3 || !absl::EndsWith(words[1], ":")) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("LAYERS.txt line ", number, ": expected 'private HEADER: folder ...'"));
+      }
+      table.private_headers[words[1].substr(0, words[1].size() - 1)].insert(words.begin() + 2, words.end());
+      continue;
+    }
     if (!absl::EndsWith(words[0], ":")) {
       return absl::InvalidArgumentError(
           absl::StrCat("LAYERS.txt line ", number, ": expected 'folder: deps...'"));
@@ -65,6 +74,14 @@ absl::StatusOr<LayerTable> ParseLayerTable(absl::string_view text) {
       if (dep != "*" && !table.allowed.contains(dep)) {
         return absl::InvalidArgumentError(
             absl::StrCat("LAYERS.txt: ", folder, " depends on unlisted folder ", dep));
+      }
+    }
+  }
+  for (const auto& [header, folders] : table.private_headers) {
+    for (const std::string& folder : folders) {
+      if (!table.allowed.contains(folder)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("LAYERS.txt: private ", header, " names unlisted folder ", folder));
       }
     }
   }
@@ -101,6 +118,13 @@ absl::StatusOr<std::vector<Violation>> CheckLayering(const std::string& root,
       if (included.empty()) continue;
       if (!tops.contains(included.substr(0, included.find('/')))) continue;  // not the project's
       const std::string target = table.FolderOf(included);
+      if (auto p = table.private_headers.find(included);
+          p != table.private_headers.end() && target != folder && !p->second.contains(folder)) {
+        violations.push_back(Violation{file, number, included,
+                                       absl::StrCat(folder, " may not include ", included,
+                                                    " (private to ", absl::StrJoin(p->second, " "), ")")});
+        continue;
+      }
       if (target == folder || deps.contains(target)) continue;
       if (table.exceptions.contains({file, included})) {
         used.emplace(file, included);

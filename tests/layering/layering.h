@@ -19,13 +19,17 @@ struct LayerTable {
   std::map<std::string, std::set<std::string>> allowed;
   // (file, included header) pairs allowed although the table forbids them.
   std::set<std::pair<std::string, std::string>> exceptions;
+  // header -> the only folders besides its own whose files may include it (a header of
+  // a layer that is not for every layer above it).
+  std::map<std::string, std::set<std::string>> private_headers;
 
   // The longest folder of the table that holds `path` ("" when none does). A file
   // named *_test.cc is a test wherever it lives: it belongs to "tests".
   std::string FolderOf(absl::string_view path) const;
 };
 
-// Parses LAYERS.txt: "folder: dep dep ...", "except FILE HEADER", '#' comments.
+// Parses LAYERS.txt: "folder: dep dep ...", "except FILE HEADER", "private HEADER:
+// folder folder ...", '#' comments.
 // InvalidArgument naming the line for anything else or a dependency on an unlisted
 // folder.
 absl::StatusOr<LayerTable> ParseLayerTable(absl::string_view text);

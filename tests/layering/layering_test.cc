@@ -58,15 +58,23 @@ TEST(LayeringTest, AnInjectedViolationIsCaught) {
     std::ofstream bad(copy / "kv" / "table_reader.cc", std::ios::app);
     bad << "#include \"tx/transaction.h\"\n";
   }
+  {
+    // An application taking hold of the node through the API's private door.
+    std::ofstream bad(copy / "kv" / "table_host.cc", std::ios::app);
+    bad << "#include \"farm/api/node_host.h\"\n";
+  }
   table.exceptions.emplace("kv/layout.h", "farm/alloc_gone.h");
   absl::StatusOr<std::vector<Violation>> caught = CheckLayering(copy.string(), table);
   ASSERT_TRUE(caught.ok()) << caught.status();
-  ASSERT_EQ(caught->size(), 2u);
+  ASSERT_EQ(caught->size(), 3u);
   for (const Violation& v : *caught) {
     if (v.file == "kv/table_reader.cc") {
       EXPECT_EQ(v.included, "tx/transaction.h");
       EXPECT_GT(v.line, 1);
       EXPECT_EQ(v.message, "kv may not include tx (tx/transaction.h)");
+    } else if (v.file == "kv/table_host.cc") {
+      EXPECT_EQ(v.included, "farm/api/node_host.h");
+      EXPECT_EQ(v.message.rfind("kv may not include farm/api/node_host.h (private to ", 0), 0u) << v.message;
     } else {
       EXPECT_EQ(v.file, "kv/layout.h");
       EXPECT_NE(v.message.find("no longer included"), std::string::npos) << v.message;
@@ -79,6 +87,8 @@ TEST(LayeringTest, BadTablesAreRefused) {
   EXPECT_FALSE(ParseLayerTable("kv farm/api\n").ok());
   EXPECT_FALSE(ParseLayerTable("kv: farm/api\n").ok());  // farm/api is not listed
   EXPECT_FALSE(ParseLayerTable("except kv/a.h\n").ok());
+  EXPECT_FALSE(ParseLayerTable("kv:\nprivate kv/a.h kv\n").ok());      // no colon
+  EXPECT_FALSE(ParseLayerTable("kv:\nprivate kv/a.h: graph\n").ok());  // unlisted folder
   absl::StatusOr<LayerTable> t = ParseLayerTable("farm/api:\nkv: farm/api  # apps\ntests: *\n");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->FolderOf("kv/resp/x.h"), "kv");

@@ -12,7 +12,9 @@
 #include "absl/status/statusor.h"
 #include "farm/base/mutex.h"
 #include "farm/node/local_cluster.h"
+#include "farm/api/node_host.h"
 #include "farm/node/node.h"
+#include "tx/transaction.h"
 
 namespace farm::testing {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "farm/api/farm.h"
+#include "farm/node/node.h"
 
 namespace farm::tx::testing {
 

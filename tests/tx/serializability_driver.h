@@ -19,6 +19,9 @@
 #include "absl/time/time.h"
 #include "farm/api/farm.h"
 #include "farm/base/mutex.h"
+#include "farm/event/event_loop.h"
+#include "farm/node/node.h"
+#include "tx/thread_context.h"
 
 namespace farm::tx::testing {
 
@@ -98,7 +101,7 @@ class Driver {
 
   node::Node* const node_;
   const size_t thread_;
-  Context* const ctx_;
+  tx::ThreadContext* const ctx_;
   std::mt19937_64 rng_;
   Errors errors_;
 

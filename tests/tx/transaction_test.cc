@@ -94,7 +94,7 @@ class TransactionTest : public ::testing::TestWithParam<std::string> {
 
   tx::TxStats Stats(NodeId n) {
     return *RunInContext<absl::StatusOr<tx::TxStats>>(
-        cluster_->node(n), [](Context& ctx, auto finish) { finish(ctx.stats()); });
+        cluster_->node(n), [](tx::ThreadContext& ctx, auto finish) { finish(ctx.stats()); });
   }
 
   std::unique_ptr<NodeCluster> cluster_;
@@ -274,7 +274,7 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
   ASSERT_TRUE(c.ok()) << c.status();
   NodeCluster& cluster = **c;
   auto epoch_of = [&](NodeId n) {
-    return *RunInContext<absl::StatusOr<uint64_t>>(cluster.node(n), [](Context& ctx, auto finish) {
+    return *RunInContext<absl::StatusOr<uint64_t>>(cluster.node(n), [](tx::ThreadContext& ctx, auto finish) {
       finish(ctx.placement() == nullptr ? 0 : ctx.placement()->epoch());
     });
   };
@@ -336,7 +336,7 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
 
   // Participants refuse requests of another epoch too: a PREPARE from the old
   // configuration locks nothing.
-  absl::Status prepare = RunInContext<absl::Status>(cluster.node(1), [&](Context& ctx, auto finish) {
+  absl::Status prepare = RunInContext<absl::Status>(cluster.node(1), [&](tx::ThreadContext& ctx, auto finish) {
     tx::LogRecord r;
     r.kind = tx::LogKind::kLock;
     r.transaction = 77;

@@ -91,7 +91,7 @@ absl::Status Load(LocalKvCluster& kv, uint64_t count, OpKind kind = OpKind::kPut
 // One node with one thread and a table of --buckets buckets (the layout figures need
 // no replication).
 absl::StatusOr<std::unique_ptr<LocalKvCluster>> StartOneNode(TableOptions t, const std::string& name) {
-  node::LocalClusterOptions o;
+  InProcessClusterOptions o;
   o.nodes = 1;
   o.threads = 1;
   o.replication = 1;
@@ -207,7 +207,7 @@ struct BatchRun {
 };
 
 absl::Status MeasureMultiGet() {
-  node::LocalClusterOptions o;
+  InProcessClusterOptions o;
   o.backend = "tcp";  // real round trips (shm READs are memory copies)
   o.nodes = 2;
   o.threads = 1;

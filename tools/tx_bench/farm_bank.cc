@@ -112,7 +112,7 @@ class TransferLoop {
       // Randomized backoff growing with the attempts, as a client would: an immediate
       // retry mostly meets the same lock again.
       const auto delay = absl::Microseconds(absl::Uniform<int>(rng_, 1, 8 << std::min(retries, 7)));
-      ctx_->loop().RunAfter(delay, [=, this] { Attempt(from, to, amount, retries + 1); });
+      ctx_->RunAfter(delay, [=, this] { Attempt(from, to, amount, retries + 1); });
       return;
     }
     error_.Update(s);

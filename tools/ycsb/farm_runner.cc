@@ -61,7 +61,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   const double slots_wanted = static_cast<double>(spec.record_count) / options.occupancy;
   table.buckets_per_node = std::max<uint64_t>(
       4, static_cast<uint64_t>(slots_wanted / (table.layout.slots_per_bucket() * options.nodes)) + 1);
-  node::LocalClusterOptions cluster;
+  InProcessClusterOptions cluster;
   cluster.backend = options.fabric;
   cluster.nodes = options.nodes;
   cluster.threads = static_cast<uint32_t>(config.threads);
@@ -96,7 +96,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   auto on_driver_threads = [&](auto& fn) {
     control.running.store(total, std::memory_order_relaxed);
     for (int i = 0; i < total; ++i) {
-      (*kv)->node(places[i].node).loop(places[i].thread).Post([&fn, d = drivers[i].get(), i] { fn(*d, i); });
+      (*kv)->host(places[i].node).context(places[i].thread).Post([&fn, d = drivers[i].get(), i] { fn(*d, i); });
     }
   };
 

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/unique_fd.h"
+#include "farm/event/loop_context.h"
 #include "farm/fabric/doorbell.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -97,6 +98,7 @@ class RespServerTest : public ::testing::Test {
 
   void StartServer(RespServerOptions options) {
     server_.reset();
+    contexts_.clear();
     loops_.clear();
     stores_.clear();
     auto table = DoorbellTable::Create(8);
@@ -109,9 +111,10 @@ class RespServerTest : public ::testing::Test {
       ASSERT_TRUE(loop.ok());
       stores_.push_back(std::make_unique<FakeStore>(&cluster_, loop->get()));
       loops_.push_back(std::make_unique<LoopThread>(std::move(*loop)));
+      contexts_.push_back(std::make_unique<LoopContext>(&loops_.back()->loop(), i));
     }
     auto server = RespServer::Start(
-        {&loops_[0]->loop(), &loops_[1]->loop()}, [this](size_t i) { return stores_[i].get(); },
+        {contexts_[0].get(), contexts_[1].get()}, [this](size_t i) { return stores_[i].get(); },
         options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -137,6 +140,7 @@ class RespServerTest : public ::testing::Test {
   std::unique_ptr<DoorbellTable> doorbells_;
   std::vector<std::unique_ptr<FakeStore>> stores_;
   std::vector<std::unique_ptr<LoopThread>> loops_;
+  std::vector<std::unique_ptr<LoopContext>> contexts_;
   std::unique_ptr<RespServer> server_;
   std::string port_;
 };

@@ -1,0 +1,38 @@
+#include "farm/api/in_process_cluster.h"
+
+#include <utility>
+
+#include "farm/api/node_host.h"
+#include "farm/node/local_cluster.h"
+
+namespace farm {
+
+InProcessCluster::InProcessCluster() = default;
+
+InProcessCluster::~InProcessCluster() { cluster_.reset(); }
+
+absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const InProcessClusterOptions& options) {
+  std::unique_ptr<InProcessCluster> c(new InProcessCluster());
+  node::LocalClusterOptions o;
+  o.backend = options.backend;
+  o.nodes = options.nodes;
+  o.rdma_devices = options.rdma_devices;
+  o.dir = options.dir;
+  o.threads = options.threads;
+  o.replication = options.replication;
+  o.region_bytes = options.region_bytes;
+  o.capacity_bytes = options.capacity_bytes;
+  InProcessCluster* self = c.get();
+  o.before_start = [self, before = options.before_start](node::Node& n) -> absl::Status {
+    auto host = std::make_unique<NodeHost>(&n);
+    Host& h = *host;
+    self->hosts_[h.self()] = std::move(host);  // a retried start replaces the node's host
+    return before ? before(h) : absl::OkStatus();
+  };
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> started = node::LocalCluster::Start(o);
+  if (!started.ok()) return started.status();
+  c->cluster_ = std::move(*started);
+  return c;
+}
+
+}  // namespace farm
