@@ -549,7 +549,7 @@ void ThreadAllocator::StartRound() {
   retired_waiting_.clear();
   std::vector<NodeId> members;
   if (std::shared_ptr<const membership::Placement> p = allocator_->environment().placement()) {
-    members = p->members();
+    members = p->all_members();  // compute-only members read lock-free too
   } else {
     members.push_back(allocator_->options().self);
   }

@@ -48,6 +48,7 @@ TableNode::~TableNode() {
 }
 
 absl::Status TableNode::CreateShards() {
+  if (node_.compute_only()) return absl::OkStatus();  // holds none: the others' serve it
   TableHost* host = host_.get();
   // Right after a node starts its links to the other members may still be coming up:
   // allocations then fail Unavailable, and are tried again for a while.

@@ -36,6 +36,7 @@ class TableNode {
   // Allocates this machine's shards and publishes them (on worker thread 0), once the
   // node has joined the cluster (Host::ready); a failed allocation
   // (Unavailable, DeadlineExceeded) is tried again, for up to TableHost::kOpenTimeout in all.
+  // Nothing on a compute-only node: it holds no shards, and is not asked for any.
   absl::Status CreateShards();
   // Opens the table on every worker thread: waits (up to TableHost::kOpenTimeout) until
   // every member of the configuration has published its shards.

@@ -24,6 +24,7 @@ void ToProto(const Member& m, MemberProto* p) {
   p->set_threads(m.threads);
   p->set_incarnation(m.incarnation);
   p->set_session(m.session);
+  p->set_compute_only(m.compute_only);
 }
 
 Member FromProto(const MemberProto& p) {
@@ -36,6 +37,7 @@ Member FromProto(const MemberProto& p) {
   m.threads = p.threads();
   m.incarnation = p.incarnation();
   m.session = p.session();
+  m.compute_only = p.compute_only();
   return m;
 }
 
@@ -87,7 +89,10 @@ const Member* Configuration::Find(NodeId id) const {
 std::string Configuration::Summary() const {
   return absl::StrFormat(
       "epoch %d: nodes %s (manager %d, r=%d, k=%d)", epoch,
-      absl::StrJoin(members, ",", [](std::string* out, const Member& m) { absl::StrAppend(out, m.id); }),
+      absl::StrJoin(members, ",",
+                    [](std::string* out, const Member& m) {
+                      absl::StrAppend(out, m.id, m.compute_only ? " (compute)" : "");
+                    }),
       manager, replication, virtual_rings);
 }
 

@@ -38,6 +38,8 @@ struct Member {
   uint32_t threads = 0;
   uint64_t incarnation = 0;
   uint64_t session = 0;  // ZooKeeper session of the registration: a rejoin changes it
+  // Runs applications, holds no regions: placement skips it (membership/placement.h).
+  bool compute_only = false;
 
   bool operator==(const Member&) const = default;
   // The locator for `backend`, or empty.

@@ -61,9 +61,9 @@ std::string ReplicaSet::ToString() const {
 }
 
 absl::StatusOr<Placement> Placement::Create(const Configuration& config) {
-  if (config.members.empty()) {
+  if (std::none_of(config.members.begin(), config.members.end(), [](const Member& m) { return !m.compute_only; })) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "configuration epoch %d has no members: no region can be placed", config.epoch));
+        "configuration epoch %d has no members that hold regions: no region can be placed", config.epoch));
   }
   if (config.replication < 1 || config.replication > kMaxReplication) {
     return absl::InvalidArgumentError(
@@ -77,11 +77,15 @@ absl::StatusOr<Placement> Placement::Create(const Configuration& config) {
   p.rings_ = config.virtual_rings;
   p.positions_ = PositionsPerRing(config.virtual_rings);
   p.members_.reserve(config.members.size());
+  NodeId previous = 0;
   for (const Member& m : config.members) {
-    if (!p.members_.empty() && p.members_.back() >= m.id) {
+    if (previous >= m.id) {
       return absl::InvalidArgumentError(
           absl::StrFormat("members not sorted and unique at node %d", m.id));
     }
+    previous = m.id;
+    p.all_members_.push_back(m.id);
+    if (m.compute_only) continue;  // holds no regions
     p.members_.push_back(m.id);
   }
 

@@ -22,6 +22,8 @@
 // position on its ring, wrapping past P-1 to 0; its r-1 backups are the members that
 // follow, clockwise. Each member has exactly one point per ring, so these are r distinct
 // members. With fewer than r members the replica set is all members, in ring order.
+// "Members" here are the configuration's members that hold regions: compute-only ones
+// (Member::compute_only) have no points, so their joining or leaving moves nothing.
 //
 // Consequences relied on above (and tested): the mapping is a pure function of the
 // member ids, r and k; removing a member changes only the replica sets that contained
@@ -134,8 +136,12 @@ class Placement {
   uint32_t replication() const { return replication_; }
   uint32_t virtual_rings() const { return rings_; }
   uint32_t positions_per_ring() const { return positions_; }
-  // Member ids, sorted.
+  // The ids of the members that hold regions (not the compute-only ones), sorted.
   const std::vector<NodeId>& members() const { return members_; }
+  // Every member of the configuration, compute-only ones included, sorted: the nodes
+  // that may run transactions and lock-free reads (e.g. for the allocator's epoch
+  // rounds, which must hear from every reader before memory is reused).
+  const std::vector<NodeId>& all_members() const { return all_members_; }
   bool IsMember(NodeId node) const;
 
   // The min(r, n) replicas of `region`. Errors: InvalidArgument for the null region or
@@ -174,6 +180,7 @@ class Placement {
   uint32_t rings_ = 1;
   uint32_t positions_ = 0;
   std::vector<NodeId> members_;
+  std::vector<NodeId> all_members_;
   // Ring i is points_[i*n, (i+1)*n), n = members_.size().
   std::vector<Point> points_;
 };

@@ -49,6 +49,9 @@ ABSL_FLAG(uint32_t, region_mb, 2048,
           "Region size in MB (reserved sparse; memory is used as touched).");
 ABSL_FLAG(uint64_t, capacity_mb, 0,
           "MB of regions this node may be primary of (whole regions; default: one region).");
+ABSL_FLAG(bool, compute_only, false,
+          "Join as a member that runs the services but holds no regions (needs --zookeeper): "
+          "it joining or leaving moves no data; e.g. a RESP front end with --services=kv.");
 ABSL_FLAG(uint32_t, replication, 3,
           "Replicas per region (primary + backups); fixed by the cluster's first configuration.");
 ABSL_FLAG(uint32_t, virtual_rings, 100,
@@ -149,6 +152,7 @@ int main(int argc, char** argv) {
   o.threads = absl::GetFlag(FLAGS_threads);
   o.region_bytes = uint64_t{absl::GetFlag(FLAGS_region_mb)} << 20;
   o.capacity_bytes = absl::GetFlag(FLAGS_capacity_mb) << 20;
+  o.compute_only = absl::GetFlag(FLAGS_compute_only);
   o.replication = absl::GetFlag(FLAGS_replication);
   o.virtual_rings = absl::GetFlag(FLAGS_virtual_rings);
   o.session_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_session_timeout_ms));

@@ -43,8 +43,12 @@ class Host {
   // except for its Post.
   virtual Context& context(size_t thread) const = 0;
   // True once the node has joined a configuration and can allocate objects (a
-  // service that allocates at start waits for it).
+  // service that allocates at start waits for it); for a compute-only node, once it
+  // has joined and can reach every member.
   virtual bool ready() const = 0;
+  // A member that runs applications but holds no data: its allocations fail, and it is
+  // not among Context::members(). A service keeps its data on the other machines.
+  virtual bool compute_only() const = 0;
 
   // Before start: `handler` answers messages `id` on every worker thread. Ids come from
   // the service's own range (farm/msg/message_ids.h); a second handler for an id fails

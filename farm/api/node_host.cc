@@ -14,6 +14,8 @@ Context& NodeHost::context(size_t thread) const { return node_->context(thread);
 
 bool NodeHost::ready() const { return node_->linked(); }
 
+bool NodeHost::compute_only() const { return node_->options().compute_only; }
+
 absl::Status NodeHost::RegisterHandler(MsgId id, AppHandler handler, absl::string_view service) {
   node::Node* n = node_;
   auto on_message = [n, handler = std::move(handler)](MsgThread& thread, const Message& m) {

@@ -21,6 +21,7 @@ class NodeHost final : public Host {
   size_t thread_count() const override;
   Context& context(size_t thread) const override;
   bool ready() const override;
+  bool compute_only() const override;
   absl::Status RegisterHandler(MsgId id, AppHandler handler, absl::string_view service) override;
   absl::Status AddConfigurationListener(ConfigurationListener listener) override;
   void AddCounters(const std::string& service, CounterSource source) override;

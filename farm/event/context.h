@@ -33,8 +33,9 @@ class Context {
   virtual size_t thread_index() const = 0;
   // True for a node's worker thread: transactions, lock-free reads and messages work.
   virtual bool transactional() const = 0;
-  // The machines of the current configuration, ascending (empty before the first one
-  // and without a node).
+  // The machines of the current configuration that hold data (compute-only members,
+  // which only run applications, are left out), ascending; empty before the first
+  // configuration and without a node.
   virtual std::vector<NodeId> members() const = 0;
 
   // Any thread: runs `work` on this thread, after work posted earlier from the caller.

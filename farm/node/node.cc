@@ -129,8 +129,15 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
   }
   if (o.data_dir.empty()) o.data_dir = absl::StrCat("farm-data/node-", o.node_id);
   if (o.host_id.empty()) o.host_id = DefaultHostId();
-  if (o.capacity_bytes == 0) o.capacity_bytes = o.region_bytes;
-  if (o.capacity_bytes < o.region_bytes) {
+  if (o.compute_only) {
+    if (o.zookeeper.empty()) {
+      return absl::InvalidArgumentError("a compute-only node joins through ZooKeeper (--zookeeper)");
+    }
+    o.capacity_bytes = 0;  // no regions
+  } else if (o.capacity_bytes == 0) {
+    o.capacity_bytes = o.region_bytes;
+  }
+  if (!o.compute_only && o.capacity_bytes < o.region_bytes) {
     return absl::InvalidArgumentError("--capacity_mb must be at least one region (--region_mb)");
   }
   return o;
@@ -251,6 +258,7 @@ absl::Status Node::CreateMembership() {
   self.fabric_addresses[backend_] = fabric_->locator();
   self.admin_address = admin_->address();
   self.capacity_bytes = options_.capacity_bytes;
+  self.compute_only = options_.compute_only;
   self.threads = options_.threads;
   self.incarnation = absl::Uniform<uint64_t>(absl::BitGen());
   if (!options_.zookeeper.empty()) {
@@ -394,7 +402,7 @@ void Node::ConnectLoop() {
     }
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
-    if (all_linked && allocator_->blocks().Regions().empty()) {
+    if (all_linked && !options_.compute_only && allocator_->blocks().Regions().empty()) {
       if (absl::Status s = CreateFirstRegion(); !s.ok()) {
         const int failures = region_failures++;
         LogRetry(failures, absl::StrFormat("node %u: first region not created after %d tries (retrying): %s",
@@ -404,7 +412,7 @@ void Node::ConnectLoop() {
         region_failures = 0;
       }
     }
-    if (all_linked && !allocator_->blocks().Regions().empty()) {
+    if (all_linked && (options_.compute_only || !allocator_->blocks().Regions().empty())) {
       linked_.store(true, std::memory_order_release);
       if (config->epoch > announced_epoch) {
         announced_epoch = config->epoch;

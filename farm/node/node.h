@@ -60,6 +60,10 @@ struct NodeOptions {
   uint32_t threads = 2;
   uint64_t region_bytes = 2ull << 30;
   uint64_t capacity_bytes = 0;  // bytes of regions this node may be primary of; default: region_bytes
+  // A member that runs applications but holds no regions (no primary or backup copies;
+  // its allocations fail ResourceExhausted): an application process joining a running
+  // cluster without moving its data. ZooKeeper membership only.
+  bool compute_only = false;
   uint32_t replication = 3;
   uint32_t virtual_rings = 100;
   absl::Duration session_timeout = absl::Seconds(4);
@@ -101,7 +105,8 @@ class Node {
   NodeStats Stats() const;
   // True once the node has linked to every member of a configuration and holds its
   // first region (replicated to its backups): allocations can succeed. Services that
-  // allocate at start (kv's shards) wait for it.
+  // allocate at start (kv's shards) wait for it. A compute-only node holds no region:
+  // linked to every member is enough.
   bool linked() const { return linked_.load(std::memory_order_acquire); }
 
   // A hosted service's counters for the admin port's stats (farm_admin stats): `source`

@@ -59,6 +59,7 @@ class RecordingHost final : public Host {
   size_t thread_count() const override { return 0; }
   Context& context(size_t) const override { std::abort(); }
   bool ready() const override { return true; }
+  bool compute_only() const override { return false; }
   absl::Status RegisterHandler(MsgId, AppHandler, absl::string_view) override { return absl::OkStatus(); }
   absl::Status AddConfigurationListener(ConfigurationListener listener) override {
     listeners.push_back(std::move(listener));

@@ -25,6 +25,7 @@
 #include "farm/base/address.h"
 #include "farm/base/unique_fd.h"
 #include "farm/node/admin_protocol.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/spawn.h"
 #include "tests/support/zk_test_server.h"
@@ -128,14 +129,14 @@ class KvServiceProcessTest : public ::testing::Test {
 
   std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
 
-  void StartNode(NodeId id) {
-    absl::StatusOr<pid_t> pid =
-        SpawnWithLog({FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=kvtest",
-                      "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
-                      absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=64",
-                      "--threads=2", "--session_timeout_ms=1000", "--services=kv",
-                      "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password"},
-                     LogOf(id));
+  void StartNode(NodeId id, bool compute_only = false) {
+    std::vector<std::string> argv = {FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=kvtest",
+                                     "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
+                                     absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=64",
+                                     "--threads=2", "--session_timeout_ms=1000", "--services=kv",
+                                     "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password"};
+    if (compute_only) argv.push_back("--compute_only");
+    absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
     ASSERT_TRUE(pid.ok()) << pid.status();
     pids_[id] = *pid;
   }
@@ -291,6 +292,68 @@ TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
   pids_.erase(3);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_EQ(one.Call({"PING"}), "+PONG");
+}
+
+// A compute-only member (farm_node --compute_only) joins a running cluster, serves every
+// key over RESP and moves no data: every key keeps answering with its value through
+// every node, before and after the member is killed. Then YCSB's cluster backend joins
+// the same way and runs a workload in it.
+TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplications) {
+  for (NodeId id = 1; id <= 3; ++id) StartNode(id);
+  for (NodeId id = 1; id <= 3; ++id) {
+    std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
+    ASSERT_TRUE(port.has_value()) << "node " << id << " did not serve RESP\n" << Logs();
+    ports_[id] = *port;
+  }
+  constexpr int kKeys = 60;
+  RespClient one = Authed(1);
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(one.Call({"SET", absl::StrCat("key", i), absl::StrCat("value", i)}), "+OK");
+  }
+  StartNode(9, /*compute_only=*/true);
+  std::optional<uint16_t> port9 = WaitForRespPort(9, absl::Seconds(60));
+  ASSERT_TRUE(port9.has_value()) << "the compute-only member did not serve RESP\n" << Logs();
+  ports_[9] = *port9;
+  RespClient nine = Authed(9);
+  RespClient two = Authed(2);
+  for (int i = 0; i < kKeys; ++i) {  // no placement moved: every answer is the value
+    EXPECT_EQ(nine.Call({"GET", absl::StrCat("key", i)}), absl::StrCat("value", i));
+    EXPECT_EQ(two.Call({"GET", absl::StrCat("key", i)}), absl::StrCat("value", i));
+  }
+  EXPECT_EQ(nine.Call({"SET", "from-nine", "x"}), "+OK");  // stored on the others
+  EXPECT_EQ(two.Call({"GET", "from-nine"}), "x");
+  EXPECT_EQ(nine.Call({"DBSIZE"}), absl::StrCat(":", kKeys + 1));
+
+  ::kill(pids_[9], SIGKILL);
+  ::waitpid(pids_[9], nullptr, 0);
+  pids_.erase(9);
+  for (int i = 0; i < kKeys; ++i) EXPECT_EQ(one.Call({"GET", absl::StrCat("key", i)}), absl::StrCat("value", i));
+  EXPECT_EQ(one.Call({"GET", "from-nine"}), "x");
+
+  // YCSB's application threads inside the cluster, as a compute-only member.
+  const std::string out = dir_ + "/ycsb.out";
+  absl::StatusOr<pid_t> ycsb = SpawnWithLog(
+      {YCSB_BINARY, "--backend=cluster", "--zookeeper=" + zk_->address(), "--cluster=kvtest",
+       "--secret_file=" + dir_ + "/secret", "--workload=b", "--preset=farm", "--records=2000",
+       "--operations=20000", "--threads=2", "--warmup_seconds=0"},
+      out);
+  ASSERT_TRUE(ycsb.ok()) << ycsb.status();
+  int status = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  pid_t done = 0;
+  while ((done = ::waitpid(*ycsb, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (done == 0) ::kill(*ycsb, SIGKILL);
+  ASSERT_EQ(done, *ycsb) << "ycsb did not finish\n" << FileTail(out, 3000);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << FileTail(out, 3000);
+  const std::string report = FileTail(out, 6000);
+  EXPECT_THAT(report, ::testing::HasSubstr("load: 2000 inserts"));
+  EXPECT_THAT(report, ::testing::HasSubstr("20000 ops"));
+  EXPECT_THAT(report, ::testing::HasSubstr(", 0 errors"));
+  // The loaded records are the cluster's: readable through a storage node's RESP port.
+  EXPECT_EQ(one.Call({"DBSIZE"}), absl::StrCat(":", kKeys + 1 + 2000));
+  for (int i = 0; i < kKeys; ++i) EXPECT_EQ(two.Call({"GET", absl::StrCat("key", i)}), absl::StrCat("value", i));
 }
 
 }  // namespace

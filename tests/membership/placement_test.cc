@@ -180,6 +180,34 @@ TEST(PlacementTest, RefusesBadConfigurations) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A compute-only member (an application process that holds no regions) has no points:
+// every replica set is the one the other members alone give, and a configuration of
+// compute-only members places nothing.
+TEST(PlacementTest, ComputeOnlyMembersHoldNoReplicaAndMoveNoRegion) {
+  const Placement storage = MustCreate(MakeConfig({1, 2, 3, 5}));
+  Configuration with_compute = MakeConfig({1, 2, 3, 4, 5});
+  with_compute.members[3].compute_only = true;  // node 4
+  const Placement p = MustCreate(with_compute);
+  EXPECT_EQ(p.members(), (std::vector<NodeId>{1, 2, 3, 5}));
+  EXPECT_EQ(p.all_members(), (std::vector<NodeId>{1, 2, 3, 4, 5}));
+  EXPECT_FALSE(p.IsMember(4));
+  for (uint32_t i = 1; i <= 2000; ++i) {  // positions spread over every ring (not the null region)
+    absl::StatusOr<RegionId> region = JoinRegion(
+        {i % kDefaultVirtualRings, static_cast<uint32_t>((uint64_t{i} * 2654435761u) % p.positions_per_ring())},
+        kDefaultVirtualRings);
+    ASSERT_TRUE(region.ok());
+    const ReplicaSet with = MustLookup(p, *region), without = MustLookup(storage, *region);
+    ASSERT_EQ(with.ToString(), without.ToString()) << "region " << *region;
+  }
+  Configuration only_compute = MakeConfig({7});
+  only_compute.members[0].compute_only = true;
+  EXPECT_EQ(Placement::Create(only_compute).status().code(), absl::StatusCode::kFailedPrecondition);
+  // Ids stay checked for order and uniqueness, compute-only ones too.
+  Configuration duplicate = MakeConfig({1, 2, 2});
+  duplicate.members[1].compute_only = true;
+  EXPECT_EQ(Placement::Create(duplicate).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PlacementTest, LookupRefusesRegionsThatAreNotPlaced) {
   const Placement p = MustCreate(MakeConfig({1, 2, 3}));
   EXPECT_EQ(p.Lookup(kNullRegion).status().code(), absl::StatusCode::kInvalidArgument);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "farm/api/sync.h"
 #include "kv/local_kv_cluster.h"
 #include "tools/ycsb/farm_driver.h"
 #include "tools/ycsb/progress.h"
@@ -46,6 +47,24 @@ Clock::time_point WaitForDrivers(const DriverControl& control, Tick tick) {
   return Clock::now();
 }
 
+// Runs op(client, finish) on the place's worker thread and waits for finish(result).
+template <typename Result, typename Op>
+Result RunAt(const DriverPlace& place, Op op) {
+  auto result = std::make_shared<Result>(absl::UnknownError("unset"));
+  auto done = std::make_shared<Notification>();
+  kv::TableClient* client = place.client;
+  place.host->context(place.thread).Post([client, op = std::move(op), result, done]() mutable {
+    op(*client, [result, done](Result r) {
+      *result = std::move(r);
+      done->Notify();
+    });
+  });
+  if (!done->WaitForNotificationWithTimeout(absl::Seconds(120))) {
+    return absl::DeadlineExceededError("a kv operation of the runner did not complete");
+  }
+  return std::move(*result);
+}
+
 }  // namespace
 
 absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRunOptions& options) {
@@ -77,43 +96,52 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   absl::StatusOr<std::unique_ptr<kv::LocalKvCluster>> kv = kv::LocalKvCluster::Start(cluster, table);
   if (!kv.ok()) return kv.status();
 
+  std::vector<DriverPlace> places;
+  for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
+    for (uint32_t t = 0; t < cluster.threads; ++t) places.push_back({&(*kv)->host(id), t, &(*kv)->client(id, t)});
+  }
+  DriverRunOptions run;
+  run.backend = "farm";
+  run.window = options.window;
+  run.figures = {{"nodes", options.nodes}, {"app_threads_per_node", config.threads}};
+  run.exact_pair_count = true;
+  return RunDrivers(config, **workload, places, run);
+}
+
+absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& workload_ref,
+                                     const std::vector<DriverPlace>& places, const DriverRunOptions& options) {
+  if (places.empty()) return absl::InvalidArgumentError("no application threads to run the drivers on");
+  CoreWorkload* workload = &workload_ref;
+  const WorkloadSpec& spec = workload->spec();
+  const RecordFormat& format = workload->format();
   DriverControl control;
   std::vector<std::unique_ptr<FarmDriver>> drivers;
-  struct Place {
-    NodeId node;
-    uint32_t thread;
-  };
-  std::vector<Place> places;
-  for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
-    for (uint32_t t = 0; t < cluster.threads; ++t) {
-      drivers.push_back(std::make_unique<FarmDriver>((*kv)->client(id, t), **workload,
-                                                     config.seed + drivers.size(), options.window, &control));
-      places.push_back({id, t});
-    }
+  for (const DriverPlace& p : places) {
+    drivers.push_back(std::make_unique<FarmDriver>(*p.client, *workload, config.seed + drivers.size(),
+                                                   options.window, &control));
   }
   const int total = static_cast<int>(drivers.size());
   // Runs fn(driver i) on driver i's worker thread.
   auto on_driver_threads = [&](auto& fn) {
     control.running.store(total, std::memory_order_relaxed);
     for (int i = 0; i < total; ++i) {
-      (*kv)->host(places[i].node).context(places[i].thread).Post([&fn, d = drivers[i].get(), i] { fn(*d, i); });
+      places[i].host->context(places[i].thread).Post([&fn, d = drivers[i].get(), i] { fn(*d, i); });
     }
   };
 
   RunReport report;
-  report.backend = "farm";
+  report.backend = options.backend;
   report.workload = spec.name;
   report.distribution = std::string(DistributionName(spec.request_distribution));
   report.threads = total;
   report.records = spec.record_count;
   report.key_bytes = format.max_key_bytes();
   report.value_bytes = format.value_bytes();
-  report.AddFigure("nodes", options.nodes);
-  report.AddFigure("app_threads_per_node", config.threads);
+  for (const auto& [name, value] : options.figures) report.AddFigure(name, value);
   report.AddFigure("window", options.window);
 
   // Load.
-  ProgressBar bar("load farm", spec.record_count, config.progress);
+  ProgressBar bar(absl::StrCat("load ", options.backend), spec.record_count, config.progress);
   const Clock::time_point load_start = Clock::now();
   auto load = [&](FarmDriver& d, int i) {
     d.Load(spec.insert_start + spec.record_count * i / total, spec.insert_start + spec.record_count * (i + 1) / total);
@@ -127,10 +155,12 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   }
   report.load_seconds = Seconds(load_end - load_start);
   report.load_throughput = spec.record_count / report.load_seconds;
-  absl::StatusOr<kv::TableScan> scan = (*kv)->Run<absl::StatusOr<kv::TableScan>>(
-      1, 0, [](kv::TableClient& c, auto finish) { c.Scan(std::move(finish)); });
+  absl::StatusOr<kv::TableScan> scan = RunAt<absl::StatusOr<kv::TableScan>>(
+      places[0], [](kv::TableClient& c, auto finish) { c.Scan(std::move(finish)); });
   if (!scan.ok()) return scan.status();
-  if (scan->pairs != static_cast<uint64_t>(spec.record_count)) {
+  // A table of its own holds exactly the records; a running cluster's may hold more.
+  if (options.exact_pair_count ? scan->pairs != static_cast<uint64_t>(spec.record_count)
+                               : scan->pairs < static_cast<uint64_t>(spec.record_count)) {
     return absl::InternalError(
         absl::StrCat("the table holds ", scan->pairs, " pairs after loading ", spec.record_count, " records"));
   }
@@ -171,9 +201,9 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   report.SetOpStats(all);
 
   kv::LookupStats lookups;
-  for (const Place& p : places) {
-    absl::StatusOr<kv::LookupStats> s = (*kv)->Run<absl::StatusOr<kv::LookupStats>>(
-        p.node, p.thread, [](kv::TableClient& c, auto finish) { finish(c.reader().stats()); });
+  for (const DriverPlace& p : places) {
+    absl::StatusOr<kv::LookupStats> s = RunAt<absl::StatusOr<kv::LookupStats>>(
+        p, [](kv::TableClient& c, auto finish) { finish(c.reader().stats()); });
     if (!s.ok()) return s.status();
     lookups.lookups += s->lookups;
     lookups.reads += s->reads;

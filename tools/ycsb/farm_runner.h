@@ -22,9 +22,15 @@
 #include <cstdint>
 #include <string>
 
+#include <utility>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "farm/api/host.h"
+#include "kv/table_client.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/report.h"
+#include "tools/ycsb/workload.h"
 
 namespace farm::ycsb {
 
@@ -42,6 +48,29 @@ struct FarmRunOptions {
 // they cannot start; the load's first error. Errors of the transaction phase are
 // counted in the report.
 absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRunOptions& options);
+
+// Where one driver runs: a worker thread of a node and the table's client there.
+struct DriverPlace {
+  Host* host;
+  size_t thread;
+  kv::TableClient* client;
+};
+
+struct DriverRunOptions {
+  std::string backend = "farm";  // the report's name
+  int window = 16;
+  std::vector<std::pair<std::string, double>> figures;  // added to the report first
+  // The table holds exactly the loaded records (a table of the run's own); else at
+  // least them (a running cluster's table, which may hold other keys).
+  bool exact_pair_count = true;
+};
+
+// Steps 2 to 4 above, with one FarmDriver per place (each on its own thread), on any
+// cluster whose table the places' clients have open: the in-process one of
+// RunFarmWorkload, or a running cluster joined as a compute-only member
+// (cluster_runner.h). The places and their clients must outlive the call.
+absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& workload,
+                                     const std::vector<DriverPlace>& places, const DriverRunOptions& options);
 
 }  // namespace farm::ycsb
 

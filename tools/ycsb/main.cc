@@ -17,6 +17,7 @@
 #include "farm/base/command_line.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/baseline_backends.h"
+#include "tools/ycsb/cluster_runner.h"
 #include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/report.h"
 #include "tools/ycsb/workload.h"
@@ -51,6 +52,12 @@ ABSL_FLAG(std::string, farm_fabric, "shm",
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
+ABSL_FLAG(std::string, zookeeper, "",
+          "cluster backend: ZooKeeper host:port of a running cluster (deploy/local-cluster status)");
+ABSL_FLAG(std::string, cluster, "farm", "cluster backend: the cluster's name");
+ABSL_FLAG(std::string, secret_file, "", "cluster backend: the cluster's secret file");
+ABSL_FLAG(uint32_t, member_id, 0,
+          "cluster backend: node id of the compute-only member the runner joins as (0: from the pid)");
 
 namespace farm::ycsb {
 namespace {
@@ -110,6 +117,25 @@ int Main() {
           [farm, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
             if (threads > 0) c.threads = threads;
             return RunFarmWorkload(c, farm);
+          });
+      !s.ok()) {
+    std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+    return 1;
+  }
+
+  ClusterRunOptions cluster;
+  cluster.zookeeper = absl::GetFlag(FLAGS_zookeeper);
+  cluster.cluster = absl::GetFlag(FLAGS_cluster);
+  cluster.secret_file = absl::GetFlag(FLAGS_secret_file);
+  cluster.node_id = absl::GetFlag(FLAGS_member_id);
+  cluster.window = absl::GetFlag(FLAGS_farm_window);
+  if (absl::Status s = registry.Register(
+          "cluster",
+          "the FaRM key-value store of a running cluster of node processes, application threads "
+          "in a compute-only member that joins it (--zookeeper, --secret_file)",
+          [cluster, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
+            if (threads > 0) c.threads = threads;
+            return RunClusterWorkload(c, cluster);
           });
       !s.ok()) {
     std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
