@@ -7,9 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kv/resp/async_steps.h"
-#include "kv/resp/resp_writer.h"
+#include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
-#include "kv/resp/strict_int.h"
 
 namespace farm::kv::resp {
 namespace {

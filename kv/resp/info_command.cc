@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kv/resp/resp_writer.h"
+#include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
 
 namespace farm::kv::resp {

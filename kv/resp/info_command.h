@@ -15,7 +15,7 @@
 
 #include "absl/types/span.h"
 #include "kv/resp/data_commands.h"
-#include "kv/resp/resp_counters.h"
+#include "kv/resp/resp_names.h"
 #include "kv/store.h"
 
 namespace farm::kv::resp {

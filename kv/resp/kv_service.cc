@@ -23,7 +23,7 @@ absl::Status KvService::Start() {
     threads.push_back(&host_.context(t));
     stores_.push_back(std::make_unique<TableStore>(table_->client(t)));
   }
-  absl::StatusOr<std::unique_ptr<resp::RespServer>> server = resp::RespServer::Start(
+  absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> server = resp::StartKvRespServer(
       threads, [this](size_t t) -> Store* { return stores_[t].get(); }, options_.resp);
   if (!server.ok()) return server.status();
   server_ = std::move(*server);
@@ -36,7 +36,7 @@ std::vector<std::pair<std::string, uint64_t>> KvService::Counters() const {
       {"configuration_epoch", epoch_.load(std::memory_order_relaxed)},
       {"configuration_members", members_.load(std::memory_order_relaxed)}};
   if (server_ == nullptr) return counters;
-  const resp::RespStats s = server_->stats();
+  const ::farm::resp::RespStats s = server_->stats();
   counters.insert(counters.end(), {{"resp_connections_open", s.connections_open},
                                    {"resp_connections_accepted", s.connections_accepted},
                                    {"resp_connections_rejected", s.connections_rejected},

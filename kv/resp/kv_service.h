@@ -28,7 +28,7 @@
 #include "farm/api/farm.h"
 #include "farm/api/host.h"
 #include "farm/api/service.h"
-#include "kv/resp/resp_server.h"
+#include "kv/resp/kv_resp_server.h"
 #include "kv/table_node.h"
 #include "kv/table_store.h"
 
@@ -36,7 +36,7 @@ namespace farm::kv {
 
 struct KvServiceOptions {
   TableOptions table;
-  resp::RespServerOptions resp;  // listen address (loopback by default), AUTH password
+  resp::KvRespOptions resp;  // listen address (loopback by default), AUTH password
 };
 
 class KvService final : public Service {
@@ -65,7 +65,7 @@ class KvService final : public Service {
   const KvServiceOptions options_;
   std::unique_ptr<TableNode> table_;
   std::vector<std::unique_ptr<TableStore>> stores_;  // per worker thread
-  std::unique_ptr<resp::RespServer> server_;
+  std::unique_ptr<::farm::resp::RespServer> server_;
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> members_{0};
 };

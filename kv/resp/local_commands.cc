@@ -8,9 +8,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "kv/resp/resp_writer.h"
+#include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
-#include "kv/resp/strict_int.h"
 
 namespace farm::kv::resp {
 namespace {

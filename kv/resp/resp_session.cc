@@ -1,9 +1,9 @@
 #include "kv/resp/resp_session.h"
+#include "kv/resp/resp_names.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "kv/resp/resp_writer.h"
 
 namespace farm::kv::resp {
 namespace {

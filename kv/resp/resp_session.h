@@ -49,9 +49,9 @@
 #include "kv/resp/key_ops.h"
 #include "kv/resp/local_commands.h"
 #include "kv/resp/resp_commands.h"
-#include "kv/resp/resp_counters.h"
-#include "kv/resp/resp_parser.h"
+#include "kv/resp/resp_names.h"
 #include "kv/store.h"
+#include "resp/protocol_session.h"
 
 namespace farm::kv::resp {
 
@@ -68,33 +68,34 @@ struct RespSessionOptions {
   uint64_t max_clients = 0;            // for INFO and CONFIG GET
 };
 
-class RespSession : public std::enable_shared_from_this<RespSession> {
+class RespSession final : public ::farm::resp::ProtocolSession,
+                          public std::enable_shared_from_this<RespSession> {
  public:
   static std::shared_ptr<RespSession> Create(Store* store, RespSessionOptions options);
-  ~RespSession();
+  ~RespSession() override;
   RespSession(const RespSession&) = delete;
   RespSession& operator=(const RespSession&) = delete;
 
   // Called after store callbacks appended output, made the session want input again or
   // requested the close (invariant 5).
-  void set_on_progress(absl::AnyInvocable<void()> on_progress) {
+  void set_on_progress(absl::AnyInvocable<void()> on_progress) override {
     on_progress_ = std::move(on_progress);
   }
 
   // Bytes received from the client. Ignored once closing.
-  void Feed(absl::string_view bytes);
+  void Feed(absl::string_view bytes) override;
   // The client will send nothing more (invariant 4).
-  void EndOfInput();
+  void EndOfInput() override;
 
   // Replies not yet consumed.
-  absl::string_view output() const { return absl::string_view(output_).substr(output_pos_); }
+  absl::string_view output() const override { return absl::string_view(output_).substr(output_pos_); }
   // The first n bytes of output() were sent; may start waiting commands.
-  void ConsumeOutput(size_t n);
+  void ConsumeOutput(size_t n) override;
 
   // Whether the owner should read more input now (invariant 3).
-  bool wants_input() const { return !closing_ && !input_ended_ && stall_ == Stall::kNeedInput; }
+  bool wants_input() const override { return !closing_ && !input_ended_ && stall_ == Stall::kNeedInput; }
   // Write out output(), then close the connection (invariant 4).
-  bool close_requested() const { return close_requested_; }
+  bool close_requested() const override { return close_requested_; }
 
   // For tests and statistics.
   size_t in_flight() const { return in_flight_; }

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "kv/resp/async_steps.h"
+#include "kv/resp/resp_names.h"
 #include "kv/resp/resp_session.h"
-#include "kv/resp/resp_writer.h"
 #include "kv/resp/store_replies.h"
 
 namespace farm::kv::resp {

@@ -3,7 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "kv/resp/resp_writer.h"
+#include "kv/resp/resp_names.h"
 
 namespace farm::kv::resp {
 

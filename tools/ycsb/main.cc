@@ -56,6 +56,7 @@ ABSL_FLAG(std::string, zookeeper, "",
           "cluster backend: ZooKeeper host:port of a running cluster (deploy/local-cluster status)");
 ABSL_FLAG(std::string, cluster, "farm", "cluster backend: the cluster's name");
 ABSL_FLAG(std::string, secret_file, "", "cluster backend: the cluster's secret file");
+ABSL_FLAG(int, cluster_threads, 0, "cluster backend: application threads of the member (0: --threads)");
 ABSL_FLAG(uint32_t, member_id, 0,
           "cluster backend: node id of the compute-only member the runner joins as (0: from the pid)");
 
@@ -133,7 +134,7 @@ int Main() {
           "cluster",
           "the FaRM key-value store of a running cluster of node processes, application threads "
           "in a compute-only member that joins it (--zookeeper, --secret_file)",
-          [cluster, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
+          [cluster, threads = absl::GetFlag(FLAGS_cluster_threads)](RunConfig c) {
             if (threads > 0) c.threads = threads;
             return RunClusterWorkload(c, cluster);
           });

@@ -31,7 +31,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "kv/resp/resp_parser.h"
+#include "resp/resp_parser.h"
 #include "kv/resp/resp_session.h"
 #include "tests/kv/resp/resp_reply_reader.h"
 #include "tests/kv/resp/session_env.h"

@@ -1,6 +1,6 @@
 // RespServer on two loop threads with FakeStores, driven by the real redis-cli and
 // redis-benchmark and by raw sockets.
-#include "kv/resp/resp_server.h"
+#include "kv/resp/kv_resp_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -96,7 +96,7 @@ class RespServerTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer({}); }
 
-  void StartServer(RespServerOptions options) {
+  void StartServer(KvRespOptions options) {
     server_.reset();
     contexts_.clear();
     loops_.clear();
@@ -113,7 +113,7 @@ class RespServerTest : public ::testing::Test {
       loops_.push_back(std::make_unique<LoopThread>(std::move(*loop)));
       contexts_.push_back(std::make_unique<LoopContext>(&loops_.back()->loop(), i));
     }
-    auto server = RespServer::Start(
+    auto server = StartKvRespServer(
         {contexts_[0].get(), contexts_[1].get()}, [this](size_t i) { return stores_[i].get(); },
         options);
     ASSERT_TRUE(server.ok()) << server.status();
@@ -141,7 +141,7 @@ class RespServerTest : public ::testing::Test {
   std::vector<std::unique_ptr<FakeStore>> stores_;
   std::vector<std::unique_ptr<LoopThread>> loops_;
   std::vector<std::unique_ptr<LoopContext>> contexts_;
-  std::unique_ptr<RespServer> server_;
+  std::unique_ptr<::farm::resp::RespServer> server_;
   std::string port_;
 };
 
@@ -190,7 +190,7 @@ TEST_F(RespServerTest, RedisCliPipe) {
 
 TEST_F(RespServerTest, RedisCliAuth) {
   if (!Executable(kRedisCli)) GTEST_SKIP() << kRedisCli << " is not installed (redis-tools)";
-  RespServerOptions options;
+  KvRespOptions options;
   options.password = "s3cret";
   StartServer(options);
   EXPECT_EQ(CliOut({"-a", "s3cret", "--no-auth-warning", "SET", "k", "v"}), "OK\n");
@@ -304,7 +304,7 @@ TEST_F(RespServerTest, ManyClientsPipelining) {
 }
 
 TEST_F(RespServerTest, MaxClients) {
-  RespServerOptions options;
+  KvRespOptions options;
   options.max_clients = 2;
   StartServer(options);
   Client a(server_->port()), b(server_->port());
@@ -320,7 +320,7 @@ TEST_F(RespServerTest, MaxClients) {
 }
 
 TEST_F(RespServerTest, AClientThatDoesNotReadStopsBeingRead) {
-  RespServerOptions options;
+  KvRespOptions options;
   options.max_output_bytes = 64 * 1024;
   StartServer(options);
   Client c(server_->port());

@@ -1,4 +1,4 @@
-#include "kv/resp/resp_server.h"
+#include "resp/resp_server.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,9 +10,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "kv/resp/resp_server_worker.h"
+#include "resp/resp_server_worker.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 namespace {
 
 constexpr int kListenBacklog = 511;
@@ -40,27 +40,19 @@ absl::Status SplitHostPort(const std::string& listen, std::string* host, std::st
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RespServer>> RespServer::Start(
-    std::vector<Context*> threads, std::function<Store*(size_t thread)> store_of,
-    RespServerOptions options) {
+    std::vector<Context*> threads, SessionFactory factory, RespServerOptions options) {
   if (threads.empty()) return absl::InvalidArgumentError("RespServer needs at least one thread");
-  if (!store_of) return absl::InvalidArgumentError("RespServer needs store_of");
+  if (!factory) return absl::InvalidArgumentError("RespServer needs a session factory");
   std::unique_ptr<RespServer> server(new RespServer(std::move(threads), std::move(options)));
   if (absl::Status s = server->Listen(); !s.ok()) return s;
 
-  RespSessionOptions session;
-  session.password = server->options_.password;
-  session.parser_limits.max_bulk_bytes = server->options_.max_bulk_bytes;
-  session.max_in_flight = server->options_.max_in_flight;
-  session.max_output_bytes = server->options_.max_output_bytes;
-  session.max_txn_attempts = server->options_.max_txn_attempts;
-  session.counters = &server->counters_;
-  session.port = server->port_;
-  session.max_clients = server->options_.max_clients;
   for (size_t i = 0; i < server->threads_.size(); ++i) {
-    Store* store = store_of(i);
-    if (store == nullptr) return absl::InvalidArgumentError(absl::StrCat("no store for thread ", i));
-    server->workers_.push_back(
-        std::make_unique<RespServerWorker>(server->threads_[i], store, session));
+    SessionInfo info;
+    info.thread = i;
+    info.counters = &server->counters_;
+    info.port = server->port_;
+    info.max_clients = server->options_.max_clients;
+    server->workers_.push_back(std::make_unique<RespServerWorker>(server->threads_[i], factory, info));
   }
   absl::Status status;
   for (auto& worker : server->workers_) {
@@ -175,4 +167,4 @@ void RespServer::Stop() {
   listen_fd_.reset();
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

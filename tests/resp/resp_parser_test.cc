@@ -1,4 +1,4 @@
-#include "kv/resp/resp_parser.h"
+#include "resp/resp_parser.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 namespace {
 
 using Requests = std::vector<std::vector<std::string>>;
@@ -222,4 +222,4 @@ TEST(RespParserTest, ConsumedInputIsReleased) {
 }
 
 }  // namespace
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

@@ -5,28 +5,28 @@
 // Lifetime: after CloseAll nothing on the thread refers to the worker (closures that
 // reap closed connections hold the connection set, not the worker), so it may then be
 // destroyed from any thread.
-#ifndef FARM_KV_RESP_RESP_SERVER_WORKER_H_
-#define FARM_KV_RESP_RESP_SERVER_WORKER_H_
+#ifndef FARM_RESP_RESP_SERVER_WORKER_H_
+#define FARM_RESP_RESP_SERVER_WORKER_H_
 
 #include <cstdint>
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "farm/api/unique_fd.h"
 #include "farm/api/farm.h"
-#include "kv/resp/resp_connection.h"
-#include "kv/resp/resp_counters.h"
-#include "kv/resp/resp_session.h"
-#include "kv/resp/socket_watcher.h"
-#include "kv/store.h"
+#include "farm/api/unique_fd.h"
+#include "resp/protocol_session.h"
+#include "resp/resp_connection.h"
+#include "resp/resp_counters.h"
+#include "resp/socket_watcher.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 class RespServerWorker {
  public:
-  // `session_options.counters` must point at the server's counters.
-  RespServerWorker(Context* ctx, Store* store, RespSessionOptions session_options);
+  // `info` holds what every session of this thread is told (its client_id is set per
+  // connection); info.counters must point at the server's counters.
+  RespServerWorker(Context* ctx, SessionFactory factory, SessionInfo info);
   ~RespServerWorker();
 
   Context* context() const { return ctx_; }
@@ -44,13 +44,13 @@ class RespServerWorker {
   void OnClosed(RespConnection* connection);
 
   Context* const ctx_;
-  Store* const store_;
-  const RespSessionOptions session_options_;
+  const SessionFactory factory_;
+  const SessionInfo info_;
   std::unique_ptr<SocketWatcher> watcher_;
   std::shared_ptr<ConnectionSet> connections_ = std::make_shared<ConnectionSet>();
   bool stopped_ = false;
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_SERVER_WORKER_H_
+#endif  // FARM_RESP_RESP_SERVER_WORKER_H_

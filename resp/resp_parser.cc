@@ -1,12 +1,12 @@
-#include "kv/resp/resp_parser.h"
+#include "resp/resp_parser.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "kv/resp/strict_int.h"
+#include "resp/strict_int.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 namespace {
 
 constexpr size_t kCompactAfterBytes = 4096;
@@ -182,4 +182,4 @@ RespParser::Result RespParser::ParseInline() {
   return Result::kRequest;
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

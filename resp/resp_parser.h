@@ -32,8 +32,8 @@
 // request (a caller may swap them out of args() and give others back).
 //
 // Not thread-safe; one parser per connection.
-#ifndef FARM_KV_RESP_RESP_PARSER_H_
-#define FARM_KV_RESP_RESP_PARSER_H_
+#ifndef FARM_RESP_RESP_PARSER_H_
+#define FARM_RESP_RESP_PARSER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +43,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 struct RespParserLimits {
   int64_t max_multibulk_len = 1024 * 1024;
@@ -113,6 +113,6 @@ class RespParser {
   std::string error_;
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_PARSER_H_
+#endif  // FARM_RESP_RESP_PARSER_H_

@@ -1,7 +1,7 @@
 // RespConnection: one client socket on its worker thread, carrying bytes between the
-// socket and a RespSession.
+// socket and a ProtocolSession (protocol_session.h).
 //
-// Reading: while the session wants input (resp_session.h, invariant 3), reads until
+// Reading: while the session wants input (protocol_session.h, contract 3), reads until
 // EAGAIN, at most kMaxReadsPerEvent reads per event so that one busy client cannot
 // starve the others on its loop. When the session stops wanting input (too many
 // commands in flight, too much output unread by the client), read interest is dropped:
@@ -15,8 +15,8 @@
 // Threads: the loop thread only. Lifetime: the owner destroys the connection after
 // on_closed ran, but not inside that callback (defer it); the destructor closes the
 // socket if Close was not called.
-#ifndef FARM_KV_RESP_RESP_CONNECTION_H_
-#define FARM_KV_RESP_RESP_CONNECTION_H_
+#ifndef FARM_RESP_RESP_CONNECTION_H_
+#define FARM_RESP_RESP_CONNECTION_H_
 
 #include <cstdint>
 #include <memory>
@@ -24,15 +24,15 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "farm/api/unique_fd.h"
-#include "kv/resp/resp_session.h"
-#include "kv/resp/socket_watcher.h"
+#include "resp/protocol_session.h"
+#include "resp/socket_watcher.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 class RespConnection {
  public:
   // `fd`: a connected, non-blocking socket. `watcher` must outlive the connection.
-  RespConnection(UniqueFd fd, SocketWatcher* watcher, std::shared_ptr<RespSession> session,
+  RespConnection(UniqueFd fd, SocketWatcher* watcher, std::shared_ptr<ProtocolSession> session,
                  absl::AnyInvocable<void(RespConnection*)> on_closed);
   ~RespConnection();
   RespConnection(const RespConnection&) = delete;
@@ -53,7 +53,7 @@ class RespConnection {
 
   UniqueFd fd_;
   SocketWatcher* const watcher_;
-  std::shared_ptr<RespSession> session_;
+  std::shared_ptr<ProtocolSession> session_;
   absl::AnyInvocable<void(RespConnection*)> on_closed_;
   SocketWatcher::Token token_ = 0;
   bool watching_ = false;
@@ -64,6 +64,6 @@ class RespConnection {
   bool closed_ = false;
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_CONNECTION_H_
+#endif  // FARM_RESP_RESP_CONNECTION_H_

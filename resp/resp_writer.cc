@@ -1,8 +1,8 @@
-#include "kv/resp/resp_writer.h"
+#include "resp/resp_writer.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 void RespWriter::AppendLine(char type, absl::string_view text) {
   const size_t start = out_->size() + 1;
@@ -55,4 +55,4 @@ std::string SimpleStringReply(absl::string_view text) {
   return out;
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

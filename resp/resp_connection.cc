@@ -1,4 +1,4 @@
-#include "kv/resp/resp_connection.h"
+#include "resp/resp_connection.h"
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <utility>
 
-namespace farm::kv::resp {
+namespace farm::resp {
 namespace {
 
 constexpr size_t kReadChunk = 16 * 1024;
@@ -16,7 +16,7 @@ constexpr int kMaxReadsPerEvent = 16;
 }  // namespace
 
 RespConnection::RespConnection(UniqueFd fd, SocketWatcher* watcher,
-                               std::shared_ptr<RespSession> session,
+                               std::shared_ptr<ProtocolSession> session,
                                absl::AnyInvocable<void(RespConnection*)> on_closed)
     : fd_(std::move(fd)),
       watcher_(watcher),
@@ -34,7 +34,7 @@ absl::Status RespConnection::Start() {
   if (!token.ok()) return token.status();
   token_ = *token;
   watching_ = true;
-  // Store callbacks report here; the session outlives no connection that uses it.
+  // Work that completes later reports here; the session outlives no connection that uses it.
   session_->set_on_progress([this] { Progress(); });
   return absl::OkStatus();
 }
@@ -129,4 +129,4 @@ void RespConnection::Progress() {
   write_interest_ = write;
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

@@ -1,12 +1,12 @@
 // RespCounters: statistics of a RESP service, updated by every connection's loop thread
 // (relaxed atomics: each figure is exact, figures are not a consistent snapshot).
-#ifndef FARM_KV_RESP_RESP_COUNTERS_H_
-#define FARM_KV_RESP_RESP_COUNTERS_H_
+#ifndef FARM_RESP_RESP_COUNTERS_H_
+#define FARM_RESP_RESP_COUNTERS_H_
 
 #include <atomic>
 #include <cstdint>
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 // A copy of the counters, for callers.
 struct RespStats {
@@ -44,6 +44,6 @@ struct RespCounters {
   }
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_COUNTERS_H_
+#endif  // FARM_RESP_RESP_COUNTERS_H_

@@ -1,6 +1,6 @@
-#include "kv/resp/strict_int.h"
+#include "resp/strict_int.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 bool ParseStrictInt64(absl::string_view s, int64_t* out) {
   if (s.empty() || s.size() > 20) return false;
@@ -34,4 +34,4 @@ bool ParseStrictInt64(absl::string_view s, int64_t* out) {
   return true;
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

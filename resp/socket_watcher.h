@@ -11,8 +11,8 @@
 // Callbacks run there. A callback may Add, Update or Remove any socket, its own
 // included; events already collected for a removed socket are dropped (sockets are
 // named by tokens, not descriptor numbers, so a reused number is never confused).
-#ifndef FARM_KV_RESP_SOCKET_WATCHER_H_
-#define FARM_KV_RESP_SOCKET_WATCHER_H_
+#ifndef FARM_RESP_SOCKET_WATCHER_H_
+#define FARM_RESP_SOCKET_WATCHER_H_
 
 #include <cstdint>
 #include <memory>
@@ -25,7 +25,7 @@
 #include "farm/api/unique_fd.h"
 #include "farm/api/farm.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 class SocketWatcher {
  public:
@@ -61,6 +61,6 @@ class SocketWatcher {
   bool dispatching_ = false;
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_SOCKET_WATCHER_H_
+#endif  // FARM_RESP_SOCKET_WATCHER_H_

@@ -1,12 +1,11 @@
-#include "kv/resp/resp_server_worker.h"
+#include "resp/resp_server_worker.h"
 
 #include <utility>
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
-RespServerWorker::RespServerWorker(Context* ctx, Store* store,
-                                   RespSessionOptions session_options)
-    : ctx_(ctx), store_(store), session_options_(std::move(session_options)) {}
+RespServerWorker::RespServerWorker(Context* ctx, SessionFactory factory, SessionInfo info)
+    : ctx_(ctx), factory_(std::move(factory)), info_(info) {}
 
 RespServerWorker::~RespServerWorker() = default;
 
@@ -18,14 +17,18 @@ absl::Status RespServerWorker::Init() {
 }
 
 void RespServerWorker::Adopt(UniqueFd fd, uint64_t client_id) {
-  RespCounters* counters = session_options_.counters;
+  RespCounters* counters = info_.counters;
   if (stopped_ || watcher_ == nullptr) {
     RespCounters::Sub(counters->connections_open);  // fd closes here
     return;
   }
-  RespSessionOptions options = session_options_;
-  options.client_id = client_id;
-  std::shared_ptr<RespSession> session = RespSession::Create(store_, std::move(options));
+  SessionInfo info = info_;
+  info.client_id = client_id;
+  std::shared_ptr<ProtocolSession> session = factory_(info);
+  if (session == nullptr) {
+    RespCounters::Sub(counters->connections_open);  // refused by the service; fd closes here
+    return;
+  }
   auto connection =
       std::make_unique<RespConnection>(std::move(fd), watcher_.get(), std::move(session),
                                        [this](RespConnection* c) { OnClosed(c); });
@@ -38,7 +41,7 @@ void RespServerWorker::Adopt(UniqueFd fd, uint64_t client_id) {
 }
 
 void RespServerWorker::OnClosed(RespConnection* connection) {
-  RespCounters::Sub(session_options_.counters->connections_open);
+  RespCounters::Sub(info_.counters->connections_open);
   if (stopped_) return;  // CloseAll destroys it
   // Not now: we may be inside the connection's own callback.
   ctx_->Defer([set = connections_, connection] { set->erase(connection); });
@@ -51,4 +54,4 @@ void RespServerWorker::CloseAll() {
   watcher_.reset();
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

@@ -1,26 +1,27 @@
-// RespServer: a Redis-protocol (RESP2) service over per-thread kv::Stores, on a node's
-// worker threads (their Contexts).
+// RespServer: serves the Redis protocol (RESP2) on a node's worker threads (their
+// Contexts) for any service: the service gives the session of each connection
+// (protocol_session.h) — the kv store's RespSession, the graph service's.
 //
 //   auto server = RespServer::Start({&ctx0, &ctx1},
-//                                   [&](size_t i) { return stores[i].get(); }, options);
+//                                   [&](const SessionInfo& i) { return MySession::Create(i); },
+//                                   {.listen = "127.0.0.1:6379"});
 //   ... redis-cli -p (*server)->port() ...
 //   (*server)->Stop();
 //
 // The listening socket is watched on threads[0]; accepted connections are handed to the
-// threads round-robin. A connection lives entirely on its thread and uses that
-// thread's Store, store_of(i), through a RespSession (resp_session.h). Over max_clients
-// open connections, a new client gets "-ERR max number of clients reached" and is
-// closed, as with Redis.
+// threads round-robin. A connection lives entirely on its thread with the session the
+// factory made for it there (info.thread says which; a null session refuses the
+// client). Over max_clients open connections, a new client gets "-ERR max number of
+// clients reached" and is closed, as with Redis.
 //
 // Threads and lifetime: Start, Stop, the destructor and stats() are called from a
 // thread that is not one of those threads (Stop waits for each), while every one is
-// running. port() and stats() may be called from any thread. The threads and the
-// stores must outlive the server; each store must also outlive the operations started
-// on it (store callbacks may run after Stop and find their session gone: they do
-// nothing then). Stop closes every connection on its own thread, then the
+// running. port() and stats() may be called from any thread. The threads and whatever
+// the sessions use must outlive the server, and the operations sessions start (their
+// callbacks may run after Stop and find their session gone: they must do nothing then). Stop closes every connection on its own thread, then the
 // listener; it is idempotent and the destructor calls it.
-#ifndef FARM_KV_RESP_RESP_SERVER_H_
-#define FARM_KV_RESP_RESP_SERVER_H_
+#ifndef FARM_RESP_RESP_SERVER_H_
+#define FARM_RESP_RESP_SERVER_H_
 
 #include <atomic>
 #include <cstddef>
@@ -31,22 +32,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "farm/api/unique_fd.h"
 #include "farm/api/farm.h"
-#include "kv/resp/resp_counters.h"
-#include "kv/store.h"
+#include "farm/api/unique_fd.h"
+#include "resp/protocol_session.h"
+#include "resp/resp_counters.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 struct RespServerOptions {
   // "host:port" (numeric host; "[::1]:port" for IPv6); port 0 picks a free one.
   std::string listen = "127.0.0.1:0";
-  std::string password;                  // empty: no AUTH
-  int64_t max_bulk_bytes = 512ll << 20;  // longest argument a request may carry
   size_t max_clients = 10000;
-  size_t max_output_bytes = 64 << 20;  // per client: replies waiting to be read
-  size_t max_in_flight = 128;          // per client: commands started, not replied
-  int max_txn_attempts = 100;
 };
 
 class RespServerWorker;
@@ -54,8 +50,7 @@ class RespServerWorker;
 class RespServer {
  public:
   static absl::StatusOr<std::unique_ptr<RespServer>> Start(
-      std::vector<Context*> threads, std::function<Store*(size_t thread)> store_of,
-      RespServerOptions options);
+      std::vector<Context*> threads, SessionFactory factory, RespServerOptions options);
   ~RespServer();
   RespServer(const RespServer&) = delete;
   RespServer& operator=(const RespServer&) = delete;
@@ -84,6 +79,6 @@ class RespServer {
   bool stopped_ = false;
 };
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_SERVER_H_
+#endif  // FARM_RESP_RESP_SERVER_H_

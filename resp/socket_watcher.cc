@@ -1,10 +1,10 @@
-#include "kv/resp/socket_watcher.h"
+#include "resp/socket_watcher.h"
 
 #include <sys/epoll.h>
 
 #include <cerrno>
 
-namespace farm::kv::resp {
+namespace farm::resp {
 namespace {
 
 constexpr int kMaxEventsPerDispatch = 64;
@@ -72,4 +72,4 @@ void SocketWatcher::Dispatch() {
   removed_.clear();
 }
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp

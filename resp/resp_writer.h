@@ -5,8 +5,8 @@
 // Redis does for its error replies. Bulk strings carry any bytes.
 //
 // Not thread-safe; the buffer must outlive the writer.
-#ifndef FARM_KV_RESP_RESP_WRITER_H_
-#define FARM_KV_RESP_RESP_WRITER_H_
+#ifndef FARM_RESP_RESP_WRITER_H_
+#define FARM_RESP_RESP_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace farm::kv::resp {
+namespace farm::resp {
 
 class RespWriter {
  public:
@@ -50,6 +50,6 @@ class RespWriter {
 std::string ErrorReply(absl::string_view message);
 std::string SimpleStringReply(absl::string_view text);
 
-}  // namespace farm::kv::resp
+}  // namespace farm::resp
 
-#endif  // FARM_KV_RESP_RESP_WRITER_H_
+#endif  // FARM_RESP_RESP_WRITER_H_
