@@ -129,6 +129,11 @@ absl::StatusOr<ReplicaSet> Placement::Lookup(RegionId region) const {
 absl::StatusOr<RegionId> Placement::PickRegionWithPrimary(NodeId node, uint32_t ring_index,
                                                           uint64_t random) const {
   if (!IsMember(node)) {
+    if (std::binary_search(all_members_.begin(), all_members_.end(), node)) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "node %d is compute-only in epoch %d: it holds no regions (allocate near another "
+          "machine's object)", node, epoch_));
+    }
     return absl::NotFoundError(
         absl::StrFormat("node %d is not a member of epoch %d", node, epoch_));
   }

@@ -152,7 +152,8 @@ class Placement {
   // `random` among the positions (p, q] where q is the node's position and p its
   // predecessor's (the whole ring for a single member). The same arguments give the
   // same region; uniform `random` gives (nearly) uniform choices. Never the null region.
-  // Errors: NotFound when `node` is not a member; InvalidArgument for ring >= k;
+  // Errors: NotFound when `node` is not a member; ResourceExhausted when it is a
+  // compute-only one (it holds no regions); InvalidArgument for ring >= k;
   // FailedPrecondition when the node is primary of no position on `ring` (it shares its
   // position with a smaller node id, or its only position is the null region's), and
   // the caller picks another ring.

@@ -15,9 +15,13 @@ absl::StatusOr<std::vector<Member>> ParseMemberList(absl::string_view list) {
     Member m;
     if (!absl::SimpleAtoi(kv.first, &m.id) || kv.second.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("member '", entry, "' is not ID=BACKEND:ADDRESS[;BACKEND:ADDRESS]"));
+          absl::StrCat("member '", entry, "' is not ID=BACKEND:ADDRESS[;BACKEND:ADDRESS][;compute]"));
     }
     for (absl::string_view locator : absl::StrSplit(kv.second, ';')) {
+      if (locator == "compute") {  // runs applications, holds no regions
+        m.compute_only = true;
+        continue;
+      }
       const size_t colon = locator.find(':');
       if (colon == absl::string_view::npos || colon == 0 || colon + 1 == locator.size()) {
         return absl::InvalidArgumentError(

@@ -10,7 +10,9 @@
 
 namespace farm::membership {
 
-// Parses "ID=BACKEND:ADDRESS[;BACKEND:ADDRESS],..." e.g. "1=tcp:127.0.0.1:7001,2=shm:/run/2.sock"
+// Parses "ID=BACKEND:ADDRESS[;BACKEND:ADDRESS][;compute],..." e.g.
+// "1=tcp:127.0.0.1:7001,2=shm:/run/2.sock,3=shm:/run/3.sock;compute" (";compute": a
+// compute-only member, Member::compute_only)
 // into members (threads 1, no admin address). Errors name the bad entry.
 absl::StatusOr<std::vector<Member>> ParseMemberList(absl::string_view list);
 

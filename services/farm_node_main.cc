@@ -27,7 +27,8 @@ ABSL_FLAG(std::string, zookeeper, "",
           "ZooKeeper ensemble host:port[,host:port...]. Exclusive with --members.");
 ABSL_FLAG(std::string, members, "",
           "Static member list instead of ZooKeeper (tests, single-host clusters): "
-          "ID=BACKEND:ADDRESS,... e.g. 1=tcp:127.0.0.1:7001,2=tcp:127.0.0.1:7002.");
+          "ID=BACKEND:ADDRESS[;compute],... e.g. 1=tcp:127.0.0.1:7001,2=tcp:127.0.0.1:7002 "
+          "(;compute marks a compute-only member).");
 ABSL_FLAG(std::string, fabric, "auto",
           "Fabric backend: auto (verbs when an RDMA device has an active port, else shm when "
           "every member is on this host, else tcp; the choice is logged), shm, tcp or verbs.");

@@ -12,6 +12,9 @@ InProcessCluster::InProcessCluster() = default;
 InProcessCluster::~InProcessCluster() { cluster_.reset(); }
 
 absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const InProcessClusterOptions& options) {
+  if (options.compute_only_nodes < 0 || options.compute_only_nodes >= options.nodes) {
+    return absl::InvalidArgumentError("compute-only nodes: 0 to nodes - 1 (some node must hold the data)");
+  }
   std::unique_ptr<InProcessCluster> c(new InProcessCluster());
   node::LocalClusterOptions o;
   o.backend = options.backend;
@@ -19,6 +22,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const 
   o.rdma_devices = options.rdma_devices;
   o.dir = options.dir;
   o.threads = options.threads;
+  o.compute_only_nodes = options.compute_only_nodes;
   o.replication = options.replication;
   o.region_bytes = options.region_bytes;
   o.capacity_bytes = options.capacity_bytes;

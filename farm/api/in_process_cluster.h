@@ -34,6 +34,9 @@ struct InProcessClusterOptions {
   std::vector<std::string> rdma_devices;
   std::string dir;  // created, and removed when the cluster is destroyed
   uint32_t threads = 2;
+  // The last `compute_only_nodes` of the nodes run applications and hold no data
+  // (Host::compute_only), as an application machine joined to a cluster does.
+  int compute_only_nodes = 0;
   uint32_t replication = 3;
   uint64_t region_bytes = 32u << 20;
   uint64_t capacity_bytes = 256u << 20;

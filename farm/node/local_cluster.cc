@@ -48,7 +48,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
       listen[id] = *LocalTcpAddress(port->get());
       locator = absl::StrCat(options.backend, ":", listen[id]);
     }
-    entries.push_back(absl::StrCat(id, "=", locator));
+    const bool compute = static_cast<int>(id) > options.nodes - options.compute_only_nodes;
+    entries.push_back(absl::StrCat(id, "=", locator, compute ? ";compute" : ""));
   }
   const std::string members = absl::StrJoin(entries, ",");
   for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
@@ -66,6 +67,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
     o.region_bytes = options.region_bytes;
     o.capacity_bytes = options.capacity_bytes;
     o.replication = options.replication;
+    o.compute_only = static_cast<int>(id) > options.nodes - options.compute_only_nodes;
     if (options.adjust) options.adjust(o);
     absl::StatusOr<std::unique_ptr<Node>> node = Node::Create(o);
     if (!node.ok()) return node.status();

@@ -21,6 +21,8 @@ struct LocalClusterOptions {
   std::vector<std::string> rdma_devices;
   std::string dir;  // created, and removed by the destructor
   uint32_t threads = 2;
+  // The last `compute_only_nodes` of the nodes run applications and hold no regions.
+  int compute_only_nodes = 0;
   uint32_t replication = 3;
   uint64_t region_bytes = 32u << 20;
   uint64_t capacity_bytes = 256u << 20;

@@ -130,9 +130,6 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
   if (o.data_dir.empty()) o.data_dir = absl::StrCat("farm-data/node-", o.node_id);
   if (o.host_id.empty()) o.host_id = DefaultHostId();
   if (o.compute_only) {
-    if (o.zookeeper.empty()) {
-      return absl::InvalidArgumentError("a compute-only node joins through ZooKeeper (--zookeeper)");
-    }
     o.capacity_bytes = 0;  // no regions
   } else if (o.capacity_bytes == 0) {
     o.capacity_bytes = o.region_bytes;
@@ -279,6 +276,13 @@ absl::Status Node::CreateMembership() {
   absl::StatusOr<std::vector<membership::Member>> members =
       membership::ParseMemberList(options_.static_members);
   if (!members.ok()) return members.status();
+  for (const membership::Member& m : *members) {
+    if (m.id == options_.node_id && m.compute_only != options_.compute_only) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "node %d: the member list %s it compute-only, its options %s", m.id,
+          m.compute_only ? "marks" : "does not mark", options_.compute_only ? "do" : "do not"));
+    }
+  }
   membership::Configuration config;
   config.cluster = options_.cluster;
   config.epoch = 1;

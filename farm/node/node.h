@@ -62,7 +62,8 @@ struct NodeOptions {
   uint64_t capacity_bytes = 0;  // bytes of regions this node may be primary of; default: region_bytes
   // A member that runs applications but holds no regions (no primary or backup copies;
   // its allocations fail ResourceExhausted): an application process joining a running
-  // cluster without moving its data. ZooKeeper membership only.
+  // cluster without moving its data. With static membership the member list must mark
+  // this node ";compute" too.
   bool compute_only = false;
   uint32_t replication = 3;
   uint32_t virtual_rings = 100;

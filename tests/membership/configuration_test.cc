@@ -29,7 +29,8 @@ Configuration MakeConfig() {
 }
 
 TEST(ConfigurationTest, RoundTrips) {
-  const Configuration c = MakeConfig();
+  Configuration c = MakeConfig();
+  c.members[1].compute_only = true;  // travels with the configuration
   absl::StatusOr<std::string> bytes = EncodeConfiguration(c);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   absl::StatusOr<Configuration> back = DecodeConfiguration(*bytes);
@@ -110,7 +111,14 @@ TEST(StaticMembershipTest, ParsesMemberListsAndNamesBadEntries) {
   EXPECT_EQ((*members)[0].id, 1u);
   EXPECT_EQ((*members)[0].address("shm"), "shm:/tmp/a.sock");
   EXPECT_EQ((*members)[0].address("tcp"), "tcp:127.0.0.1:7001");
-  for (const char* bad : {"", "x=tcp:1:2", "1=", "1=nocolon", "1=tcp:a:1,1=tcp:b:2", "0=tcp:h:1"}) {
+  EXPECT_FALSE((*members)[0].compute_only);
+  absl::StatusOr<std::vector<Member>> with_compute = ParseMemberList("1=shm:/a,2=shm:/b;compute");
+  ASSERT_TRUE(with_compute.ok()) << with_compute.status();
+  EXPECT_FALSE((*with_compute)[0].compute_only);
+  EXPECT_TRUE((*with_compute)[1].compute_only);
+  EXPECT_EQ((*with_compute)[1].address("shm"), "shm:/b");
+  for (const char* bad : {"", "x=tcp:1:2", "1=", "1=nocolon", "1=tcp:a:1,1=tcp:b:2", "0=tcp:h:1",
+                          "1=compute"}) {
     EXPECT_FALSE(ParseMemberList(bad).ok()) << bad;
   }
 }

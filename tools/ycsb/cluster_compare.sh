@@ -7,7 +7,8 @@
 #             inserts with SET NX, so it goes first, on the empty table)
 #   cluster   application threads inside the cluster (a compute-only member, 3 threads;
 #             its load overwrites the same records)
-#   farm      the in-process cluster of 3 nodes, one application thread each
+#   farm      the same shape in one process: 3 nodes holding the table and a compute-only
+#             node running the 3 application threads (the hosting cost is cluster / farm)
 #   redis, memcached
 # The cluster's table is sized like the in-process one (90% of its slots for the
 # records). Prints each invocation's comparison; stops the cluster after each.
@@ -33,7 +34,7 @@ for round in $(seq 1 "$ROUNDS"); do
       --resp-port "$RESP_PORT" --zk-port "$ZK_PORT" -- --kv_buckets="$BUCKETS" --threads=2 >/dev/null
     "$BUILD/tools/ycsb/ycsb" --backend=resp,cluster,farm,redis,memcached --workload="$workload" \
       --preset=farm --records="$RECORDS" --seconds="$SECONDS_PER_RUN" --threads=3 \
-      --farm_nodes=3 --farm_threads=1 --zookeeper="127.0.0.1:$ZK_PORT" --secret_file="$DIR/secret" \
+      --farm_nodes=3 --farm_compute_nodes=1 --farm_threads=3 --zookeeper="127.0.0.1:$ZK_PORT" --secret_file="$DIR/secret" \
       --resp_addresses="$ADDRS" 2>/dev/null | sed -n '/^backend /,$p' || echo "(a backend failed)"
     "$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null
   done

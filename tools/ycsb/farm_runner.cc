@@ -29,6 +29,7 @@ absl::Status Validate(const RunConfig& config, const FarmRunOptions& o) {
   if (o.fabric != "shm" && o.fabric != "tcp" && o.fabric != "verbs") {
     return absl::InvalidArgumentError(absl::StrCat("fabric \"", o.fabric, "\": shm, tcp or verbs"));
   }
+  if (o.compute_nodes < 0) return absl::InvalidArgumentError("compute nodes: 0 or more");
   if (o.replication < 0 || o.replication > o.nodes) {
     return absl::InvalidArgumentError(absl::StrCat("replication ", o.replication, " with ", o.nodes, " nodes"));
   }
@@ -82,7 +83,8 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
       4, static_cast<uint64_t>(slots_wanted / (table.layout.slots_per_bucket() * options.nodes)) + 1);
   InProcessClusterOptions cluster;
   cluster.backend = options.fabric;
-  cluster.nodes = options.nodes;
+  cluster.nodes = options.nodes + options.compute_nodes;
+  cluster.compute_only_nodes = options.compute_nodes;
   cluster.threads = static_cast<uint32_t>(config.threads);
   cluster.replication = options.replication > 0 ? options.replication : std::min(3, options.nodes);
   cluster.dir = absl::StrCat(options.dir, "-", ::getpid());
@@ -97,13 +99,16 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   if (!kv.ok()) return kv.status();
 
   std::vector<DriverPlace> places;
-  for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
+  const NodeId first_app = options.compute_nodes > 0 ? options.nodes + 1 : 1;
+  for (NodeId id = first_app; id <= static_cast<NodeId>(cluster.nodes); ++id) {
     for (uint32_t t = 0; t < cluster.threads; ++t) places.push_back({&(*kv)->host(id), t, &(*kv)->client(id, t)});
   }
   DriverRunOptions run;
   run.backend = "farm";
   run.window = options.window;
-  run.figures = {{"nodes", options.nodes}, {"app_threads_per_node", config.threads}};
+  run.figures = {{"nodes", options.nodes},
+                 {"compute_nodes", options.compute_nodes},
+                 {"app_threads_per_node", config.threads}};
   run.exact_pair_count = true;
   return RunDrivers(config, **workload, places, run);
 }

@@ -35,7 +35,11 @@
 namespace farm::ycsb {
 
 struct FarmRunOptions {
-  int nodes = 2;
+  int nodes = 2;               // nodes that hold the table
+  // With compute_nodes > 0 the application threads run only on that many more nodes,
+  // which hold no data (compute-only members, as ycsb --backend=cluster joins a
+  // cluster of processes); else on every node.
+  int compute_nodes = 0;
   std::string fabric = "shm";  // "shm" or "tcp"
   int replication = 0;         // copies of each region; 0: min(3, nodes)
   int window = 16;             // operations in flight per application thread

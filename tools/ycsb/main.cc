@@ -52,6 +52,9 @@ ABSL_FLAG(std::string, farm_fabric, "shm",
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
+ABSL_FLAG(int, farm_compute_nodes, 0,
+          "farm: application threads only on this many more nodes, which hold no data (0: on "
+          "every node)");
 ABSL_FLAG(std::string, zookeeper, "",
           "cluster backend: ZooKeeper host:port of a running cluster (deploy/local-cluster status)");
 ABSL_FLAG(std::string, cluster, "farm", "cluster backend: the cluster's name");
@@ -113,6 +116,7 @@ int Main() {
   farm.window = absl::GetFlag(FLAGS_farm_window);
   farm.occupancy = absl::GetFlag(FLAGS_farm_occupancy);
   farm.replication = absl::GetFlag(FLAGS_farm_replication);
+  farm.compute_nodes = absl::GetFlag(FLAGS_farm_compute_nodes);
   if (absl::Status s = registry.Register(
           "farm", "the FaRM key-value store, application threads inside a local cluster",
           [farm, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
