@@ -3,8 +3,12 @@
 # vs in one process (kv_server --nodes=3) vs redis-server: redis-benchmark -t get,set with and
 # without -P 16, three rounds alternated; then YCSB C and B over RESP against all three nodes
 # next to Redis and memcached. Ports 17400-17402, 17500-17502, 17999, ZooKeeper 2188.
+# FARM_AUTOGROUP=0 turns the kernel's session autogrouping off for the run (root;
+# tools/common/autogroup.sh says why that matters for hosted / in-process).
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+source tools/common/autogroup.sh
+trap farm_autogroup_restore EXIT
 B=${FARM_BUILD_DIR:-build}
 rb() { redis-benchmark -p $1 -t get,set -n 40000 -c 50 -q $2 2>/dev/null | tr '\r' '\n' | grep -E "^(GET|SET): [0-9.]+ requests" | sed 's/ requests per second.*//' | tr '\n' ' '; }
 redis-server --port 17999 --save '' --appendonly no --daemonize yes > /dev/null

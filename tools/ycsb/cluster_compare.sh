@@ -12,6 +12,8 @@
 #   redis, memcached
 # The cluster's table is sized like the in-process one (90% of its slots for the
 # records). Prints each invocation's comparison; stops the cluster after each.
+# FARM_AUTOGROUP=0 turns the kernel's session autogrouping off for the run (root;
+# tools/common/autogroup.sh says why that matters for cluster / farm).
 #
 #   tools/ycsb/cluster_compare.sh [build dir] [records] [seconds] [rounds]
 set -euo pipefail
@@ -23,7 +25,8 @@ ZK_PORT=${FARM_ZK_PORT:-2395}
 RESP_PORT=${FARM_RESP_PORT:-17450}
 DIR=$(mktemp -d /tmp/farm-cluster-compare-XXXXXX)
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-trap '"$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
+source "$HERE/tools/common/autogroup.sh"
+trap '"$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; farm_autogroup_restore' EXIT
 # Buckets per node as the in-process runner sizes them: records / 0.9 over 4 slots, 3 nodes.
 BUCKETS=$(( RECORDS * 10 / 9 / 12 + 1 ))
 ADDRS="127.0.0.1:$RESP_PORT,127.0.0.1:$((RESP_PORT + 1)),127.0.0.1:$((RESP_PORT + 2))"
