@@ -354,6 +354,27 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   // The loaded records are the cluster's: readable through a storage node's RESP port.
   EXPECT_EQ(one.Call({"DBSIZE"}), absl::StrCat(":", kKeys + 1 + 2000));
   for (int i = 0; i < kKeys; ++i) EXPECT_EQ(two.Call({"GET", absl::StrCat("key", i)}), absl::StrCat("value", i));
+
+  // tx_bench's bank coordinated from a compute-only member: accounts on the storage
+  // nodes, transfers shipped to one primary and in two phases across two; it fails
+  // unless the total balance is unchanged.
+  const std::string bank = dir_ + "/tx_bench.out";
+  absl::StatusOr<pid_t> tx = SpawnWithLog({TX_BENCH_BINARY, "--zookeeper=" + zk_->address(), "--cluster=kvtest",
+                                           "--secret_file=" + dir_ + "/secret", "--seconds=0.5",
+                                           "--accounts=200", "--redis=false"},
+                                          bank);
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  const absl::Time bank_deadline = absl::Now() + absl::Seconds(120);
+  while ((done = ::waitpid(*tx, &status, WNOHANG)) == 0 && absl::Now() < bank_deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (done == 0) ::kill(*tx, SIGKILL);
+  ASSERT_EQ(done, *tx) << "tx_bench did not finish\n" << FileTail(bank, 3000);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << FileTail(bank, 3000);
+  const std::string bank_report = FileTail(bank, 4000);
+  EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM single cluster"));
+  EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM distributed cluster"));
+  EXPECT_THAT(bank_report, ::testing::HasSubstr("lock-free reads cluster"));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "farm/api/farm.h"
-#include "farm/base/mutex.h"
+#include "farm/api/sync.h"
 #include "tools/common/latency.h"
 
 namespace farm::bench {
@@ -32,19 +32,20 @@ int64_t BalanceOf(std::span<const char> data) {
 void SetBalance(std::span<char> data, int64_t b) { std::memcpy(data.data(), &b, sizeof(b)); }
 
 // Runs `op(ctx, finish)` on thread `t` of `n` and waits for finish(status).
-absl::Status RunOn(node::Node& n, size_t t, absl::AnyInvocable<void(Context&, absl::AnyInvocable<void(absl::Status)>)> op,
+absl::Status RunOn(Host& n, size_t t, absl::AnyInvocable<void(Context&, absl::AnyInvocable<void(absl::Status)>)> op,
                    absl::Duration timeout) {
   auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
   auto done = std::make_shared<Notification>();
   auto shared_op = std::make_shared<decltype(op)>(std::move(op));
-  n.loop(t).Post([&n, t, shared_op, result, done] {
-    (*shared_op)(n.context(t), [result, done](absl::Status s) {
+  Context& ctx = n.context(t);
+  ctx.Post([&ctx, shared_op, result, done] {
+    (*shared_op)(ctx, [result, done](absl::Status s) {
       *result = std::move(s);
       done->Notify();
     });
   });
   if (!done->WaitForNotificationWithTimeout(timeout)) {
-    return absl::DeadlineExceededError(absl::StrCat("node ", n.options().node_id, " thread ", t, " did not finish"));
+    return absl::DeadlineExceededError(absl::StrCat("node ", n.self(), " thread ", t, " did not finish"));
   }
   return *result;
 }
@@ -171,21 +172,22 @@ class ReadLoop {
 
 }  // namespace
 
-absl::StatusOr<Accounts> CreateAccounts(node::LocalCluster& cluster, uint32_t per_node, int64_t balance) {
-  Accounts accounts(cluster.size());
-  for (int n = 1; n <= cluster.size(); ++n) {
-    std::vector<FatPtr>& mine = accounts[n - 1];
-    // In batches of up to 100 per transaction (single-machine: allocated here).
+absl::StatusOr<Accounts> CreateAccounts(const BankCluster& cluster, uint32_t per_node, int64_t balance) {
+  Accounts accounts(cluster.storage.size());
+  for (size_t n = 0; n < cluster.storage.size(); ++n) {
+    std::vector<FatPtr>& mine = accounts[n];
+    const Addr hint = cluster.storage[n].hint;
+    // In batches of up to 100 per transaction (single-machine: all near the hint).
     for (uint32_t done = 0; done < per_node;) {
       const uint32_t batch = std::min<uint32_t>(100, per_node - done);
       absl::Status s = RunOn(
-          cluster.node(n), 0,
-          [batch, balance, &mine](Context& ctx, absl::AnyInvocable<void(absl::Status)> finish) {
+          *cluster.storage[n].creator, 0,
+          [batch, balance, hint, &mine](Context& ctx, absl::AnyInvocable<void(absl::Status)> finish) {
             TxHandle tx = txCreate(ctx);
             auto made = std::make_shared<std::vector<FatPtr>>();
             auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
             for (uint32_t i = 0; i < batch; ++i) {
-              txAlloc(*tx, kAccountBytes, Addr(), [=, &mine](absl::StatusOr<ObjBuf*> o) {
+              txAlloc(*tx, kAccountBytes, hint, [=, &mine](absl::StatusOr<ObjBuf*> o) {
                 if (!o.ok()) return (*shared_finish)(o.status());
                 SetBalance((*o)->data(), balance);
                 made->push_back((*o)->ptr());
@@ -205,12 +207,12 @@ absl::StatusOr<Accounts> CreateAccounts(node::LocalCluster& cluster, uint32_t pe
   return accounts;
 }
 
-absl::StatusOr<int64_t> TotalBalance(node::LocalCluster& cluster, const Accounts& accounts) {
+absl::StatusOr<int64_t> TotalBalance(const BankCluster& cluster, const Accounts& accounts) {
   std::vector<FatPtr> all;
   for (const auto& a : accounts) all.insert(all.end(), a.begin(), a.end());
   int64_t total = 0;
   absl::Status s = RunOn(
-      cluster.node(1), 0,
+      *cluster.runners.at(0).host, 0,
       [&all, &total](Context& ctx, absl::AnyInvocable<void(absl::Status)> finish) {
         TxHandle tx = txCreate(ctx);
         auto left = std::make_shared<size_t>(all.size());
@@ -231,14 +233,14 @@ absl::StatusOr<int64_t> TotalBalance(node::LocalCluster& cluster, const Accounts
   return total;
 }
 
-absl::StatusOr<BankRunResult> RunFarmBank(node::LocalCluster& cluster, const Accounts& accounts,
+absl::StatusOr<BankRunResult> RunFarmBank(const BankCluster& cluster, const Accounts& accounts,
                                           const FarmBankOptions& options) {
   BankRunResult result;
   absl::StatusOr<int64_t> before = TotalBalance(cluster, accounts);
   if (!before.ok()) return before.status();
   result.total_before = *before;
 
-  const int nodes = cluster.size();
+  const int nodes = static_cast<int>(accounts.size());
   const uint64_t start = NowNs();
   const uint64_t end = start + absl::ToInt64Nanoseconds(options.duration);
   struct Worker {
@@ -247,24 +249,30 @@ absl::StatusOr<BankRunResult> RunFarmBank(node::LocalCluster& cluster, const Acc
     std::shared_ptr<Notification> done = std::make_shared<Notification>();
   };
   std::vector<Worker> workers;
-  for (int n = 1; n <= nodes; ++n) {
-    node::Node& node = cluster.node(n);
-    for (size_t t = 0; t < node.thread_count(); ++t) {
+  for (size_t r = 0; r < cluster.runners.size(); ++r) {
+    Host& host = *cluster.runners[r].host;
+    for (size_t t = 0; t < host.thread_count(); ++t) {
+      // A runner holding data uses its own storage; a compute-only one, storage t.
+      const int own = cluster.runners[r].own;
+      const int n = own >= 0 ? own : static_cast<int>(t % nodes);
       std::vector<FatPtr> a, b;
-      if (options.placement == Placement::kSingleMachine || nodes < 3) {
-        a = b = accounts[n - 1];
-      } else {
-        a = accounts[n % nodes];
+      if (options.placement == Placement::kSingleMachine || nodes < 2 || (own >= 0 && nodes < 3)) {
+        a = b = accounts[n];
+      } else if (own >= 0) {  // two nodes other than the coordinator's
+        a = accounts[(n + 1) % nodes];
+        b = accounts[(n + 2) % nodes];
+      } else {  // any two nodes: the coordinator holds none
+        a = accounts[n];
         b = accounts[(n + 1) % nodes];
       }
       Worker& w = workers.emplace_back();
       w.loop = std::make_unique<TransferLoop>(
-          &node.context(t), std::move(a), std::move(b), options.seed * 1000 + n * 10 + t, end,
+          &host.context(t), std::move(a), std::move(b), options.seed * 1000 + r * 10 + t, end,
           [status = w.status, done = w.done](absl::Status s) {
             *status = s;
             done->Notify();
           });
-      node.loop(t).Post([l = w.loop.get(), inflight = options.inflight] { l->Start(inflight); });
+      host.context(t).Post([l = w.loop.get(), inflight = options.inflight] { l->Start(inflight); });
     }
   }
   LatencySamples latency;
@@ -293,18 +301,18 @@ absl::StatusOr<BankRunResult> RunFarmBank(node::LocalCluster& cluster, const Acc
   return result;
 }
 
-absl::StatusOr<double> RunLockFreeReads(node::LocalCluster& cluster, const Accounts& accounts,
+absl::StatusOr<double> RunLockFreeReads(const BankCluster& cluster, const Accounts& accounts,
                                         uint32_t inflight, absl::Duration duration) {
   std::vector<FatPtr> all;
   for (const auto& a : accounts) all.insert(all.end(), a.begin(), a.end());
   const uint64_t start = NowNs();
   const uint64_t end = start + absl::ToInt64Nanoseconds(duration);
   std::vector<std::unique_ptr<ReadLoop>> readers;
-  for (int n = 1; n <= cluster.size(); ++n) {
-    node::Node& node = cluster.node(n);
-    for (size_t t = 0; t < node.thread_count(); ++t) {
-      readers.push_back(std::make_unique<ReadLoop>(&node.context(t), &all, n * 10 + t, end));
-      node.loop(t).Post([r = readers.back().get(), inflight] { r->Start(inflight); });
+  for (size_t n = 0; n < cluster.runners.size(); ++n) {
+    Host& host = *cluster.runners[n].host;
+    for (size_t t = 0; t < host.thread_count(); ++t) {
+      readers.push_back(std::make_unique<ReadLoop>(&host.context(t), &all, n * 10 + t, end));
+      host.context(t).Post([r = readers.back().get(), inflight] { r->Start(inflight); });
     }
   }
   uint64_t total = 0;

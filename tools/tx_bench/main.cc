@@ -1,14 +1,22 @@
-// tx_bench: bank transfers (2 reads, 2 writes per transaction) on a local 3-node FaRM
-// cluster against the same transfers on Redis with WATCH/MULTI/EXEC over loopback, in
-// one run. For each replication factor (--replication) it starts an in-process cluster
+// tx_bench: bank transfers (2 reads, 2 writes per transaction) on FaRM against the same
+// transfers on Redis with WATCH/MULTI/EXEC over loopback, in one run. For each
+// replication factor (--replication) it starts an in-process 3-node cluster
 // (--backend), creates the accounts, and measures single-machine transfers (both
 // accounts on the coordinator's node) and distributed ones (the accounts on the two
 // other nodes), then lock-free reads of random accounts; then Debian's redis-server,
 // started here, runs farm_redis_bank with --redis_clients connections. Every run checks
 // that the total balance did not change.
 //
+// With --zookeeper it runs on a cluster of node processes instead (deploy/local-cluster,
+// farm_node): it joins as a compute-only member with --threads worker threads, creates
+// the accounts on the storage nodes (near regions each is primary of), and coordinates
+// every transfer from the member: single-machine transfers are shipped to the accounts'
+// primary, distributed ones commit in two phases from the member. Replication is the
+// cluster's.
+//
 //   build/tools/tx_bench/tx_bench                       all of it (~25 s)
 //   tx_bench --replication=3 --modes=distributed --seconds=5
+//   tx_bench --zookeeper=127.0.0.1:2181 --secret_file=build/local-cluster/secret
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +24,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/command_line.h"
+#include "farm/api/in_process_cluster.h"
+#include "tools/common/compute_member.h"
 #include "tools/common/redis_server.h"
 #include "tools/tx_bench/farm_bank.h"
 #include "tools/tx_bench/redis_bank.h"
@@ -32,6 +42,13 @@ ABSL_FLAG(double, seconds, 2.0, "duration of each measured run");
 ABSL_FLAG(int, redis_clients, 8, "Redis client connections (threads)");
 ABSL_FLAG(bool, redis, true, "run the Redis baseline");
 ABSL_FLAG(std::string, dir, "/tmp/farm-tx-bench", "directory for the local cluster");
+ABSL_FLAG(bool, compute_node, false,
+          "in-process: run the transfers from a 4th, compute-only node (the shape of --zookeeper, "
+          "in one process) instead of from the 3 nodes that hold the accounts");
+ABSL_FLAG(std::string, zookeeper, "",
+          "run on a cluster of node processes: its ZooKeeper host:port (joins as a compute-only member)");
+ABSL_FLAG(std::string, cluster, "farm", "with --zookeeper: the cluster's name");
+ABSL_FLAG(std::string, secret_file, "", "with --zookeeper: the cluster's secret file");
 
 namespace farm::bench {
 namespace {
@@ -50,47 +67,85 @@ void Print(const Row& row, double redis_rate) {
   std::printf("\n");
 }
 
+// The transfers and reads on one cluster: the rows named "FaRM <mode> <label>".
+absl::Status RunOnCluster(const BankCluster& cluster, const std::string& label, std::vector<Row>* rows,
+                          std::vector<std::pair<std::string, double>>* read_rates) {
+  const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  absl::StatusOr<Accounts> accounts = CreateAccounts(cluster, absl::GetFlag(FLAGS_accounts), 1000);
+  if (!accounts.ok()) return absl::Status(accounts.status().code(), absl::StrCat("accounts: ", accounts.status().message()));
+  for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
+    FarmBankOptions o;
+    o.inflight = absl::GetFlag(FLAGS_inflight);
+    o.duration = duration;
+    o.placement = mode == "distributed" ? Placement::kDistributed : Placement::kSingleMachine;
+    absl::StatusOr<BankRunResult> run = RunFarmBank(cluster, *accounts, o);
+    if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(mode, " ", label, ": ", run.status().message()));
+    rows->push_back(Row{absl::StrCat("FaRM ", mode, " ", label), *run});
+  }
+  absl::StatusOr<double> reads = RunLockFreeReads(cluster, *accounts, absl::GetFlag(FLAGS_inflight), duration);
+  if (!reads.ok()) return absl::Status(reads.status().code(), absl::StrCat("lock-free reads: ", reads.status().message()));
+  read_rates->emplace_back(label, *reads);
+  return absl::OkStatus();
+}
+
+// The cluster of node processes behind --zookeeper, this process a compute-only member.
+absl::Status RunOnProcesses(std::vector<Row>* rows, std::vector<std::pair<std::string, double>>* read_rates) {
+  tools::ComputeMemberOptions o;
+  o.zookeeper = absl::GetFlag(FLAGS_zookeeper);
+  o.cluster = absl::GetFlag(FLAGS_cluster);
+  o.secret_file = absl::GetFlag(FLAGS_secret_file);
+  o.threads = static_cast<uint32_t>(absl::GetFlag(FLAGS_threads));
+  absl::StatusOr<std::unique_ptr<tools::ComputeMember>> member = tools::ComputeMember::Join(o);
+  if (!member.ok()) return member.status();
+  absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = (*member)->RegionsByPrimary();
+  if (!regions.ok()) return regions.status();
+  BankCluster cluster;
+  for (const auto& [node, ids] : *regions) {
+    if (ids.empty()) continue;  // primary of no region yet
+    cluster.storage.push_back({&(*member)->host(), Addr(ids.front(), 0)});
+  }
+  if (cluster.storage.empty()) return absl::UnavailableError("no storage node is primary of a region");
+  cluster.runners.push_back({&(*member)->host(), -1});
+  return RunOnCluster(cluster, "cluster", rows, read_rates);
+}
+
 int Main() {
   const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   std::vector<Row> rows;
   std::vector<std::pair<std::string, double>> read_rates;
-  for (const std::string& r_text : absl::GetFlag(FLAGS_replication)) {
+  const bool processes = !absl::GetFlag(FLAGS_zookeeper).empty();
+  if (processes) {
+    if (absl::Status s = RunOnProcesses(&rows, &read_rates); !s.ok()) {
+      std::fprintf(stderr, "tx_bench: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
+  for (const std::string& r_text : processes ? std::vector<std::string>{} : absl::GetFlag(FLAGS_replication)) {
     const uint32_t r = std::stoi(r_text);
-    node::LocalClusterOptions co;
+    InProcessClusterOptions co;
     co.backend = absl::GetFlag(FLAGS_backend);
-    co.nodes = 3;
+    const bool compute = absl::GetFlag(FLAGS_compute_node);
+    co.nodes = compute ? 4 : 3;
+    co.compute_only_nodes = compute ? 1 : 0;
     co.dir = absl::GetFlag(FLAGS_dir);
     co.threads = absl::GetFlag(FLAGS_threads);
     co.replication = r;
-    absl::StatusOr<std::unique_ptr<node::LocalCluster>> cluster = node::LocalCluster::Start(co);
-    if (!cluster.ok()) {
-      std::fprintf(stderr, "tx_bench: cluster: %s\n", cluster.status().ToString().c_str());
+    absl::StatusOr<std::unique_ptr<InProcessCluster>> started = InProcessCluster::Start(co);
+    if (!started.ok()) {
+      std::fprintf(stderr, "tx_bench: cluster: %s\n", started.status().ToString().c_str());
       return 1;
     }
-    absl::StatusOr<Accounts> accounts =
-        CreateAccounts(**cluster, absl::GetFlag(FLAGS_accounts), 1000);
-    if (!accounts.ok()) {
-      std::fprintf(stderr, "tx_bench: accounts: %s\n", accounts.status().ToString().c_str());
+    BankCluster cluster;
+    for (NodeId n = 1; n <= 3; ++n) {
+      cluster.storage.push_back({&(*started)->host(n), Addr()});
+      if (!compute) cluster.runners.push_back({&(*started)->host(n), static_cast<int>(n - 1)});
+    }
+    if (compute) cluster.runners.push_back({&(*started)->host(4), -1});
+    if (absl::Status s = RunOnCluster(cluster, absl::StrCat("r=", r, compute ? " compute" : ""), &rows, &read_rates);
+        !s.ok()) {
+      std::fprintf(stderr, "tx_bench: %s\n", s.ToString().c_str());
       return 1;
     }
-    for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
-      FarmBankOptions o;
-      o.inflight = absl::GetFlag(FLAGS_inflight);
-      o.duration = duration;
-      o.placement = mode == "distributed" ? Placement::kDistributed : Placement::kSingleMachine;
-      absl::StatusOr<BankRunResult> run = RunFarmBank(**cluster, *accounts, o);
-      if (!run.ok()) {
-        std::fprintf(stderr, "tx_bench: %s r=%u: %s\n", mode.c_str(), r, run.status().ToString().c_str());
-        return 1;
-      }
-      rows.push_back(Row{absl::StrCat("FaRM ", mode, " r=", r), *run});
-    }
-    absl::StatusOr<double> reads = RunLockFreeReads(**cluster, *accounts, absl::GetFlag(FLAGS_inflight), duration);
-    if (!reads.ok()) {
-      std::fprintf(stderr, "tx_bench: lock-free reads: %s\n", reads.status().ToString().c_str());
-      return 1;
-    }
-    read_rates.emplace_back(absl::StrCat("r=", r), *reads);
   }
   double redis_rate = 0;
   if (absl::GetFlag(FLAGS_redis)) {
@@ -112,9 +167,15 @@ int Main() {
     redis_rate = run->committed / run->seconds;
     rows.push_back(Row{absl::StrCat("Redis WATCH/MULTI/EXEC"), *run});
   }
-  std::printf("bank transfers (2 reads + 2 writes), 3 nodes x %d threads on %s, %d in flight per thread, %.1f s runs\n",
-              absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_backend).c_str(),
-              absl::GetFlag(FLAGS_inflight), absl::GetFlag(FLAGS_seconds));
+  if (processes) {
+    std::printf("bank transfers (2 reads + 2 writes) on a cluster of node processes, from a compute-only "
+                "member with %d threads, %d in flight per thread, %.1f s runs\n",
+                absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_inflight), absl::GetFlag(FLAGS_seconds));
+  } else {
+    std::printf("bank transfers (2 reads + 2 writes), 3 nodes x %d threads on %s, %d in flight per thread, %.1f s runs\n",
+                absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_backend).c_str(),
+                absl::GetFlag(FLAGS_inflight), absl::GetFlag(FLAGS_seconds));
+  }
   std::printf("%-24s %12s %9s %9s %9s %9s\n", "system", "commits/s", "aborts", "p50 us", "p99 us",
               redis_rate > 0 ? "vs Redis" : "");
   for (const Row& row : rows) Print(row, redis_rate);
