@@ -106,6 +106,23 @@ class RespClient {
   std::string buffer_;
 };
 
+// The exit code of child `pid` once it exits within `timeout`; -1 when it was killed
+// by a signal, -2 when it did not exit in time (it is then SIGKILLed).
+int ExitCode(pid_t pid, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return -2;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 class KvServiceProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -338,15 +355,7 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
        "--operations=20000", "--threads=2", "--warmup_seconds=0"},
       out);
   ASSERT_TRUE(ycsb.ok()) << ycsb.status();
-  int status = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(120);
-  pid_t done = 0;
-  while ((done = ::waitpid(*ycsb, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  if (done == 0) ::kill(*ycsb, SIGKILL);
-  ASSERT_EQ(done, *ycsb) << "ycsb did not finish\n" << FileTail(out, 3000);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << FileTail(out, 3000);
+  ASSERT_EQ(ExitCode(*ycsb, absl::Seconds(120)), 0) << FileTail(out, 3000);
   const std::string report = FileTail(out, 6000);
   EXPECT_THAT(report, ::testing::HasSubstr("load: 2000 inserts"));
   EXPECT_THAT(report, ::testing::HasSubstr("20000 ops"));
@@ -364,13 +373,7 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
                                            "--accounts=200", "--redis=false"},
                                           bank);
   ASSERT_TRUE(tx.ok()) << tx.status();
-  const absl::Time bank_deadline = absl::Now() + absl::Seconds(120);
-  while ((done = ::waitpid(*tx, &status, WNOHANG)) == 0 && absl::Now() < bank_deadline) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  if (done == 0) ::kill(*tx, SIGKILL);
-  ASSERT_EQ(done, *tx) << "tx_bench did not finish\n" << FileTail(bank, 3000);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << FileTail(bank, 3000);
+  ASSERT_EQ(ExitCode(*tx, absl::Seconds(120)), 0) << FileTail(bank, 3000);
   const std::string bank_report = FileTail(bank, 4000);
   EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM single cluster"));
   EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM distributed cluster"));

@@ -16,12 +16,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "farm/event/event_loop.h"
-#include "farm/event/loop_context.h"
-#include "farm/fabric/doorbell.h"
 #include "gtest/gtest.h"
 #include "resp/resp_parser.h"
 #include "resp/resp_writer.h"
+#include "tests/support/loop_threads.h"
 
 namespace farm::resp {
 namespace {
@@ -115,31 +113,14 @@ class Client {
 class RespServerTest : public ::testing::Test {
  protected:
   void Start(SessionFactory factory, RespServerOptions options = {}) {
-    auto table = DoorbellTable::Create(8);
-    ASSERT_TRUE(table.ok());
-    doorbells_ = std::move(*table);
-    for (size_t i = 0; i < 2; ++i) {
-      auto bell = doorbells_->Allocate();
-      ASSERT_TRUE(bell.ok());
-      auto loop = EventLoop::Create(std::move(*bell));
-      ASSERT_TRUE(loop.ok());
-      loops_.push_back(std::make_unique<LoopThread>(std::move(*loop)));
-      contexts_.push_back(std::make_unique<LoopContext>(&loops_.back()->loop(), i));
-    }
-    auto server = RespServer::Start({contexts_[0].get(), contexts_[1].get()}, std::move(factory), options);
+    ASSERT_TRUE(threads_.Start(2).ok());
+    auto server = RespServer::Start(threads_.contexts(), std::move(factory), options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
   }
-  void TearDown() override {
-    server_.reset();
-    contexts_.clear();
-    loops_.clear();
-  }
 
-  std::unique_ptr<DoorbellTable> doorbells_;
-  std::vector<std::unique_ptr<LoopThread>> loops_;
-  std::vector<std::unique_ptr<LoopContext>> contexts_;
-  std::unique_ptr<RespServer> server_;
+  farm::testing::LoopThreads threads_;
+  std::unique_ptr<RespServer> server_;  // stopped before the threads
 };
 
 SessionFactory Echo() {

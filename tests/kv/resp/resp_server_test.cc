@@ -17,13 +17,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/unique_fd.h"
-#include "farm/event/loop_context.h"
-#include "farm/fabric/doorbell.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kv/resp/fake_store.h"
 #include "tests/kv/resp/run_process.h"
 #include "tests/kv/resp/session_env.h"
+#include "tests/support/loop_threads.h"
 
 namespace farm::kv::resp {
 namespace {
@@ -98,24 +97,15 @@ class RespServerTest : public ::testing::Test {
 
   void StartServer(KvRespOptions options) {
     server_.reset();
-    contexts_.clear();
-    loops_.clear();
+    threads_.Stop();
     stores_.clear();
-    auto table = DoorbellTable::Create(8);
-    ASSERT_TRUE(table.ok());
-    doorbells_ = std::move(*table);
-    for (int i = 0; i < 2; ++i) {
-      auto bell = doorbells_->Allocate();
-      ASSERT_TRUE(bell.ok());
-      auto loop = EventLoop::Create(std::move(*bell));
-      ASSERT_TRUE(loop.ok());
-      stores_.push_back(std::make_unique<FakeStore>(&cluster_, loop->get()));
-      loops_.push_back(std::make_unique<LoopThread>(std::move(*loop)));
-      contexts_.push_back(std::make_unique<LoopContext>(&loops_.back()->loop(), i));
-    }
+    ASSERT_TRUE(threads_
+                    .Start(2, [this](size_t, EventLoop* loop) {
+                      stores_.push_back(std::make_unique<FakeStore>(&cluster_, loop));
+                    })
+                    .ok());
     auto server = StartKvRespServer(
-        {contexts_[0].get(), contexts_[1].get()}, [this](size_t i) { return stores_[i].get(); },
-        options);
+        threads_.contexts(), [this](size_t i) { return stores_[i].get(); }, options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     port_ = absl::StrCat(server_->port());
@@ -135,12 +125,10 @@ class RespServerTest : public ::testing::Test {
   }
 
   // Destroyed in reverse: the server (stops on its loops), the loops (joined), then
-  // the stores their pending work may name, the doorbells, the cluster.
+  // the stores their pending work may name, the cluster.
   FakeCluster cluster_;
-  std::unique_ptr<DoorbellTable> doorbells_;
   std::vector<std::unique_ptr<FakeStore>> stores_;
-  std::vector<std::unique_ptr<LoopThread>> loops_;
-  std::vector<std::unique_ptr<LoopContext>> contexts_;
+  farm::testing::LoopThreads threads_;
   std::unique_ptr<::farm::resp::RespServer> server_;
   std::string port_;
 };
