@@ -123,7 +123,8 @@ int ExitCode(pid_t pid, absl::Duration timeout) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-class KvServiceProcessTest : public ::testing::Test {
+// Parameter: the fabric between the node processes ("shm" or "tcp").
+class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/farm-kv-service-test-XXXXXX";
@@ -151,7 +152,8 @@ class KvServiceProcessTest : public ::testing::Test {
                                      "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
                                      absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=64",
                                      "--threads=2", "--session_timeout_ms=1000", "--services=kv",
-                                     "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password"};
+                                     "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password",
+                                     "--fabric=" + GetParam()};
     if (compute_only) argv.push_back("--compute_only");
     absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
     ASSERT_TRUE(pid.ok()) << pid.status();
@@ -207,7 +209,7 @@ class KvServiceProcessTest : public ::testing::Test {
   std::map<NodeId, uint16_t> ports_;
 };
 
-TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill) {
+TEST_P(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill) {
   for (NodeId id = 1; id <= 3; ++id) StartNode(id);
   for (NodeId id = 1; id <= 3; ++id) {
     std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
@@ -315,7 +317,7 @@ TEST_F(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
 // key over RESP and moves no data: every key keeps answering with its value through
 // every node, before and after the member is killed. Then YCSB's cluster backend joins
 // the same way and runs a workload in it.
-TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplications) {
+TEST_P(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplications) {
   for (NodeId id = 1; id <= 3; ++id) StartNode(id);
   for (NodeId id = 1; id <= 3; ++id) {
     std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
@@ -351,6 +353,7 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   const std::string out = dir_ + "/ycsb.out";
   absl::StatusOr<pid_t> ycsb = SpawnWithLog(
       {YCSB_BINARY, "--backend=cluster", "--zookeeper=" + zk_->address(), "--cluster=kvtest",
+       "--member_fabric=" + GetParam(),
        "--secret_file=" + dir_ + "/secret", "--workload=b", "--preset=farm", "--records=2000",
        "--operations=20000", "--threads=2", "--warmup_seconds=0"},
       out);
@@ -369,6 +372,7 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   // unless the total balance is unchanged.
   const std::string bank = dir_ + "/tx_bench.out";
   absl::StatusOr<pid_t> tx = SpawnWithLog({TX_BENCH_BINARY, "--zookeeper=" + zk_->address(), "--cluster=kvtest",
+                                           "--member_fabric=" + GetParam(),
                                            "--secret_file=" + dir_ + "/secret", "--seconds=0.5",
                                            "--accounts=200", "--redis=false"},
                                           bank);
@@ -379,6 +383,9 @@ TEST_F(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM distributed cluster"));
   EXPECT_THAT(bank_report, ::testing::HasSubstr("lock-free reads cluster"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, KvServiceProcessTest, ::testing::Values("shm", "tcp"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
 }  // namespace farm::kv

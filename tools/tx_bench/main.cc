@@ -49,6 +49,9 @@ ABSL_FLAG(std::string, zookeeper, "",
           "run on a cluster of node processes: its ZooKeeper host:port (joins as a compute-only member)");
 ABSL_FLAG(std::string, cluster, "farm", "with --zookeeper: the cluster's name");
 ABSL_FLAG(std::string, secret_file, "", "with --zookeeper: the cluster's secret file");
+ABSL_FLAG(std::string, member_fabric, "auto", "with --zookeeper: the member's fabric, as the nodes' --fabric");
+ABSL_FLAG(std::string, member_listen, "127.0.0.1:0",
+          "with --zookeeper: the member's tcp fabric address, reachable by the nodes");
 
 namespace farm::bench {
 namespace {
@@ -94,6 +97,8 @@ absl::Status RunOnProcesses(std::vector<Row>* rows, std::vector<std::pair<std::s
   o.zookeeper = absl::GetFlag(FLAGS_zookeeper);
   o.cluster = absl::GetFlag(FLAGS_cluster);
   o.secret_file = absl::GetFlag(FLAGS_secret_file);
+  o.fabric = absl::GetFlag(FLAGS_member_fabric);
+  o.listen = absl::GetFlag(FLAGS_member_listen);
   o.threads = static_cast<uint32_t>(absl::GetFlag(FLAGS_threads));
   absl::StatusOr<std::unique_ptr<tools::ComputeMember>> member = tools::ComputeMember::Join(o);
   if (!member.ok()) return member.status();

@@ -59,6 +59,9 @@ ABSL_FLAG(std::string, zookeeper, "",
           "cluster backend: ZooKeeper host:port of a running cluster (deploy/local-cluster status)");
 ABSL_FLAG(std::string, cluster, "farm", "cluster backend: the cluster's name");
 ABSL_FLAG(std::string, secret_file, "", "cluster backend: the cluster's secret file");
+ABSL_FLAG(std::string, member_fabric, "auto",
+          "cluster backend: the member's fabric, as the nodes' farm_node --fabric (auto: shm when "
+          "every member is on this host)");
 ABSL_FLAG(std::string, member_listen, "127.0.0.1:0",
           "cluster backend: the member's tcp fabric address, reachable by the nodes (with "
           "deploy/local-cluster --netns: the host's bridge address, e.g. 10.77.0.254:0)");
@@ -137,6 +140,7 @@ int Main() {
   cluster.secret_file = absl::GetFlag(FLAGS_secret_file);
   cluster.node_id = absl::GetFlag(FLAGS_member_id);
   cluster.listen = absl::GetFlag(FLAGS_member_listen);
+  cluster.fabric = absl::GetFlag(FLAGS_member_fabric);
   cluster.window = absl::GetFlag(FLAGS_farm_window);
   if (absl::Status s = registry.Register(
           "cluster",
