@@ -50,6 +50,10 @@ ABSL_FLAG(uint32_t, region_mb, 2048,
           "Region size in MB (reserved sparse; memory is used as touched).");
 ABSL_FLAG(uint64_t, capacity_mb, 0,
           "MB of regions this node may be primary of (whole regions; default: one region).");
+ABSL_FLAG(uint32_t, min_members, 1,
+          "Create this node's first region (and start its services) only once a configuration has "
+          "this many members that hold data: a cluster started node by node then places its "
+          "first regions on all of them (deploy/local-cluster passes its node count).");
 ABSL_FLAG(bool, compute_only, false,
           "Join as a member that runs the services but holds no regions (needs --zookeeper): "
           "it joining or leaving moves no data; e.g. a RESP front end with --services=kv.");
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
   o.region_bytes = uint64_t{absl::GetFlag(FLAGS_region_mb)} << 20;
   o.capacity_bytes = absl::GetFlag(FLAGS_capacity_mb) << 20;
   o.compute_only = absl::GetFlag(FLAGS_compute_only);
+  o.min_members = absl::GetFlag(FLAGS_min_members);
   o.replication = absl::GetFlag(FLAGS_replication);
   o.virtual_rings = absl::GetFlag(FLAGS_virtual_rings);
   o.session_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_session_timeout_ms));

@@ -406,6 +406,15 @@ void Node::ConnectLoop() {
     }
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
+    const bool enough = std::count_if(config->members.begin(), config->members.end(),
+                                      [](const membership::Member& m) { return !m.compute_only; }) >=
+                        static_cast<std::ptrdiff_t>(options_.min_members);
+    if (!enough) {
+      Log(options_.node_id, absl::StrFormat("waiting for %d members that hold data before creating a region "
+                                            "(epoch %d has %d)",
+                                            options_.min_members, config->epoch, config->members.size()));
+      continue;  // woken by the next configuration
+    }
     if (all_linked && !options_.compute_only && allocator_->blocks().Regions().empty()) {
       if (absl::Status s = CreateFirstRegion(); !s.ok()) {
         const int failures = region_failures++;
@@ -418,7 +427,8 @@ void Node::ConnectLoop() {
     }
     if (all_linked && (options_.compute_only || !allocator_->blocks().Regions().empty())) {
       linked_.store(true, std::memory_order_release);
-      if (config->epoch > announced_epoch) {
+      // Services hear configurations this node is in, the latest it linked to.
+      if (config->epoch > announced_epoch && config->Contains(options_.node_id)) {
         announced_epoch = config->epoch;
         std::vector<NodeId> members;
         for (const membership::Member& m : config->members) members.push_back(m.id);

@@ -71,6 +71,12 @@ struct NodeOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration spin = absl::Microseconds(50);
+  // The node creates its first region (and counts as linked) only in a configuration of
+  // at least this many members that hold data. A cluster started node by node would
+  // otherwise place its first regions among the nodes up first, and a later node that
+  // joins the regions' replica sets would hold no copy of them until re-replication
+  // (failover, not yet built): commits to them would fail. 1: at once.
+  uint32_t min_members = 1;
   tx::TxOptions tx;
 };
 

@@ -108,7 +108,7 @@ class RespClient {
 
 // The exit code of child `pid` once it exits within `timeout`; -1 when it was killed
 // by a signal, -2 when it did not exit in time (it is then SIGKILLed).
-int ExitCode(pid_t pid, absl::Duration timeout) {
+[[maybe_unused]] int ExitCode(pid_t pid, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   int status = 0;
   pid_t done = 0;
@@ -154,10 +154,35 @@ class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
                                      "--threads=2", "--session_timeout_ms=1000", "--services=kv",
                                      "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password",
                                      "--fabric=" + GetParam()};
+    // Nodes 1-3 are the cluster's first: their first regions wait for all three (started
+    // one by one, a slow start would otherwise place them among the first two only).
+    argv.push_back(compute_only || id > 3 ? "--min_members=1" : "--min_members=3");
     if (compute_only) argv.push_back("--compute_only");
     absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
     ASSERT_TRUE(pid.ok()) << pid.status();
     pids_[id] = *pid;
+  }
+
+  // Starts nodes 1 to 3 the slow way: 1 and 2 first, and 3 only once node 1 has logged
+  // that it waits for a third member before creating its first region (--min_members):
+  // regions placed among 1 and 2 alone would lack a copy on 3, and commits to them fail.
+  void StartFirstThreeStaggered() {
+    StartNode(1);
+    StartNode(2);
+    ASSERT_TRUE(WaitForLog(1, "waiting for 3 members that hold data", absl::Seconds(60))) << Logs();
+    StartNode(3);
+  }
+
+  bool WaitForLog(NodeId id, const std::string& text, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      std::ifstream log(LogOf(id));
+      for (std::string line; std::getline(log, line);) {
+        if (line.find(text) != std::string::npos) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
   }
 
   // The node's RESP port, from its log's "kv: RESP on ... port N" line.
@@ -210,7 +235,7 @@ class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill) {
-  for (NodeId id = 1; id <= 3; ++id) StartNode(id);
+  StartFirstThreeStaggered();
   for (NodeId id = 1; id <= 3; ++id) {
     std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
     ASSERT_TRUE(port.has_value()) << "node " << id << " did not serve RESP\n" << Logs();
@@ -318,7 +343,7 @@ TEST_P(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
 // every node, before and after the member is killed. Then YCSB's cluster backend joins
 // the same way and runs a workload in it.
 TEST_P(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplications) {
-  for (NodeId id = 1; id <= 3; ++id) StartNode(id);
+  StartFirstThreeStaggered();
   for (NodeId id = 1; id <= 3; ++id) {
     std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
     ASSERT_TRUE(port.has_value()) << "node " << id << " did not serve RESP\n" << Logs();
