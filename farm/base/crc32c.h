@@ -9,9 +9,17 @@
 
 namespace farm {
 
-// CRC-32C of `data` ("123456789" gives 0xE3069283). Slicing-by-8 tables: about 1-2 GB/s
-// per core, no CPU-specific instructions.
+// CRC-32C of `data` ("123456789" gives 0xE3069283): the CPU's CRC32 instruction where it
+// has one (x86-64 with SSE4.2, chosen at start), else slicing-by-8 tables (about 1-2 GB/s
+// per core).
 uint32_t Crc32c(absl::string_view data);
+// The CRC-32C of the bytes `crc` was computed over followed by `data`:
+// Crc32cExtend(Crc32c(a), b) == Crc32c(a + b).
+uint32_t Crc32cExtend(uint32_t crc, absl::string_view data);
+// Whether Crc32c uses the CPU's instruction.
+bool Crc32cInHardware();
+// The table-driven computation, always (tests compare the two).
+uint32_t Crc32cSoftwareForTest(absl::string_view data);
 
 }  // namespace farm
 

@@ -31,9 +31,25 @@ TEST(Crc32c, MatchesTheBitwiseDefinitionAtEveryLengthAndAlignment) {
     for (size_t n = 0; n + start <= data.size(); n += 7) {
       const std::string piece = data.substr(start, n);
       ASSERT_EQ(Crc32c(piece), Reference(piece)) << start << " " << n;
+      ASSERT_EQ(Crc32cSoftwareForTest(piece), Reference(piece)) << start << " " << n;
     }
   }
 }
+
+TEST(Crc32c, ExtendingEqualsTheWhole) {
+  std::mt19937_64 rng(9);
+  std::string data(200, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t cut = 0; cut <= data.size(); cut += 13) {
+    ASSERT_EQ(Crc32cExtend(Crc32c(data.substr(0, cut)), data.substr(cut)), Crc32c(data)) << cut;
+  }
+}
+
+#if defined(__x86_64__)
+TEST(Crc32c, UsesTheCpuInstructionWhereThereIsOne) {
+  EXPECT_EQ(Crc32cInHardware(), __builtin_cpu_supports("sse4.2") != 0);
+}
+#endif
 
 }  // namespace
 }  // namespace farm
