@@ -1,0 +1,179 @@
+#include "farm/storage/log_writer.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace farm::storage {
+
+absl::StatusOr<SyncPolicy> SyncPolicy::Parse(absl::string_view flag) {
+  SyncPolicy p;
+  if (flag == "always") return p;
+  if (flag == "none") {
+    p.kind = Kind::kNone;
+    return p;
+  }
+  int64_t ms = 0;
+  if (absl::ConsumePrefix(&flag, "interval:") && absl::SimpleAtoi(flag, &ms) && ms > 0) {
+    p.kind = Kind::kInterval;
+    p.interval = absl::Milliseconds(ms);
+    return p;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--log_sync=", flag, ": always, interval:MS (MS > 0) or none"));
+}
+
+std::string SyncPolicy::ToString() const {
+  switch (kind) {
+    case Kind::kAlways:
+      return "always";
+    case Kind::kInterval:
+      return absl::StrCat("interval:", absl::ToInt64Milliseconds(interval));
+    case Kind::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::string path, uint64_t identity,
+                                                           uint64_t valid_bytes, SyncPolicy policy) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = fs->OpenForAppend(path);
+  if (!file.ok()) return file.status();
+  if ((*file)->size() > valid_bytes) {
+    // A torn tail (or the bytes of a write that failed): appending goes after whole records.
+    if (absl::Status s = fs->Truncate(path, valid_bytes); !s.ok()) return s;
+    file = fs->OpenForAppend(path);
+    if (!file.ok()) return file.status();
+  }
+  if ((*file)->size() == 0) {
+    if (absl::Status s = (*file)->Append(EncodeLogHeader(identity)); !s.ok()) return s;
+    if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
+  }
+  std::unique_ptr<LogWriter> w(new LogWriter(fs, std::move(path), std::move(*file), policy));
+  w->flusher_ = std::thread([raw = w.get()] { raw->FlushLoop(); });
+  return w;
+}
+
+LogWriter::LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableFile> file, SyncPolicy policy)
+    : fs_(fs), path_(std::move(path)), policy_(policy), file_(std::move(file)) {}
+
+LogWriter::~LogWriter() { Close(); }
+
+void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable) {
+  {
+    MutexLock lock(&mu_);
+    if (!closing_) {
+      EncodeRecord(type, payload, &buffer_);
+      waiting_.push_back(std::move(durable));
+      cv_.SignalAll();
+      return;
+    }
+  }
+  durable(absl::FailedPreconditionError(absl::StrCat(path_, ": append after the log was closed")));
+}
+
+void LogWriter::Close() {
+  {
+    MutexLock lock(&mu_);
+    closing_ = true;
+    cv_.SignalAll();
+  }
+  if (flusher_.joinable()) flusher_.join();
+}
+
+absl::Status LogWriter::status() const {
+  MutexLock lock(&mu_);
+  return failed_;
+}
+
+LogWriterStats LogWriter::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+absl::Status LogWriter::WriteBatch(const std::string& bytes) {
+  const uint64_t before = file_->size();
+  absl::Status written = file_->Append(bytes);
+  if (!written.ok()) {
+    // Undo a partial write, so that the file stays whole records; if even that fails,
+    // the log cannot be trusted any more.
+    if (file_->size() != before) {
+      absl::Status cut = fs_->Truncate(path_, before);
+      absl::StatusOr<std::unique_ptr<WritableFile>> reopened =
+          cut.ok() ? fs_->OpenForAppend(path_) : absl::StatusOr<std::unique_ptr<WritableFile>>(cut);
+      if (!reopened.ok()) {
+        MutexLock lock(&mu_);
+        failed_ = absl::DataLossError(absl::StrCat(path_, ": a failed write could not be undone: ",
+                                                   reopened.status().message()));
+        return failed_;
+      }
+      file_ = std::move(*reopened);
+    }
+    return written;
+  }
+  if (policy_.kind == SyncPolicy::Kind::kAlways) {
+    if (absl::Status synced = file_->Sync(); !synced.ok()) {
+      MutexLock lock(&mu_);
+      failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
+                                                         synced.message()));
+      ++stats_.writes;
+      return failed_;
+    }
+  }
+  MutexLock lock(&mu_);
+  ++stats_.writes;
+  stats_.bytes += bytes.size();
+  if (policy_.kind == SyncPolicy::Kind::kAlways) ++stats_.syncs;
+  return absl::OkStatus();
+}
+
+void LogWriter::FlushLoop() {
+  absl::Time next_sync = absl::Now() + policy_.interval;
+  bool dirty = false;  // written since the last sync (interval policy)
+  for (;;) {
+    std::string bytes;
+    std::vector<Durable> batch;
+    bool closing = false;
+    absl::Status failed;
+    {
+      MutexLock lock(&mu_);
+      const auto ready = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return !waiting_.empty() || closing_; };
+      if (policy_.kind == SyncPolicy::Kind::kInterval && dirty) {
+        cv_.WaitFor(&mu_, std::max(absl::ZeroDuration(), next_sync - absl::Now()), ready);
+      } else {
+        cv_.Wait(&mu_, ready);
+      }
+      bytes.swap(buffer_);
+      batch.swap(waiting_);
+      closing = closing_;
+      failed = failed_;
+      stats_.records += batch.size();
+    }
+    absl::Status result = failed;
+    if (result.ok() && !bytes.empty()) {
+      result = WriteBatch(bytes);
+      dirty = dirty || result.ok();
+    }
+    for (Durable& d : batch) d(result);
+    if (policy_.kind == SyncPolicy::Kind::kInterval && dirty &&
+        (absl::Now() >= next_sync || closing)) {
+      absl::Status synced = file_->Sync();
+      MutexLock lock(&mu_);
+      if (!synced.ok() && failed_.ok()) {
+        failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
+                                                           synced.message()));
+      }
+      if (synced.ok()) ++stats_.syncs;
+      dirty = false;
+      next_sync = absl::Now() + policy_.interval;
+    }
+    if (closing) {
+      MutexLock lock(&mu_);
+      if (waiting_.empty()) return;
+    }
+  }
+}
+
+}  // namespace farm::storage

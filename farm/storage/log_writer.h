@@ -1,0 +1,105 @@
+// LogWriter: appends records to a durable log (log_format.h) by group commit. Appends
+// from any thread go into a buffer; one flusher thread writes the buffer — every record
+// that arrived while the previous write and sync ran — with one write and, when the
+// policy says so, one sync, then reports each record durable.
+//
+// The promise, by SyncPolicy (the --log_sync flag):
+//   always        a record is reported durable after the sync that covers it: a crash
+//                 (of the process or the machine) loses no reported record. The default.
+//   interval:MS   reported once written to the file (the OS has it: a process crash
+//                 loses nothing); synced every MS, so a machine crash loses at most the
+//                 records of the last MS.
+//   none          reported once written; never synced (cache mode): a machine crash may
+//                 lose any record not yet written back by the OS.
+//
+// Errors: a failed write is undone (the file cut back to its last whole record) and
+// reported to the records it carried — ResourceExhausted for a full disk, after which
+// later appends may succeed. A failed sync is fatal for the log: it can no longer be
+// trusted, so every record not yet reported, and every later one, gets the error
+// (status() says which); the owner must stop acknowledging on it.
+//
+// Threads: Append from any thread. `durable` callbacks run on the flusher thread, in
+// append order, never inside Append (except for an Append after Close, refused with
+// FailedPrecondition at once); they must be quick (post the rest). Close (and the
+// destructor) writes what is queued, syncs unless the policy is none, and joins; call it
+// from one thread.
+#ifndef FARM_STORAGE_LOG_WRITER_H_
+#define FARM_STORAGE_LOG_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "farm/base/mutex.h"
+#include "farm/storage/file_system.h"
+#include "farm/storage/log_format.h"
+
+namespace farm::storage {
+
+struct SyncPolicy {
+  enum class Kind { kAlways, kInterval, kNone };
+  Kind kind = Kind::kAlways;
+  absl::Duration interval = absl::Milliseconds(1);  // kInterval only
+
+  // "always", "interval:MS" (MS a positive integer) or "none"; InvalidArgument else.
+  static absl::StatusOr<SyncPolicy> Parse(absl::string_view flag);
+  std::string ToString() const;
+};
+
+struct LogWriterStats {
+  uint64_t records = 0;
+  uint64_t bytes = 0;   // appended to the file, header included
+  uint64_t writes = 0;  // group writes
+  uint64_t syncs = 0;
+};
+
+class LogWriter {
+ public:
+  using Durable = absl::AnyInvocable<void(absl::Status)>;
+
+  // Opens the log at `path` for appending after its first `valid_bytes` (what ParseLog
+  // of the existing file accepted: a torn tail is cut off first); a missing or empty
+  // file gets a header, synced. `identity` is written in a new header.
+  static absl::StatusOr<std::unique_ptr<LogWriter>> Open(FileSystem* fs, std::string path, uint64_t identity,
+                                                         uint64_t valid_bytes, SyncPolicy policy);
+  ~LogWriter();  // Close()
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Queues a record; `durable` runs once it is durable as the policy promises, or with
+  // the error that kept it from being so.
+  void Append(uint8_t type, absl::string_view payload, Durable durable);
+  void Close();
+
+  absl::Status status() const;
+  LogWriterStats stats() const;
+
+ private:
+  LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableFile> file, SyncPolicy policy);
+  void FlushLoop();
+  // Writes one batch; returns the status its records get.
+  absl::Status WriteBatch(const std::string& bytes);
+
+  FileSystem* const fs_;
+  const std::string path_;
+  const SyncPolicy policy_;
+  std::unique_ptr<WritableFile> file_;  // flusher thread only (and Open)
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::string buffer_ ABSL_GUARDED_BY(mu_);
+  std::vector<Durable> waiting_ ABSL_GUARDED_BY(mu_);
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread flusher_;
+};
+
+}  // namespace farm::storage
+
+#endif  // FARM_STORAGE_LOG_WRITER_H_
