@@ -8,6 +8,7 @@ checks=(
   farm/node/farm_node:--node_id
   tools/kv_server/kv_server:--password
   tools/kv_bench/kv_bench:--churn_h
+  tools/log_bench/log_bench:--log_sync
   tools/ycsb/ycsb:--farm_nodes
   tools/tx_bench/tx_bench:--replication
   tools/alloc_bench/alloc_bench:--heaps
