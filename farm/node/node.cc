@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "farm/base/log.h"
+#include "farm/storage/data_directory.h"
 #include "membership/placement.h"
 #include "membership/static_membership.h"
 #include "membership/zk_membership.h"
@@ -143,11 +144,13 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
 absl::StatusOr<std::unique_ptr<Node>> Node::Create(const NodeOptions& options) {
   absl::StatusOr<NodeOptions> resolved = ResolveNodeOptions(options);
   if (!resolved.ok()) return resolved.status();
-  std::error_code ec;
-  std::filesystem::create_directories(resolved->data_dir, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot create data directory ", resolved->data_dir, ": ", ec.message()));
+  // The data directory is this node's of this cluster, or new (farm/storage/data_directory.h).
+  std::unique_ptr<storage::FileSystem> fs = storage::NewPosixFileSystem();
+  absl::StatusOr<storage::DataDirectory> dir =
+      storage::DataDirectory::Open(fs.get(), resolved->data_dir, resolved->cluster, resolved->node_id);
+  if (!dir.ok()) {
+    return absl::Status(dir.status().code(),
+                        absl::StrCat("data directory ", resolved->data_dir, ": ", dir.status().message()));
   }
   return std::unique_ptr<Node>(new Node(*resolved));
 }

@@ -90,6 +90,25 @@ TEST_F(NodeTest, OptionsAreCheckedWithClearErrors) {
   EXPECT_FALSE(ResolveNodeOptions(o).ok()) << "a wildcard address cannot be published";
 }
 
+// A node refuses the data directory of another node or cluster (farm/storage's
+// identity file), before anything else starts.
+TEST_F(NodeTest, ADataDirectoryOfAnotherNodeOrClusterIsRefused) {
+  NodeOptions one = BaseOptions(1, dir_);
+  one.static_members = "1=tcp:127.0.0.1:1";
+  ASSERT_TRUE(Node::Create(one).ok());
+  NodeOptions two = BaseOptions(2, dir_);
+  two.static_members = "2=tcp:127.0.0.1:1";
+  two.data_dir = one.data_dir;
+  absl::StatusOr<std::unique_ptr<Node>> refused = Node::Create(two);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("belongs to node 1 of cluster 'farm'"), std::string::npos)
+      << refused.status();
+  NodeOptions other_cluster = one;
+  other_cluster.cluster = "elsewhere";
+  EXPECT_EQ(Node::Create(other_cluster).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Node::Create(one).ok()) << "its own node starts on it again";
+}
+
 // Message ids come from one registry of disjoint ranges (checked at build time); two
 // services registering one id fail at start with an error naming both.
 TEST_F(NodeTest, TwoServicesWithOneMessageIdAreRefusedNamingBoth) {
