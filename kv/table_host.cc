@@ -59,28 +59,28 @@ bool SameLayout(const TableLayout& a, const TableLayout& b) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& node, TableOptions options) {
+absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& host, TableOptions options) {
   if (absl::Status s = options.layout.Validate(); !s.ok()) return s;
   if (options.buckets_per_node < 2) return absl::InvalidArgumentError("a node needs at least 2 buckets");
-  std::unique_ptr<TableHost> host(new TableHost(node.thread_count(), options));
-  TableHost* self = host.get();
+  std::unique_ptr<TableHost> table(new TableHost(host.thread_count(), options));
+  TableHost* self = table.get();
   if (absl::Status s = msgRegisterHandler(
-          node, kKvDirectoryMsgId,
+          host, kKvDirectoryMsgId,
           [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); }, "kv");
       !s.ok()) {
     return s;
   }
   if (absl::Status s = msgRegisterHandler(
-          node, kKvOpenMsgId, [self](Context& ctx, const Message& m) { self->OnOpenRequest(ctx, m); }, "kv");
+          host, kKvOpenMsgId, [self](Context& ctx, const Message& m) { self->OnOpenRequest(ctx, m); }, "kv");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = msgRegisterHandler(node, kKvUpdateMsgId,
+  if (absl::Status s = msgRegisterHandler(host, kKvUpdateMsgId,
                                           [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, "kv");
       !s.ok()) {
     return s;
   }
-  return host;
+  return table;
 }
 
 TableHost::TableHost(size_t threads, TableOptions options)

@@ -35,10 +35,10 @@ absl::Status RunInContext(Host& n, size_t t, Op op) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(Host& node, TableOptions options) {
-  absl::StatusOr<std::unique_ptr<TableHost>> host = TableHost::Install(node, std::move(options));
-  if (!host.ok()) return host.status();
-  return std::unique_ptr<TableNode>(new TableNode(node, std::move(*host)));
+absl::StatusOr<std::unique_ptr<TableNode>> TableNode::Install(Host& host, TableOptions options) {
+  absl::StatusOr<std::unique_ptr<TableHost>> table = TableHost::Install(host, std::move(options));
+  if (!table.ok()) return table.status();
+  return std::unique_ptr<TableNode>(new TableNode(host, std::move(*table)));
 }
 
 TableNode::~TableNode() {
