@@ -85,6 +85,14 @@ std::unique_ptr<LogWriter> MustOpen(FileSystem& fs, SyncPolicy policy = {}) {
   return w.ok() ? std::move(*w) : nullptr;
 }
 
+// A fresh log of records 0..4, all acknowledged, and the writer closed.
+void WriteFiveRecords(FaultInjectingFileSystem& fs, Recorder& rec) {
+  ASSERT_TRUE(fs.CreateDir(kDir).ok());
+  std::unique_ptr<LogWriter> w = MustOpen(fs);
+  for (int i = 0; i < 5; ++i) w->Append(0, Payload(i), rec.Track(i));
+  rec.WaitAll();
+}
+
 TEST(SyncPolicyTest, ParsesTheFlag) {
   EXPECT_EQ(SyncPolicy::Parse("always")->kind, SyncPolicy::Kind::kAlways);
   EXPECT_EQ(SyncPolicy::Parse("none")->kind, SyncPolicy::Kind::kNone);
@@ -242,13 +250,8 @@ TEST(LogCrashTest, IntervalLosesAtMostTheRecordsSinceItsLastSync) {
 
 TEST(LogFileTest, ATornTailIsCutAndAppendingGoesOn) {
   FaultInjectingFileSystem fs;
-  ASSERT_TRUE(fs.CreateDir(kDir).ok());
   Recorder rec;
-  {
-    std::unique_ptr<LogWriter> w = MustOpen(fs);
-    for (int i = 0; i < 5; ++i) w->Append(0, Payload(i), rec.Track(i));
-    rec.WaitAll();
-  }
+  WriteFiveRecords(fs, rec);
   // Half of a sixth record reached the disk before the machine stopped.
   std::string sixth;
   EncodeRecord(0, Payload(5), &sixth);
@@ -279,13 +282,8 @@ TEST(LogFileTest, ATornTailIsCutAndAppendingGoesOn) {
 
 TEST(LogFileTest, ACorruptRecordBeforeTheTailStopsRecoveryNamingFileAndOffset) {
   FaultInjectingFileSystem fs;
-  ASSERT_TRUE(fs.CreateDir(kDir).ok());
   Recorder rec;
-  {
-    std::unique_ptr<LogWriter> w = MustOpen(fs);
-    for (int i = 0; i < 5; ++i) w->Append(0, Payload(i), rec.Track(i));
-    rec.WaitAll();
-  }
+  WriteFiveRecords(fs, rec);
   std::string bytes;
   absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
   ASSERT_TRUE(log.ok());
