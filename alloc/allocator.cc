@@ -190,7 +190,17 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapabi
 }
 
 absl::StatusOr<NodeId> Allocator::RemotePrimary(RegionId region) const {
-  std::shared_ptr<const membership::Placement> placement = environment_->placement();
+  PlacementCache uncached;
+  return RemotePrimary(region, &uncached);
+}
+
+absl::StatusOr<NodeId> Allocator::RemotePrimary(RegionId region, PlacementCache* cache) const {
+  const uint64_t generation = environment_->placement_generation();
+  if (cache->placement == nullptr || cache->generation != generation) {
+    cache->generation = generation;  // read before the placement: a change between them refreshes again
+    cache->placement = environment_->placement();
+  }
+  const membership::Placement* placement = cache->placement.get();
   if (placement == nullptr) return absl::UnavailableError("no configuration yet");
   absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(region);
   if (!replicas.ok()) return replicas.status();

@@ -40,11 +40,23 @@ class AllocatorEnvironment {
   virtual ~AllocatorEnvironment() = default;
   // The placement of the current configuration (never null once the node serves).
   virtual std::shared_ptr<const membership::Placement> placement() const = 0;
+  // Changes whenever placement() would return another placement: a per-thread cache
+  // (PlacementCache) compares it — an atomic load — instead of taking the placement on
+  // every lookup. 0 for an environment whose placement never changes.
+  virtual uint64_t placement_generation() const { return 0; }
   // Makes a new region's memory reachable by peers (fabric registration); returns the
   // capability peers present to reach it.
   virtual absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) = 0;
   // Revokes it again (a region given up before use).
   virtual absl::Status DeregisterRegion(RegionId region) = 0;
+};
+
+// One thread's copy of the placement, refreshed only when its generation moves: the
+// lock-free read path finds a region's primary without a lock or a shared counter
+// touched by every thread. Used on one thread only.
+struct PlacementCache {
+  std::shared_ptr<const membership::Placement> placement;
+  uint64_t generation = ~uint64_t{0};
 };
 
 struct AllocatorOptions {
@@ -94,6 +106,8 @@ class Allocator {
   // errors of Placement::Lookup; FailedPrecondition when this node is the primary but
   // holds no copy (recovery has not brought it here).
   absl::StatusOr<NodeId> RemotePrimary(RegionId region) const;
+  // The same through the calling thread's cache (the hot path: lock-free reads).
+  absl::StatusOr<NodeId> RemotePrimary(RegionId region, PlacementCache* cache) const;
   // The backups of `region` under the current placement (empty when unknown).
   std::vector<NodeId> BackupsOf(RegionId region) const;
 

@@ -146,7 +146,7 @@ void ObjectReader::ReadLocal(Attempt* a, const alloc::LocalRegion& region) {
 
 void ObjectReader::ReadRemote(Attempt* a) {
   const RegionId region = a->objects[0].addr.region();
-  absl::StatusOr<NodeId> remote = allocator_->RemotePrimary(region);
+  absl::StatusOr<NodeId> remote = allocator_->RemotePrimary(region, &placement_);
   if (!remote.ok()) return Finish(a, remote.status());
   const NodeId primary = *remote;
   if (capabilities_.contains(region)) return PostRead(a, primary);

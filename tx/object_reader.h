@@ -136,6 +136,7 @@ class ObjectReader {
   std::vector<Attempt*> free_attempts_;
   std::deque<Attempt*> waiting_for_slot_;
   absl::flat_hash_map<RegionId, RegionCapability> capabilities_;
+  alloc::PlacementCache placement_;  // the primaries of remote regions, this thread's copy
   std::vector<char> scratch_;  // [0, 1 MiB): local copies; [1 MiB, 2 MiB): decoded payloads
   std::array<ObjectRead, kMaxObjectsPerRead> results_;
   absl::BitGen rng_;

@@ -178,6 +178,11 @@ absl::Status Node::RegisterHandler(MsgId id, MessageHandler handler, absl::strin
   return absl::OkStatus();
 }
 
+void Node::SetPlacementLocked(std::shared_ptr<const membership::Placement> placement) {
+  placement_ = std::move(placement);
+  placement_generation_.fetch_add(1, std::memory_order_release);
+}
+
 absl::Status Node::AddConfigurationListener(ConfigurationListener listener) {
   if (messenger_ != nullptr) return absl::FailedPreconditionError("configuration listeners are added before Start");
   configuration_listeners_.push_back(std::move(listener));
@@ -315,9 +320,12 @@ class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
     MutexLock lock(&node_->mu_);
     if (config != nullptr && (node_->placement_ == nullptr || node_->placement_->epoch() < config->epoch)) {
       absl::StatusOr<membership::Placement> p = membership::Placement::Create(*config);
-      if (p.ok()) node_->placement_ = std::make_shared<const membership::Placement>(std::move(*p));
+      if (p.ok()) node_->SetPlacementLocked(std::make_shared<const membership::Placement>(std::move(*p)));
     }
     return node_->placement_;
+  }
+  uint64_t placement_generation() const override {
+    return node_->placement_generation_.load(std::memory_order_acquire);
   }
   absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) override {
     absl::StatusOr<RegisteredRegion> registered = node_->fabric_->RegisterRegion(region);
@@ -357,7 +365,7 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
   if (!placement.ok()) Log(options_.node_id, absl::StrCat("no placement: ", placement.status().ToString()));
   MutexLock lock(&mu_);
   if (placement.ok() && (placement_ == nullptr || placement_->epoch() < placement->epoch())) {
-    placement_ = std::make_shared<const membership::Placement>(std::move(*placement));
+    SetPlacementLocked(std::make_shared<const membership::Placement>(std::move(*placement)));
   }
   latest_ = std::move(config);
   connect_cv_.SignalAll();

@@ -152,6 +152,8 @@ class Node {
   void ConnectLoop();
   // Has thread 0 create this node's first region; waits for it (connector thread).
   absl::Status CreateFirstRegion();
+  void SetPlacementLocked(std::shared_ptr<const membership::Placement> placement)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const NodeOptions options_;
   const BackendChoice backend_choice_;
@@ -184,6 +186,8 @@ class Node {
   CondVar connect_cv_;
   std::shared_ptr<const membership::Configuration> latest_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const membership::Placement> placement_ ABSL_GUARDED_BY(mu_);
+  // Moves on every change of placement_ (threads' PlacementCache compare it).
+  std::atomic<uint64_t> placement_generation_{1};
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread connector_;
   // Set once Start has built everything: the admin thread reads only after it.

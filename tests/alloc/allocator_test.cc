@@ -46,6 +46,70 @@ const char* HeaderOf(Allocator& allocator, Addr a) {
   return r == nullptr ? nullptr : r->base() + a.offset();
 }
 
+// An environment whose placement the test changes, with a generation that moves.
+class ChangingEnvironment final : public AllocatorEnvironment {
+ public:
+  std::shared_ptr<const membership::Placement> placement() const override {
+    ++placement_calls;
+    return current;
+  }
+  uint64_t placement_generation() const override { return generation; }
+  absl::StatusOr<RegionCapability> RegisterRegion(const Region& region) override {
+    return RegionCapability{region.id(), 0, region.size(), 0, 0};
+  }
+  absl::Status DeregisterRegion(RegionId) override { return absl::OkStatus(); }
+
+  std::shared_ptr<const membership::Placement> current;
+  uint64_t generation = 1;
+  mutable int placement_calls = 0;
+};
+
+std::shared_ptr<const membership::Placement> PlacementOf(std::vector<NodeId> members, uint64_t epoch) {
+  membership::Configuration c;
+  c.cluster = "t";
+  c.epoch = epoch;
+  c.replication = 1;
+  c.virtual_rings = 100;
+  for (NodeId id : members) {
+    membership::Member m;
+    m.id = id;
+    m.fabric_addresses["tcp"] = "tcp:127.0.0.1:1";
+    c.members.push_back(m);
+  }
+  return std::make_shared<const membership::Placement>(*membership::Placement::Create(c));
+}
+
+// The lock-free read path's cache: one placement fetch per generation, and a changed
+// placement seen as soon as the generation moves.
+TEST(Allocator, RemotePrimaryThroughACacheFetchesThePlacementOncePerGeneration) {
+  ChangingEnvironment env;
+  env.current = PlacementOf({1, 2}, 1);
+  EpochManager epochs;
+  AllocatorOptions o;
+  o.self = 1;
+  o.region_bytes = 32u << 20;
+  absl::StatusOr<std::unique_ptr<Allocator>> allocator = Allocator::Create(o, &env, &epochs);
+  ASSERT_TRUE(allocator.ok()) << allocator.status();
+  // A region node 2 is primary of under {1, 2}.
+  RegionId region = 0;
+  for (RegionId r = 1; r < 100000 && region == 0; ++r) {
+    absl::StatusOr<membership::ReplicaSet> rs = env.current->Lookup(r);
+    if (rs.ok() && rs->primary() == 2) region = r;
+  }
+  ASSERT_NE(region, 0u);
+  PlacementCache cache;
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(*(*allocator)->RemotePrimary(region, &cache), 2u);
+  EXPECT_EQ(env.placement_calls, 1);
+  // Node 2 leaves, node 3 comes: the next lookup after the generation moves sees it.
+  env.current = PlacementOf({1, 3}, 2);
+  EXPECT_EQ(*(*allocator)->RemotePrimary(region, &cache), 2u) << "same generation: the cached placement";
+  env.generation = 2;
+  absl::StatusOr<NodeId> moved = (*allocator)->RemotePrimary(region, &cache);
+  ASSERT_TRUE(moved.ok() || absl::IsFailedPrecondition(moved.status())) << moved.status();
+  EXPECT_NE(moved.ok() ? *moved : 1, 2u);
+  EXPECT_EQ(env.placement_calls, 2);
+}
+
 TEST(Allocator, FreedSlotIsReusedWithTheNextIncarnation) {
   SingleMachine m;
   auto t = m.NewThread();
