@@ -53,7 +53,7 @@ struct SyncPolicy {
 
 struct LogWriterStats {
   uint64_t records = 0;
-  uint64_t bytes = 0;   // appended to the file, header included
+  uint64_t bytes = 0;   // record bytes written to the file
   uint64_t writes = 0;  // group writes
   uint64_t syncs = 0;
 };
@@ -62,9 +62,11 @@ class LogWriter {
  public:
   using Durable = absl::AnyInvocable<void(absl::Status)>;
 
-  // Opens the log at `path` for appending after its first `valid_bytes` (what ParseLog
-  // of the existing file accepted: a torn tail is cut off first); a missing or empty
-  // file gets a header, synced. `identity` is written in a new header.
+  // Opens the log at `path` for appending after its first `valid_bytes` — what ParseLog
+  // of the existing file accepted (ParsedLog::valid_bytes); anything after it, a torn
+  // tail, is cut off first, so pass 0 only for a file that is new or meant to be
+  // emptied. A missing or empty file gets a header, synced. `identity` is written in a
+  // new header.
   static absl::StatusOr<std::unique_ptr<LogWriter>> Open(FileSystem* fs, std::string path, uint64_t identity,
                                                          uint64_t valid_bytes, SyncPolicy policy);
   ~LogWriter();  // Close()
