@@ -377,6 +377,7 @@ void Node::ConnectLoop() {
   absl::flat_hash_map<NodeId, int> link_failures;  // consecutive, per peer
   int region_failures = 0;
   uint64_t announced_epoch = 0;  // the last configuration the listeners heard
+  uint64_t waited_epoch = 0;     // the last configuration too small for a first region
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
@@ -417,13 +418,18 @@ void Node::ConnectLoop() {
     }
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
-    const bool enough = std::count_if(config->members.begin(), config->members.end(),
-                                      [](const membership::Member& m) { return !m.compute_only; }) >=
-                        static_cast<std::ptrdiff_t>(options_.min_members);
-    if (!enough) {
-      Log(options_.node_id, absl::StrFormat("waiting for %d members that hold data before creating a region "
-                                            "(epoch %d has %d)",
-                                            options_.min_members, config->epoch, config->members.size()));
+    // The first region waits for min_members data-holding members (NodeOptions); later
+    // configurations, smaller or not, go on as usual.
+    const auto holding = std::count_if(config->members.begin(), config->members.end(),
+                                       [](const membership::Member& m) { return !m.compute_only; });
+    if (!options_.compute_only && allocator_->blocks().Regions().empty() &&
+        holding < static_cast<std::ptrdiff_t>(options_.min_members)) {
+      if (config->epoch != waited_epoch) {
+        waited_epoch = config->epoch;
+        Log(options_.node_id, absl::StrFormat("waiting for %d members that hold data before creating a region "
+                                              "(epoch %d has %d)",
+                                              options_.min_members, config->epoch, holding));
+      }
       continue;  // woken by the next configuration
     }
     if (all_linked && !options_.compute_only && allocator_->blocks().Regions().empty()) {
