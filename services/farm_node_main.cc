@@ -8,14 +8,13 @@
 #include <zookeeper/zookeeper.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "farm/base/command_line.h"
 #include "farm/base/log.h"
+#include "farm/base/secret_file.h"
 #include "farm/api/node_host.h"
 #include "farm/api/service.h"
 #include "farm/node/node.h"
@@ -80,19 +79,6 @@ ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the sam
 
 namespace {
 
-// The first line of a file (a secret or password), without its line end.
-absl::StatusOr<std::string> ReadSecret(const std::string& path,
-                                       absl::string_view flag = "--secret_file") {
-  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " is required"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", flag, " ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string secret = ss.str();
-  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
-  return secret;
-}
-
 // The services --services names, created on the node's host (before it starts).
 absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
@@ -102,7 +88,7 @@ absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
     o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
     o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
     if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
-      absl::StatusOr<std::string> password = ReadSecret(file, "--resp_password_file");
+      absl::StatusOr<std::string> password = farm::ReadSecretFile(file, "--resp_password_file");
       if (!password.ok()) return password.status();
       if (password->empty()) {
         return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
@@ -139,7 +125,7 @@ int main(int argc, char** argv) {
     FARM_LOG(kError, "farm_node %u: %s", id, s.ToString());
     return 1;
   };
-  absl::StatusOr<std::string> secret = ReadSecret(absl::GetFlag(FLAGS_secret_file));
+  absl::StatusOr<std::string> secret = farm::ReadSecretFile(absl::GetFlag(FLAGS_secret_file));
   if (!secret.ok()) return fail(secret.status());
 
   farm::node::NodeOptions o;

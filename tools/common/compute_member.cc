@@ -3,34 +3,18 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "farm/base/secret_file.h"
 #include "farm/node/admin_protocol.h"
 #include "membership/placement.h"
 
 namespace farm::tools {
-namespace {
-
-absl::StatusOr<std::string> ReadSecret(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("the cluster's secret file is required");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the secret file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string secret = ss.str();
-  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
-  return secret;
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<ComputeMember>> ComputeMember::Join(const ComputeMemberOptions& options,
                                                                    std::function<absl::Status(Host&)> before_start) {
   if (options.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs its --zookeeper");
-  absl::StatusOr<std::string> secret = ReadSecret(options.secret_file);
+  absl::StatusOr<std::string> secret = ReadSecretFile(options.secret_file, "the cluster's secret file");
   if (!secret.ok()) return secret.status();
   std::unique_ptr<ComputeMember> m(new ComputeMember());
   m->dir_ = absl::StrCat(std::filesystem::temp_directory_path().string(), "/farm-member-", ::getpid());
