@@ -1,6 +1,7 @@
 // farm_admin: the cluster as ZooKeeper and the nodes' admin ports see it.
 //
 //   farm_admin --zookeeper=H:P [--cluster=farm] config      epoch, manager, members, state
+//                                                          (compute: a member holding no data)
 //   farm_admin --zookeeper=H:P [--cluster=farm] placement   each node's regions: primary,
 //                                                           backups; primary share per node
 //   farm_admin --zookeeper=H:P [--cluster=farm] stats       per-node statistics
@@ -92,7 +93,9 @@ int Config(const ClusterView& v) {
   for (const auto& [id, m] : all) {
     const bool in_config = c.Contains(id);
     const bool registered = v.registered.count(id) > 0;
-    const char* state = in_config && registered ? "member" : in_config ? "failed" : "joining";
+    const char* state = in_config && registered ? (m->compute_only ? "compute" : "member")
+                        : in_config                ? "failed"
+                                                   : "joining";
     std::string fabric = absl::StrJoin(m->fabric_addresses, " ",
                                        [](std::string* out, const auto& kv) { absl::StrAppend(out, kv.second); });
     std::printf("%-6u %-8s %-8u %-22s %-24s %s\n", id, state, m->threads,
