@@ -380,6 +380,18 @@ TEST_P(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   EXPECT_EQ(two.Call({"GET", "from-nine"}), "x");
   EXPECT_EQ(nine.Call({"DBSIZE"}), absl::StrCat(":", kKeys + 1));
 
+#ifdef FARM_ADMIN_BINARY
+  // farm_admin config names it for what it is.
+  {
+    const std::string out = dir_ + "/admin.out";
+    absl::StatusOr<pid_t> admin =
+        SpawnWithLog({FARM_ADMIN_BINARY, "--zookeeper=" + zk_->address(), "--cluster=kvtest", "config"}, out);
+    ASSERT_TRUE(admin.ok()) << admin.status();
+    ASSERT_EQ(ExitCode(*admin, absl::Seconds(30)), 0) << FileTail(out, 2000);
+    EXPECT_THAT(FileTail(out, 4000), ::testing::HasSubstr("\n9      compute "));
+    EXPECT_THAT(FileTail(out, 4000), ::testing::HasSubstr("\n1      member "));
+  }
+#endif
   ::kill(pids_[9], SIGKILL);
   ::waitpid(pids_[9], nullptr, 0);
   pids_.erase(9);
