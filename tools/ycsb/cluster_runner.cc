@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "kv/table_node.h"
-#include "tools/common/compute_member.h"
 #include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/workload.h"
 
@@ -20,13 +19,7 @@ absl::StatusOr<RunReport> RunClusterWorkload(const RunConfig& config, const Clus
   table.layout.neighbourhood = options.neighbourhood;
   if (absl::Status s = table.layout.Validate(); !s.ok()) return s;
 
-  tools::ComputeMemberOptions o;
-  o.zookeeper = options.zookeeper;
-  o.cluster = options.cluster;
-  o.secret_file = options.secret_file;
-  o.node_id = options.node_id;
-  o.fabric = options.fabric;
-  o.listen = options.listen;
+  tools::ComputeMemberOptions o = options.member;
   o.threads = static_cast<uint32_t>(config.threads);
   std::unique_ptr<kv::TableNode> kv;
   absl::StatusOr<std::unique_ptr<tools::ComputeMember>> member =

@@ -18,18 +18,16 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "tools/common/compute_member.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/report.h"
 
 namespace farm::ycsb {
 
 struct ClusterRunOptions {
-  std::string zookeeper;        // host:port[,...] of the cluster's ensemble (required)
-  std::string cluster = "farm";  // the cluster's name (ZooKeeper namespace)
-  std::string secret_file;      // the cluster's secret (required)
-  uint32_t node_id = 0;         // this member's id; 0: one derived from the process id
-  std::string fabric = "auto";  // as farm_node --fabric
-  std::string listen = "127.0.0.1:0";  // tcp fabric listen address
+  // How to join: the cluster's ZooKeeper and secret, this member's id, fabric and
+  // address (its `threads` come from the run's config).
+  tools::ComputeMemberOptions member;
   uint32_t neighbourhood = 8;   // the table's H, as the cluster's farm_node --kv_neighbourhood
   int window = 16;              // operations in flight per application thread
 };

@@ -135,12 +135,12 @@ int Main() {
   }
 
   ClusterRunOptions cluster;
-  cluster.zookeeper = absl::GetFlag(FLAGS_zookeeper);
-  cluster.cluster = absl::GetFlag(FLAGS_cluster);
-  cluster.secret_file = absl::GetFlag(FLAGS_secret_file);
-  cluster.node_id = absl::GetFlag(FLAGS_member_id);
-  cluster.listen = absl::GetFlag(FLAGS_member_listen);
-  cluster.fabric = absl::GetFlag(FLAGS_member_fabric);
+  cluster.member.zookeeper = absl::GetFlag(FLAGS_zookeeper);
+  cluster.member.cluster = absl::GetFlag(FLAGS_cluster);
+  cluster.member.secret_file = absl::GetFlag(FLAGS_secret_file);
+  cluster.member.node_id = absl::GetFlag(FLAGS_member_id);
+  cluster.member.listen = absl::GetFlag(FLAGS_member_listen);
+  cluster.member.fabric = absl::GetFlag(FLAGS_member_fabric);
   cluster.window = absl::GetFlag(FLAGS_farm_window);
   if (absl::Status s = registry.Register(
           "cluster",
