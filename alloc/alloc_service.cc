@@ -4,8 +4,10 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "alloc/durable_records.h"
 #include "alloc/end_of_epoch.h"
 #include "alloc/messages.h"
+#include "farm/base/status_join.h"
 #include "farm/base/wire.h"
 #include "farm/msg/call_all.h"
 
@@ -57,6 +59,13 @@ void Answer(MsgThread& thread, const Message& message, const absl::Status& statu
   }
 }
 
+// The message to answer later: its payload (in the receive ring) is gone by then.
+Message ToAnswerLater(const Message& m) {
+  Message later = m;
+  later.payload = {};
+  return later;
+}
+
 absl::Status TagOnlyAnswer(absl::string_view payload) {
   TaggedReader r(payload);
   return r.Tag() && r.done() ? absl::OkStatus()
@@ -101,16 +110,21 @@ void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
 
 void MsgChannel::ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
                                  StatusDone done) {
-  FanOut(backups, kBackupRegionMsgId, TaggedWriter().Put(region).Put(bytes).Take(), std::move(done));
+  // The primary's own copy is durable like the backups': in parallel with them.
+  auto join = StatusJoin::Create(2, std::move(done));
+  log_->Append(storage::NodeLogType::kRegionCreated, EncodeRegionCreated({region, bytes, self_}),
+               StatusJoin::Part(join));
+  FanOut(backups, kBackupRegionMsgId, TaggedWriter().Put(region).Put(bytes).Take(), StatusJoin::Part(join));
 }
 
 void MsgChannel::ReplicateBlockWords(std::span<const NodeId> backups, RegionId region,
                                      uint32_t first_unit, std::span<const uint64_t> words,
                                      StatusDone done) {
-  TaggedWriter w;
-  w.Put(region).Put(first_unit).Put(static_cast<uint32_t>(words.size()));
-  for (uint64_t word : words) w.Put(word);
-  FanOut(backups, kBlockStateMsgId, w.Take(), std::move(done));
+  // The wire payload is the log record (durable_records.h): one encoding for both.
+  std::string payload = EncodeBlockWords(region, first_unit, words.data(), words.size());
+  auto join = StatusJoin::Create(2, std::move(done));
+  log_->Append(storage::NodeLogType::kBlockWords, payload, StatusJoin::Part(join));
+  FanOut(backups, kBlockStateMsgId, std::move(payload), StatusJoin::Part(join));
 }
 
 void MsgChannel::AllocateRemote(NodeId primary, uint32_t payload, Addr hint, PtrDone done) {
@@ -151,12 +165,14 @@ void MsgChannel::EndOfEpochRound(std::vector<NodeId> members, StatusDone done) {
 
 absl::StatusOr<std::unique_ptr<AllocService>> AllocService::Create(Messenger* messenger,
                                                                    Allocator* allocator,
-                                                                   BackupRegions* backups) {
+                                                                   BackupRegions* backups,
+                                                                   storage::RecordLog* log) {
   std::unique_ptr<AllocService> service(new AllocService(messenger, allocator, backups));
   if (absl::Status s = service->RegisterHandlers(); !s.ok()) return s;
   for (size_t i = 0; i < messenger->thread_count(); ++i) {
+    service->logs_.push_back(std::make_unique<ThreadLog>(log, &messenger->thread(i).loop()));
     service->channels_.push_back(std::make_unique<MsgChannel>(
-        &messenger->thread(i), messenger->node_id(), &allocator->epochs()));
+        &messenger->thread(i), messenger->node_id(), &allocator->epochs(), service->logs_.back().get()));
     absl::StatusOr<std::unique_ptr<ThreadAllocator>> t =
         allocator->NewThread(service->channels_.back().get());
     if (!t.ok()) return t.status();
@@ -238,25 +254,23 @@ void AllocService::OnBackupRegion(MsgThread& thread, const Message& message) {
   TaggedReader r(message.payload);
   RegionId region = 0;
   uint64_t bytes = 0;
-  Answer(thread, message,
-         r.Tag() && r.Get(&region) && r.Get(&bytes) && r.done() ? backups_->Create(region, bytes, message.from)
-                                                               : Malformed("backup region", message));
+  if (!r.Tag() || !r.Get(&region) || !r.Get(&bytes) || !r.done()) {
+    return Answer(thread, message, Malformed("backup region", message));
+  }
+  if (absl::Status s = backups_->Create(region, bytes, message.from); !s.ok()) return Answer(thread, message, s);
+  logs_[thread.index()]->Append(storage::NodeLogType::kRegionCreated,
+                                EncodeRegionCreated({region, bytes, message.from}),
+                                [&thread, m = ToAnswerLater(message)](const absl::Status& s) { Answer(thread, m, s); });
 }
 
 void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
-  TaggedReader r(message.payload);
-  RegionId region = 0;
-  uint32_t first = 0, count = 0;
-  absl::Status s;
-  if (!r.Tag() || !r.Get(&region) || !r.Get(&first) || !r.Get(&count) ||
-      r.left() != uint64_t{count} * sizeof(uint64_t) || count > kMaxBlockUnits) {
-    s = Malformed("block state", message);
-  } else {
-    std::vector<uint64_t> words(count);
-    for (uint64_t& w : words) r.Get(&w);
-    s = backups_->Apply(region, first, words);
+  absl::StatusOr<BlockWords> update = DecodeBlockWords(message.payload);
+  if (!update.ok()) return Answer(thread, message, Malformed("block state", message));
+  if (absl::Status s = backups_->Apply(update->region, update->first_unit, update->words); !s.ok()) {
+    return Answer(thread, message, s);
   }
-  Answer(thread, message, s);
+  logs_[thread.index()]->Append(storage::NodeLogType::kBlockWords, message.payload,
+                                [&thread, m = ToAnswerLater(message)](const absl::Status& s) { Answer(thread, m, s); });
 }
 
 void AllocService::OnRegionCapability(MsgThread& thread, const Message& message) {

@@ -14,6 +14,11 @@
 // Payloads are little-endian, start with the kAllocWireFormat tag, and are checked for
 // size before they are read; a malformed request is answered with InvalidArgument.
 //
+// Durability (with a log): every region copy and block-table change this node holds —
+// as primary when it replicates them, as backup when it applies them — is appended to
+// the node's log (durable_records.h) and acknowledged only once durable, so a block is
+// used only after every copy of its table entry survives a crash.
+//
 // Threads: one ThreadAllocator per messenger thread, used on that thread's loop only
 // (requests are handled on the thread that receives them). Stop each thread's allocator
 // on its loop (StopThread) before the messenger goes; destroy the service after that.
@@ -28,6 +33,7 @@
 #include "alloc/backup_regions.h"
 #include "alloc/thread_allocator.h"
 #include "alloc/thread_channel.h"
+#include "alloc/thread_log.h"
 #include "farm/msg/messenger.h"
 
 namespace farm::alloc {
@@ -35,8 +41,9 @@ namespace farm::alloc {
 // ThreadChannel over one MsgThread. Every method on that thread.
 class MsgChannel final : public ThreadChannel {
  public:
-  MsgChannel(MsgThread* thread, NodeId self, EpochManager* epochs)
-      : thread_(thread), self_(self), epochs_(epochs) {}
+  // `log` (this thread's way to the node's log) must outlive the channel.
+  MsgChannel(MsgThread* thread, NodeId self, EpochManager* epochs, ThreadLog* log)
+      : thread_(thread), self_(self), epochs_(epochs), log_(log) {}
 
   void ReplicateRegion(std::span<const NodeId> backups, RegionId region, uint64_t bytes,
                        StatusDone done) override;
@@ -53,6 +60,7 @@ class MsgChannel final : public ThreadChannel {
   MsgThread* const thread_;
   const NodeId self_;
   EpochManager* const epochs_;
+  ThreadLog* const log_;
 };
 
 // Asks `primary` for the capability of `region` (kRegionCapabilityMsgId), from
@@ -63,17 +71,25 @@ void RequestRegionCapability(MsgThread& thread, NodeId primary, RegionId region,
 class AllocService {
  public:
   // Registers the handlers (before messenger->Start()) and creates one channel and
-  // ThreadAllocator per messenger thread. Everything passed must outlive the service.
+  // ThreadAllocator per messenger thread. Everything passed must outlive the service;
+  // `log` (null: nothing is logged) must outlive the last completion it runs.
   static absl::StatusOr<std::unique_ptr<AllocService>> Create(Messenger* messenger,
                                                               Allocator* allocator,
-                                                              BackupRegions* backups);
+                                                              BackupRegions* backups,
+                                                              storage::RecordLog* log = nullptr);
   ~AllocService();
 
   // Thread i's allocator; only on messenger thread i's loop. Null after StopThread(i).
   ThreadAllocator* thread(size_t i) const { return threads_[i].get(); }
   // Destroys thread i's allocator, on thread i's loop while the messenger still works:
   // its waiting requests are answered Cancelled and its blocks go back to the machine.
-  void StopThread(size_t i) { threads_[i].reset(); }
+  // Later log completions of the thread are dropped.
+  void StopThread(size_t i) {
+    threads_[i].reset();
+    logs_[i]->Stop();
+  }
+  // Thread i's way to the node's log (the transaction layer appends through it too).
+  ThreadLog* log(size_t i) const { return logs_[i].get(); }
   size_t thread_count() const { return threads_.size(); }
   BackupRegions& backups() const { return *backups_; }
 
@@ -90,6 +106,7 @@ class AllocService {
   Messenger* const messenger_;
   Allocator* const allocator_;
   BackupRegions* const backups_;
+  std::vector<std::unique_ptr<ThreadLog>> logs_;
   std::vector<std::unique_ptr<MsgChannel>> channels_;
   std::vector<std::unique_ptr<ThreadAllocator>> threads_;
 };

@@ -106,4 +106,19 @@ std::vector<RegionId> BackupRegions::Held() const {
   return ids;
 }
 
+NodeId BackupRegions::CreatorOf(RegionId region) const {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  return it == copies_.end() ? kInvalidNode : it->second.primary;
+}
+
+std::unique_ptr<Region> BackupRegions::Take(RegionId region) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) return nullptr;
+  std::unique_ptr<Region> taken = std::move(it->second.region);
+  copies_.erase(it);
+  return taken;
+}
+
 }  // namespace farm::alloc

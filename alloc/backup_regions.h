@@ -47,6 +47,11 @@ class BackupRegions {
   // dropped yet: that is recovery's job).
   const Region* Find(RegionId region) const;
   std::vector<RegionId> Held() const;
+  // The node that created `region`'s copy held here (kInvalidNode when none is held).
+  NodeId CreatorOf(RegionId region) const;
+  // Recovery: hands the copy of `region` over (null when not held) — a restarted node's
+  // own regions, rebuilt here from its log, go to its allocator.
+  std::unique_ptr<Region> Take(RegionId region);
 
  private:
   // Frees the units of the block that `unit` belongs to before an update rewrites it,

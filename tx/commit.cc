@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "farm/base/status_join.h"
 #include "tx/transaction.h"
 
 namespace farm::tx {
@@ -148,7 +149,7 @@ void Transaction::CommitReadOnly(Plan plan) {
   auto shared = std::make_shared<Plan>(std::move(plan));
   std::vector<NodeId> nodes = Keys(shared->validate);
   Exchange(kTxValidateMsgId, nodes, shared->validate,
-           [this](const LogRecord& r) { return ctx_->Validate(r); },
+           [this](const LogRecord& r, TxDone done) { done(ctx_->Validate(r)); },
            [this, shared](const absl::Status& s) { Finish(s); });
 }
 
@@ -173,7 +174,7 @@ void Transaction::Ship(Plan plan, NodeId primary) {
 
 void Transaction::PrepareAll(std::shared_ptr<Plan> plan) {
   Exchange(kTxPrepareMsgId, Keys(plan->prepare), plan->prepare,
-           [this](const LogRecord& r) { return ctx_->Prepare(r); },
+           [this](const LogRecord& r, TxDone done) { ctx_->Prepare(r, "", std::move(done)); },
            [this, plan](const absl::Status& s) {
              if (!s.ok()) return AbortAll(plan, s);
              ValidateAll(plan);
@@ -182,7 +183,7 @@ void Transaction::PrepareAll(std::shared_ptr<Plan> plan) {
 
 void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
   Exchange(kTxValidateMsgId, Keys(plan->validate), plan->validate,
-           [this](const LogRecord& r) { return ctx_->Validate(r); },
+           [this](const LogRecord& r, TxDone done) { done(ctx_->Validate(r)); },
            [this, plan](const absl::Status& s) {
              if (!s.ok()) return AbortAll(plan, s);
              std::shared_ptr<const membership::Placement> now = ctx_->placement();
@@ -221,48 +222,50 @@ void Transaction::AbortAll(std::shared_ptr<Plan> plan, absl::Status why) {
 }
 
 void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
-                           const absl::flat_hash_map<NodeId, LogRecord>& records,
-                           absl::FunctionRef<absl::Status(const LogRecord&)> here,
-                           absl::AnyInvocable<void(const absl::Status&)> then) {
-  absl::Status local = absl::OkStatus();
+                           const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here,
+                           TxDone then) {
+  absl::Status encoded;
   std::vector<NodeRequest> requests;
+  const LogRecord* own = nullptr;
   for (NodeId n : nodes) {
     const LogRecord& r = records.at(n);
     if (n == ctx_->self()) {
-      local = here(r);
+      own = &r;
       continue;
     }
     NodeRequest& req = requests.emplace_back();
     req.node = n;
-    if (absl::Status s = EncodeLogRecord(r, &req.payload); !s.ok()) local.Update(s);
+    encoded.Update(EncodeLogRecord(r, &req.payload));
   }
-  Send(id, std::move(requests), std::move(local), std::move(then));
+  if (!encoded.ok()) {
+    then = [encoded, then = std::move(then)](const absl::Status&) mutable { then(encoded); };
+  }
+  TxDone local = JoinLocalAndRemote(std::move(then), &requests, id);
+  if (own != nullptr) return here(*own, std::move(local));
+  local(absl::OkStatus());
 }
 
-void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d,
-                                   absl::AnyInvocable<void(const absl::Status&)> then) {
-  absl::Status local = absl::OkStatus();
+void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then) {
   std::vector<NodeRequest> requests;
   const std::string payload = EncodeDecision(d);
+  bool own = false;
   for (NodeId n : nodes) {
     if (n == ctx_->self()) {
-      local = ctx_->Decide(d);
+      own = true;
     } else {
       requests.push_back(NodeRequest{n, payload});
     }
   }
-  Send(kTxDecideMsgId, std::move(requests), std::move(local), std::move(then));
+  TxDone local = JoinLocalAndRemote(std::move(then), &requests, kTxDecideMsgId);
+  if (own) return ctx_->Decide(d, std::move(local));
+  local(absl::OkStatus());
 }
 
-void Transaction::Send(MsgId id, std::vector<NodeRequest> requests, absl::Status local,
-                       absl::AnyInvocable<void(const absl::Status&)> then) {
-  auto self = shared_from_this();
-  CallAll(
-      ctx_->msg(), id, std::move(requests),
-      [self, local = std::move(local), then = std::move(then)](const absl::Status& remote) mutable {
-        then(local.ok() ? remote : local);
-      },
-      ctx_->options().rpc_timeout);
+TxDone Transaction::JoinLocalAndRemote(TxDone then, std::vector<NodeRequest>* requests, MsgId id) {
+  auto join = StatusJoin::Create(
+      2, [self = shared_from_this(), then = std::move(then)](const absl::Status& s) mutable { then(s); });
+  CallAll(ctx_->msg(), id, std::move(*requests), StatusJoin::Part(join), ctx_->options().rpc_timeout);
+  return StatusJoin::Part(join);
 }
 
 }  // namespace farm::tx

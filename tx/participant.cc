@@ -144,4 +144,20 @@ absl::Status Participant::Abort(uint64_t transaction) {
   return absl::OkStatus();
 }
 
+absl::Status Participant::Restore(LogRecord held) {
+  if (locked_.contains(held.transaction)) {
+    return absl::AlreadyExistsError(absl::StrFormat("transaction %x is locked here already", held.transaction));
+  }
+  for (const LogEntry& e : held.entries) {
+    if (ObjectAt(e.address, e.size) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("no object of %d bytes at %s on this node", e.size,
+                                                        e.address.ToString()));
+    }
+  }
+  for (const LogEntry& e : held.entries) holders_[e.address.raw()] = held.transaction;
+  const uint64_t id = held.transaction;
+  locked_.emplace(id, std::move(held));
+  return absl::OkStatus();
+}
+
 }  // namespace farm::tx

@@ -68,6 +68,12 @@ class Participant {
   absl::Status Upgrade(uint64_t transaction);
   absl::Status Abort(uint64_t transaction);
 
+  // Recovery: takes over the locks of a transaction left in doubt by a crash, which
+  // replay has set on the objects already (exclusive), each entry's version the one
+  // locked from. AlreadyExists as Lock; InvalidArgument for an object not here.
+  absl::Status Restore(LogRecord held);
+  bool Holds(uint64_t transaction) const { return locked_.contains(transaction); }
+
   size_t locked_transactions() const { return locked_.size(); }
 
  private:

@@ -7,13 +7,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "farm/base/log.h"
+#include "farm/base/status_join.h"
+#include "farm/base/wire.h"
 #include "farm/msg/call_all.h"
 
 namespace farm::tx {
 
 ThreadContext::ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAllocator* allocator,
                              const alloc::BackupRegions* copies, std::unique_ptr<ObjectReader> reader,
-                             const TxOptions& options)
+                             const TxOptions& options, alloc::ThreadLog* log, uint32_t boot)
     : self_(self),
       thread_(thread),
       allocator_(allocator),
@@ -21,6 +24,8 @@ ThreadContext::ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAlloca
       options_(options),
       participant_(&allocator->allocator().blocks()),
       backup_log_(copies),
+      log_(log),
+      boot_(boot),
       alive_(std::make_shared<ThreadContext*>(this)) {}
 
 ThreadContext::~ThreadContext() { alive_.reset(); }
@@ -38,8 +43,9 @@ std::vector<NodeId> ThreadContext::members() const {
 }
 
 uint64_t ThreadContext::NewTransactionId() {
-  return (uint64_t{self_} << 48) | (uint64_t{thread_->index()} << 40) |
-         (next_transaction_++ & ((uint64_t{1} << 40) - 1));
+  static_assert(membership::kMaxNodeId <= (1u << 20), "node ids take 20 bits of a transaction id");
+  return (uint64_t{self_} << 44) | ((uint64_t{thread_->index()} & 0x3F) << 38) | ((uint64_t{boot_} & 0xFF) << 30) |
+         (next_transaction_++ & ((uint64_t{1} << 30) - 1));
 }
 
 absl::Status ThreadContext::CheckEpoch(uint64_t epoch) const {
@@ -50,7 +56,24 @@ absl::Status ThreadContext::CheckEpoch(uint64_t epoch) const {
       "the configuration changed (transaction in epoch %d, node %d in epoch %d)", epoch, self_, now));
 }
 
-absl::Status ThreadContext::Prepare(const LogRecord& record) {
+void ThreadContext::Log(storage::NodeLogType type, const LogRecord& record, absl::string_view encoded,
+                        TxDone done) {
+  if (!log_->durable()) return done(absl::OkStatus());
+  std::string bytes;
+  if (encoded.empty()) {
+    if (absl::Status s = EncodeLogRecord(record, &bytes); !s.ok()) return done(s);
+    encoded = bytes;
+  }
+  log_->Append(type, encoded, std::move(done));
+}
+
+void ThreadContext::Prepare(const LogRecord& record, absl::string_view encoded, TxDone done) {
+  if (absl::Status s = PrepareHere(record); !s.ok()) return done(s);
+  // A failed append leaves the locks: the coordinator aborts everywhere on the error.
+  Log(storage::NodeLogType::kTxPrepared, record, encoded, std::move(done));
+}
+
+absl::Status ThreadContext::PrepareHere(const LogRecord& record) {
   if (record.kind != LogKind::kLock) return absl::InvalidArgumentError("PREPARE carries a lock record");
   if (absl::Status s = CheckEpoch(record.epoch); !s.ok()) return s;
   ++stats_.served_prepares;
@@ -88,28 +111,70 @@ void ThreadContext::FreeCommitted(const std::vector<FatPtr>& freed) {
     // The object was locked and allocated at this incarnation a moment ago: a failure
     // here is a bug elsewhere, reported but not fatal to the committed transaction.
     if (absl::Status s = allocator_->FreeLocal(p); !s.ok()) {
-      absl::FPrintF(stderr, "node %d: free of %s committed but failed: %s\n", self_, p.ToString(),
-                    s.ToString());
+      FARM_LOG(kError, "node %u: free of %s committed but failed: %s", self_, p.ToString(), s.ToString());
     }
   }
 }
 
-absl::Status ThreadContext::Decide(const TxDecision& d) {
+namespace {
+
+std::string EncodeTransactionId(uint64_t transaction) { return WireWriter().Put(transaction).Take(); }
+
+}  // namespace
+
+void ThreadContext::Decide(const TxDecision& d, TxDone done) {
   switch (d.decision) {
     case Decision::kCommitBackup:
-      return backup_log_.Commit(d.transaction);
-    case Decision::kCommitPrimary: {
-      freed_.clear();
-      if (absl::Status s = participant_.Commit(d.transaction, &freed_); !s.ok()) return s;
-      FreeCommitted(freed_);
-      return absl::OkStatus();
+      if (absl::Status s = backup_log_.Commit(d.transaction); !s.ok()) return done(s);
+      if (!log_->durable()) return done(absl::OkStatus());
+      return log_->Append(storage::NodeLogType::kTxCommitted, EncodeTransactionId(d.transaction), std::move(done));
+    case Decision::kCommitPrimary:
+      if (!participant_.Holds(d.transaction)) {
+        return done(absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", d.transaction)));
+      }
+      return CommitPrimaryWhenDurable(d.transaction, std::move(done));
+    case Decision::kAbort: {
+      const bool held = participant_.Abort(d.transaction).ok();
+      const bool kept = backup_log_.Abort(d.transaction).ok();
+      // Not waited for: without it replay leaves the transaction undecided, and
+      // recovery aborts it unless some replica logged a commit (none can have).
+      if ((held || kept) && log_->durable()) {
+        log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(d.transaction),
+                     [](const absl::Status&) {});
+      }
+      return done(absl::OkStatus());
     }
-    case Decision::kAbort:
-      (void)participant_.Abort(d.transaction);
-      (void)backup_log_.Abort(d.transaction);
-      return absl::OkStatus();
   }
-  return absl::InvalidArgumentError("unknown decision");
+  done(absl::InvalidArgumentError("unknown decision"));
+}
+
+void ThreadContext::CommitPrimaryWhenDurable(uint64_t transaction, TxDone done) {
+  auto apply = [this, transaction](TxDone& done) {
+    freed_.clear();
+    absl::Status s = participant_.Commit(transaction, &freed_);
+    if (s.ok()) FreeCommitted(freed_);
+    if (done) done(s);
+  };
+  if (!log_->durable()) return apply(done);
+  std::weak_ptr<ThreadContext*> alive = alive_;
+  log_->Append(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction),
+               [alive, transaction, apply, done = std::move(done)](const absl::Status& s) mutable {
+                 if (alive.expired()) return;
+                 ThreadContext* self = *alive.lock();
+                 if (s.ok()) return apply(done);
+                 if (done) done(s);
+                 // The decision stands (the backups have it): keep the locks and try
+                 // again, so the objects are applied once the log takes the record.
+                 self->loop().RunAfter(absl::Milliseconds(100), [alive, transaction] {
+                   if (alive.expired()) return;
+                   (*alive.lock())->CommitPrimaryWhenDurable(transaction, nullptr);
+                 });
+               });
+}
+
+void ThreadContext::ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done) {
+  if (absl::Status s = backup_log_.Apply(commit); !s.ok()) return done(s);
+  Log(storage::NodeLogType::kTxApplied, commit, encoded, std::move(done));
 }
 
 void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done) {
@@ -155,23 +220,50 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   }
   const uint64_t transaction = lock.transaction;
   std::weak_ptr<ThreadContext*> alive = alive_;
+  // The backups and this node's log, in parallel.
+  auto join = StatusJoin::Create(
+      2, [alive, transaction, done = std::move(done)](const absl::Status& replicated) mutable {
+        if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
+        (*alive.lock())->FinishSingleMachine(transaction, replicated, std::move(done));
+      });
+  Log(storage::NodeLogType::kTxApplied, lock, "", StatusJoin::Part(join));
   CallAll(
       *thread_, kTxApplyMsgId, std::move(requests),
-      [alive, transaction, done = std::move(done)](const absl::Status& replicated) mutable {
-        if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
-        ThreadContext* self = *alive.lock();
-        if (!replicated.ok()) {
-          (void)self->participant_.Abort(transaction);
-          return done(absl::Status(replicated.code(),
-                                   absl::StrCat("the commit record did not reach every backup: ",
-                                                replicated.message())));
-        }
-        self->freed_.clear();
-        absl::Status s = self->participant_.Commit(transaction, &self->freed_);
-        if (s.ok()) self->FreeCommitted(self->freed_);
-        done(s);
+      [part = StatusJoin::Part(join)](const absl::Status& replicated) mutable {
+        part(replicated.ok() ? replicated
+                             : absl::Status(replicated.code(), absl::StrCat("the commit record did not reach "
+                                                                            "every backup: ",
+                                                                            replicated.message())));
       },
       options_.rpc_timeout);
+}
+
+void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, TxDone done) {
+  if (replicated.ok()) {
+    freed_.clear();
+    absl::Status s = participant_.Commit(transaction, &freed_);
+    if (s.ok()) FreeCommitted(freed_);
+    return done(s);
+  }
+  (void)participant_.Abort(transaction);
+  if (!log_->durable()) return done(replicated);
+  // This node may have logged the commit already: the abort after it must be durable
+  // before the failure is reported, or replay would apply what was reported failed.
+  log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
+               [replicated, transaction, done = std::move(done)](const absl::Status& s) mutable {
+                 if (s.ok()) return done(replicated);
+                 done(absl::UnavailableError(absl::StrFormat(
+                     "outcome unknown: transaction %x failed (%s) and its abort could not be logged: %s",
+                     transaction, replicated.message(), s.message())));
+               });
+}
+
+absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup) {
+  if (!primary.entries.empty()) {
+    if (absl::Status s = participant_.Restore(std::move(primary)); !s.ok()) return s;
+  }
+  if (!backup.entries.empty()) return backup_log_.Prepare(std::move(backup));
+  return absl::OkStatus();
 }
 
 }  // namespace farm::tx

@@ -8,16 +8,30 @@
 //   Prepare(record)  lock the entries this node is primary of (exclusive: a
 //                    distributed transaction's primaries apply one by one, so lock-free
 //                    readers must not see any of its objects until all are applied),
-//                    keep those it holds backups of. All or nothing.
+//                    keep those it holds backups of. All or nothing. Done once the lock
+//                    record is durable here.
 //   Validate(record) check read versions of objects this node is primary of.
-//   Decide(d)        commit as backup / as primary, or abort (abort of an unknown
-//                    transaction is OK: a prepare that failed left nothing).
+//   Decide(d)        commit as backup (apply to the copies, done once the decision is
+//                    durable) / as primary (apply only once the decision is durable: a
+//                    write becomes readable only when its commit survives a crash), or
+//                    abort (abort of an unknown transaction is OK: a prepare that failed
+//                    left nothing; the abort record is not waited for).
 //   CommitSingleMachine  a transaction whose objects all have this node as primary:
 //                    lock (shared mode while validating), validate, upgrade every lock to
-//                    exclusive, send the commit record to the backups and wait, then
-//                    apply (participant.h) — no remote LOCK or VALIDATE. Exclusive across
-//                    the backup round trip: validation is the serialization point, so a
-//                    lock-free reader must not see the old value of a write after it.
+//                    exclusive, send the commit record to the backups and log it here,
+//                    wait for both, then apply (participant.h) — no remote LOCK or
+//                    VALIDATE. Exclusive across the backup round trip: validation is the
+//                    serialization point, so a lock-free reader must not see the old
+//                    value of a write after it. On failure the abort record is durable
+//                    before the error is reported (replay must not apply what was
+//                    reported as failed).
+//
+// Durability (the node's log, storage/node_log_types.h): every replica the protocol
+// writes to logs what it received, and answers only once that is durable — so a
+// commit the coordinator reports has its records durable at every primary and backup
+// of its writes (FaRM's rule asks this of the backups before COMMIT-PRIMARY; with r = 1
+// there are none, so the primaries' own records must be durable too). Without a log
+// (ThreadLog::durable() false) the same code runs with nothing written.
 // Every request whose epoch is not this node's current one is refused (Aborted): a
 // configuration change aborts transactions that span it, never commits them in part.
 //
@@ -34,6 +48,7 @@
 #include "alloc/allocator.h"
 #include "alloc/backup_regions.h"
 #include "alloc/thread_allocator.h"
+#include "alloc/thread_log.h"
 #include "farm/event/context.h"
 #include "farm/msg/msg_thread.h"
 #include "membership/placement.h"
@@ -67,9 +82,11 @@ using TxDone = absl::AnyInvocable<void(const absl::Status&)>;
 
 class ThreadContext final : public Context {
  public:
+  // `boot` (the node's start number on its data directory) keeps transaction ids of
+  // one start from repeating those of another in the logs.
   ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAllocator* allocator,
                 const alloc::BackupRegions* copies, std::unique_ptr<ObjectReader> reader,
-                const TxOptions& options);
+                const TxOptions& options, alloc::ThreadLog* log, uint32_t boot = 0);
   ~ThreadContext();
 
   // --- Context (the application's view) ---
@@ -97,19 +114,36 @@ class ThreadContext final : public Context {
   const BackupLog& backup_log() const { return backup_log_; }
   // The configuration's placement now (null before the first).
   std::shared_ptr<const membership::Placement> placement() const;
-  // Cluster-unique: node, thread, counter.
+  // Cluster-unique: node (20 bits), thread (6), boot (8, wraps), counter (30; a thread
+  // that runs 2^30 transactions in one start reaches the next start's ids).
   uint64_t NewTransactionId();
 
-  absl::Status Prepare(const LogRecord& record);
+  // `encoded` is the record's encoding when the caller has it (a request's payload),
+  // else empty. Every `done` on this thread, maybe before returning.
+  void Prepare(const LogRecord& record, absl::string_view encoded, TxDone done);
   absl::Status Validate(const LogRecord& reads);
-  absl::Status Decide(const TxDecision& decision);
-  absl::Status ApplyBackup(const LogRecord& commit) { return backup_log_.Apply(commit); }
-  // `reads` is a kValidate record. `done` on this thread (maybe before returning).
+  void Decide(const TxDecision& decision, TxDone done);
+  void ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done);
+  // `reads` is a kValidate record.
   void CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done);
+
+  // Recovery, on this thread before the node serves: takes over a transaction left in
+  // doubt by a crash — its locks here (`primary`: entries locked already, at the
+  // versions they were locked from) and its records for backup copies — so that a later
+  // Decide settles it like any other.
+  absl::Status RestoreInDoubt(LogRecord primary, LogRecord backup);
 
  private:
   absl::Status CheckEpoch(uint64_t epoch) const;
+  absl::Status PrepareHere(const LogRecord& record);
   void FreeCommitted(const std::vector<FatPtr>& freed);
+  // Appends `record` (or its `encoded` form) as `type`; `done` once durable.
+  void Log(storage::NodeLogType type, const LogRecord& record, absl::string_view encoded, TxDone done);
+  // COMMIT-PRIMARY: applies once the decision is durable. A failed append is answered
+  // and retried (the locks stay: nothing is readable that a crash could lose).
+  void CommitPrimaryWhenDurable(uint64_t transaction, TxDone done);
+  // Single-machine commit's end: the backups and this node's log answered `replicated`.
+  void FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, TxDone done);
 
   const NodeId self_;
   MsgThread* const thread_;
@@ -118,6 +152,8 @@ class ThreadContext final : public Context {
   const TxOptions options_;
   Participant participant_;
   BackupLog backup_log_;
+  alloc::ThreadLog* const log_;
+  const uint32_t boot_;
   uint64_t next_transaction_ = 1;
   std::vector<FatPtr> freed_;  // scratch for Participant::Commit
   std::shared_ptr<ThreadContext*> alive_;

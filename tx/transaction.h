@@ -101,16 +101,15 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   void ValidateAll(std::shared_ptr<Plan> plan);
   void Decide(std::shared_ptr<Plan> plan, Decision decision);
   void AbortAll(std::shared_ptr<Plan> plan, absl::Status why);
+  // This node's part of a step: handles `record` and answers through its callback.
+  using LocalStep = absl::FunctionRef<void(const LogRecord& record, TxDone done)>;
   // Sends each node its record as `id` (this node's own handled in place by `here`),
-  // then continues with the first error.
+  // then continues with the first error once every node answered.
   void Exchange(MsgId id, const std::vector<NodeId>& nodes,
-                const absl::flat_hash_map<NodeId, LogRecord>& records,
-                absl::FunctionRef<absl::Status(const LogRecord&)> here,
-                absl::AnyInvocable<void(const absl::Status&)> then);
-  void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d,
-                        absl::AnyInvocable<void(const absl::Status&)> then);
-  void Send(MsgId id, std::vector<NodeRequest> requests, absl::Status local,
-            absl::AnyInvocable<void(const absl::Status&)> then);
+                const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here, TxDone then);
+  void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then);
+  // Waits for this node's part and the remote ones: `then` with the first error.
+  TxDone JoinLocalAndRemote(TxDone then, std::vector<NodeRequest>* requests, MsgId id);
   void Finish(const absl::Status& status, bool outcome_known = true);
 
   ThreadContext* const ctx_;

@@ -12,12 +12,15 @@
 //                     transaction (no prepare phase).
 //   kTxShipMsgId      a lock record then a kValidate record: a single-machine
 //                     transaction's commit, shipped to the primary of all its objects.
+//   kTxOutcomeMsgId   recovery: what the receiver's log said of these transactions at
+//                     its start (TxOutcome each), for a restarted node's in-doubt ones.
 // Answers are empty (OK) or the error; every payload is size- and tag-checked.
 #ifndef FARM_TX_TX_MESSAGES_H_
 #define FARM_TX_TX_MESSAGES_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -30,6 +33,7 @@ inline constexpr MsgId kTxValidateMsgId = kTxMsgIds[2];
 inline constexpr MsgId kTxDecideMsgId = kTxMsgIds[3];
 inline constexpr MsgId kTxApplyMsgId = kTxMsgIds[4];
 inline constexpr MsgId kTxShipMsgId = kTxMsgIds[5];
+inline constexpr MsgId kTxOutcomeMsgId = kTxMsgIds[6];
 
 inline constexpr uint8_t kTxDecisionFormat = 1;
 
@@ -47,6 +51,17 @@ struct TxDecision {
 // 16 bytes: u8 format, u8 decision, 6 reserved (0), u64 transaction.
 std::string EncodeDecision(const TxDecision& d);
 absl::StatusOr<TxDecision> DecodeDecision(absl::string_view in);
+
+// What a node's log says of a transaction (its last record there).
+enum class TxOutcome : uint8_t { kUnknown = 0, kPrepared = 1, kCommitted = 2, kAborted = 3 };
+
+// Request: u8 format, u32 count, count × u64 transaction. Answer: u8 format, u32 count,
+// count × u8 TxOutcome. At most kMaxOutcomeQuery transactions per request.
+inline constexpr uint32_t kMaxOutcomeQuery = 4096;
+std::string EncodeOutcomeQuery(const std::vector<uint64_t>& transactions);
+absl::StatusOr<std::vector<uint64_t>> DecodeOutcomeQuery(absl::string_view in);
+std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes);
+absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size_t expected);
 
 }  // namespace farm::tx
 

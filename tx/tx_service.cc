@@ -3,16 +3,31 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "farm/base/log.h"
+#include "farm/base/status_join.h"
 
 namespace farm::tx {
 namespace {
 
+void Answer(MsgThread& thread, const ReplyTo& to, bool expects_reply, const absl::Status& status) {
+  if (!expects_reply) return;
+  (void)(status.ok() ? thread.Reply(to, "") : thread.ReplyError(to, status));
+}
+
 void Answer(MsgThread& thread, const Message& message, const absl::Status& status) {
-  if (!message.expects_reply()) return;
-  (void)(status.ok() ? thread.Reply(message.reply_to, "") : thread.ReplyError(message.reply_to, status));
+  Answer(thread, message.reply_to, message.expects_reply(), status);
+}
+
+// Answers `message` later (its payload is gone by then: only where to reply is kept).
+TxDone AnswerLater(MsgThread& thread, const Message& message) {
+  return [&thread, to = message.reply_to, expects = message.expects_reply()](const absl::Status& s) {
+    Answer(thread, to, expects, s);
+  };
 }
 
 std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+
+constexpr absl::Duration kAskAgain = absl::Milliseconds(500);
 
 }  // namespace
 
@@ -20,8 +35,9 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
                                                              Fabric* fabric,
                                                              alloc::Allocator* allocator,
                                                              alloc::AllocService* alloc_service,
-                                                             const TxOptions& options) {
+                                                             const TxOptions& options, TxRecovery recovery) {
   std::unique_ptr<TxService> service(new TxService());
+  service->outcomes_ = std::move(recovery.outcomes);
   for (size_t i = 0; i < alloc_service->thread_count(); ++i) {
     ObjectReaderOptions ro = options.reader;
     ro.slot_region = options.reader.slot_region + static_cast<RegionId>(i);
@@ -30,7 +46,7 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
     if (!reader.ok()) return reader.status();
     service->contexts_.push_back(std::make_unique<ThreadContext>(
         self, &messenger->thread(i), alloc_service->thread(i), &alloc_service->backups(),
-        std::move(*reader), options));
+        std::move(*reader), options, alloc_service->log(i), recovery.boot));
   }
   if (absl::Status s = service->RegisterHandlers(messenger); !s.ok()) return s;
   return service;
@@ -43,60 +59,172 @@ ThreadContext* TxService::ContextFor(MsgThread& thread, const Message& message) 
 }
 
 absl::Status TxService::RegisterHandlers(Messenger* messenger) {
+  // A handler of one record, answered through `done` (maybe later).
   auto on_record = [this](auto handle) {
     return [this, handle](MsgThread& thread, const Message& message) {
       ThreadContext* ctx = ContextFor(thread, message);
       if (ctx == nullptr) return;
       absl::StatusOr<LogRecord> record = DecodeLogRecord(View(message.payload));
-      Answer(thread, message, record.ok() ? handle(*ctx, *record) : record.status());
+      if (!record.ok()) return Answer(thread, message, record.status());
+      handle(*ctx, *record, message.payload, AnswerLater(thread, message));
     };
   };
-  if (absl::Status s = messenger->RegisterHandler(
-          kTxPrepareMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Prepare(r); }), "tx");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = messenger->RegisterHandler(
-          kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.Validate(r); }), "tx");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = messenger->RegisterHandler(
-          kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r) { return c.ApplyBackup(r); }), "tx");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = messenger->RegisterHandler(
-          kTxDecideMsgId,
-          [this](MsgThread& thread, const Message& message) {
-            ThreadContext* ctx = ContextFor(thread, message);
-            if (ctx == nullptr) return;
-            absl::StatusOr<TxDecision> d = DecodeDecision(message.payload);
-            Answer(thread, message, d.ok() ? ctx->Decide(*d) : d.status());
-          },
-          "tx");
-      !s.ok()) {
-    return s;
-  }
-  auto ship = [this](MsgThread& thread, const Message& message) {
-    ThreadContext* ctx = ContextFor(thread, message);
-    if (ctx == nullptr) return;
-    size_t used = 0;
-    absl::StatusOr<LogRecord> lock = DecodeLogRecord(View(message.payload), &used);
-    if (!lock.ok()) return Answer(thread, message, lock.status());
-    absl::StatusOr<LogRecord> reads = DecodeLogRecord(View(message.payload).substr(used));
-    if (!reads.ok()) return Answer(thread, message, reads.status());
-    if (lock->kind != LogKind::kLock || reads->kind != LogKind::kValidate ||
-        reads->transaction != lock->transaction) {
-      return Answer(thread, message,
-                    absl::InvalidArgumentError("a shipped commit is a lock record and its reads"));
-    }
-    ctx->CommitSingleMachine(std::move(*lock), *reads,
-                             [&thread, to = message.reply_to](const absl::Status& s) {
-                               (void)(s.ok() ? thread.Reply(to, "") : thread.ReplyError(to, s));
-                             });
+  struct Entry {
+    MsgId id;
+    MessageHandler handler;
   };
-  return messenger->RegisterHandler(kTxShipMsgId, std::move(ship), "tx");
+  std::vector<Entry> handlers;
+  handlers.push_back({kTxPrepareMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view bytes,
+                                                   TxDone done) { c.Prepare(r, bytes, std::move(done)); })});
+  handlers.push_back({kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view,
+                                                    TxDone done) { done(c.Validate(r)); })});
+  handlers.push_back({kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view bytes,
+                                                 TxDone done) { c.ApplyBackup(r, bytes, std::move(done)); })});
+  handlers.push_back({kTxDecideMsgId, [this](MsgThread& thread, const Message& message) {
+                        ThreadContext* ctx = ContextFor(thread, message);
+                        if (ctx == nullptr) return;
+                        absl::StatusOr<TxDecision> d = DecodeDecision(message.payload);
+                        if (!d.ok()) return Answer(thread, message, d.status());
+                        ctx->Decide(*d, AnswerLater(thread, message));
+                      }});
+  handlers.push_back({kTxShipMsgId, [this](MsgThread& thread, const Message& message) {
+                        ThreadContext* ctx = ContextFor(thread, message);
+                        if (ctx == nullptr) return;
+                        size_t used = 0;
+                        absl::StatusOr<LogRecord> lock = DecodeLogRecord(View(message.payload), &used);
+                        if (!lock.ok()) return Answer(thread, message, lock.status());
+                        absl::StatusOr<LogRecord> reads = DecodeLogRecord(View(message.payload).substr(used));
+                        if (!reads.ok()) return Answer(thread, message, reads.status());
+                        if (lock->kind != LogKind::kLock || reads->kind != LogKind::kValidate ||
+                            reads->transaction != lock->transaction) {
+                          return Answer(thread, message,
+                                        absl::InvalidArgumentError("a shipped commit is a lock record and its reads"));
+                        }
+                        ctx->CommitSingleMachine(std::move(*lock), *reads, AnswerLater(thread, message));
+                      }});
+  handlers.push_back({kTxOutcomeMsgId, [this](MsgThread& thread, const Message& message) {
+                        if (!message.expects_reply()) return;
+                        absl::StatusOr<std::vector<uint64_t>> ids = DecodeOutcomeQuery(message.payload);
+                        if (!ids.ok()) return Answer(thread, message, ids.status());
+                        std::vector<TxOutcome> answer;
+                        answer.reserve(ids->size());
+                        for (uint64_t id : *ids) {
+                          auto it = outcomes_.find(id);
+                          answer.push_back(it == outcomes_.end() ? TxOutcome::kUnknown : it->second);
+                        }
+                        (void)thread.Reply(message.reply_to, EncodeOutcomes(answer));
+                      }});
+  for (Entry& e : handlers) {
+    if (absl::Status s = messenger->RegisterHandler(e.id, std::move(e.handler), "tx"); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// --- Recovery of in-doubt transactions ---
+
+struct Resolution {
+  std::vector<uint64_t> transactions;
+  std::vector<bool> committed;  // by index: some replica logged a commit
+  absl::AnyInvocable<void(const absl::Status&)> done;
+  int round = 0;
+};
+
+void TxService::ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable<void(const absl::Status&)> done) {
+  ThreadContext* ctx = contexts_[0].get();
+  if (ctx == nullptr) return done(absl::CancelledError("the node is stopping"));
+  auto resolution = std::make_shared<Resolution>();
+  resolution->done = std::move(done);
+  for (InDoubt& d : in_doubt) {
+    const uint64_t id = d.primary.transaction;
+    if (absl::Status s = ctx->RestoreInDoubt(std::move(d.primary), std::move(d.backup)); !s.ok()) {
+      return resolution->done(absl::Status(
+          s.code(), absl::StrFormat("transaction %x in doubt cannot be restored: %s", id, s.message())));
+    }
+    resolution->transactions.push_back(id);
+  }
+  if (resolution->transactions.empty()) return resolution->done(absl::OkStatus());
+  if (resolution->transactions.size() > kMaxOutcomeQuery) {
+    // One query per member is enough for any crash this node's threads can leave behind
+    // (one prepare in flight per transaction); more means a damaged log.
+    return resolution->done(absl::DataLossError(absl::StrFormat(
+        "%d transactions in doubt (at most %d expected)", resolution->transactions.size(), kMaxOutcomeQuery)));
+  }
+  resolution->committed.assign(resolution->transactions.size(), false);
+  FARM_LOG(kInfo, "node %u: %d transactions in doubt after restart; asking the other members",
+           ctx->self(), resolution->transactions.size());
+  AskOutcomes(std::move(resolution));
+}
+
+void TxService::AskOutcomes(std::shared_ptr<Resolution> resolution) {
+  ThreadContext* ctx = contexts_[0].get();
+  if (ctx == nullptr) return resolution->done(absl::CancelledError("the node is stopping"));
+  std::shared_ptr<const membership::Placement> placement = ctx->placement();
+  std::vector<NodeId> ask;
+  if (placement != nullptr) {
+    for (NodeId n : placement->members()) {
+      if (n != ctx->self()) ask.push_back(n);
+    }
+  }
+  struct Round {
+    size_t outstanding;
+    bool failed = false;
+  };
+  auto round = std::make_shared<Round>(Round{ask.size()});
+  auto finished = [this, resolution, round] {
+    if (!round->failed) return Settle(resolution);
+    ThreadContext* ctx = contexts_[0].get();
+    if (ctx == nullptr) return resolution->done(absl::CancelledError("the node is stopping"));
+    ++resolution->round;
+    ctx->loop().RunAfter(kAskAgain, [this, resolution] { AskOutcomes(resolution); });
+  };
+  if (ask.empty()) return finished();
+  const std::string query = EncodeOutcomeQuery(resolution->transactions);
+  for (NodeId n : ask) {
+    auto answered = [resolution, round, finished, n](const absl::Status& s, absl::string_view reply) {
+      absl::StatusOr<std::vector<TxOutcome>> outcomes =
+          s.ok() ? DecodeOutcomes(reply, resolution->transactions.size()) : absl::StatusOr<std::vector<TxOutcome>>(s);
+      if (!outcomes.ok()) {
+        if (resolution->round % 20 == 0) {
+          FARM_LOG(kWarning, "in-doubt recovery: node %d did not answer (asking again): %s", n,
+                   outcomes.status().ToString());
+        }
+        round->failed = true;
+      } else {
+        for (size_t i = 0; i < outcomes->size(); ++i) {
+          if ((*outcomes)[i] == TxOutcome::kCommitted) resolution->committed[i] = true;
+        }
+      }
+      if (--round->outstanding == 0) finished();
+    };
+    absl::Status sent = ctx->msg().Call(n, kTxOutcomeMsgId, query, answered, ctx->options().rpc_timeout);
+    if (!sent.ok()) answered(sent, "");
+  }
+}
+
+void TxService::Settle(std::shared_ptr<Resolution> resolution) {
+  ThreadContext* ctx = contexts_[0].get();
+  if (ctx == nullptr) return resolution->done(absl::CancelledError("the node is stopping"));
+  size_t committed = 0;
+  auto all = StatusJoin::Create(static_cast<int>(resolution->transactions.size()),
+                                [resolution](const absl::Status& s) { resolution->done(s); });
+  for (size_t i = 0; i < resolution->transactions.size(); ++i) {
+    const uint64_t id = resolution->transactions[i];
+    if (!resolution->committed[i]) {
+      ctx->Decide(TxDecision{Decision::kAbort, id}, StatusJoin::Part(all));
+      continue;
+    }
+    ++committed;
+    // Its backup copies, then its objects here (either part may be empty: NotFound).
+    ctx->Decide(TxDecision{Decision::kCommitBackup, id}, [ctx, id, part = StatusJoin::Part(all)](
+                                                              const absl::Status& backup) mutable {
+      if (!backup.ok() && !absl::IsNotFound(backup)) return part(backup);
+      ctx->Decide(TxDecision{Decision::kCommitPrimary, id}, [part = std::move(part)](const absl::Status& s) mutable {
+        part(absl::IsNotFound(s) ? absl::OkStatus() : s);
+      });
+    });
+  }
+  FARM_LOG(kInfo, "node %u: in-doubt transactions settled: %d committed, %d aborted", ctx->self(), committed,
+           resolution->transactions.size() - committed);
 }
 
 }  // namespace farm::tx

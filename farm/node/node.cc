@@ -129,6 +129,11 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
         "--region_mb must be in [%d, 4096]", alloc::kMinRegionBytes >> 20));
   }
   if (o.data_dir.empty()) o.data_dir = absl::StrCat("farm-data/node-", o.node_id);
+  if (o.log_sync != "off") {
+    if (absl::StatusOr<storage::SyncPolicy> p = storage::SyncPolicy::Parse(o.log_sync); !p.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(p.status().message(), ", or off"));
+    }
+  }
   if (o.host_id.empty()) o.host_id = DefaultHostId();
   if (o.compute_only) {
     o.capacity_bytes = 0;  // no regions
@@ -144,23 +149,25 @@ absl::StatusOr<NodeOptions> ResolveNodeOptions(NodeOptions o) {
 absl::StatusOr<std::unique_ptr<Node>> Node::Create(const NodeOptions& options) {
   absl::StatusOr<NodeOptions> resolved = ResolveNodeOptions(options);
   if (!resolved.ok()) return resolved.status();
-  // The data directory is this node's of this cluster, or new (farm/storage/data_directory.h).
-  std::unique_ptr<storage::FileSystem> fs = storage::NewPosixFileSystem();
-  absl::StatusOr<storage::DataDirectory> dir =
-      storage::DataDirectory::Open(fs.get(), resolved->data_dir, resolved->cluster, resolved->node_id);
-  if (!dir.ok()) {
-    return absl::Status(dir.status().code(),
-                        absl::StrCat("data directory ", resolved->data_dir, ": ", dir.status().message()));
-  }
-  return std::unique_ptr<Node>(new Node(*resolved));
+  // The data directory is this node's of this cluster, or new; its log parses.
+  NodeStorageOptions so;
+  so.path = resolved->data_dir;
+  so.cluster = resolved->cluster;
+  so.node_id = resolved->node_id;
+  so.log_sync = resolved->log_sync;
+  so.file_system = resolved->file_system;
+  absl::StatusOr<std::unique_ptr<NodeStorage>> storage = NodeStorage::Open(so);
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<Node>(new Node(*resolved, std::move(*storage)));
 }
 
-Node::Node(const NodeOptions& options)
+Node::Node(const NodeOptions& options, std::unique_ptr<NodeStorage> storage)
     : options_(options),
       backend_choice_(ResolveBackend(options, options.fabric == "auto" ? ActiveRdmaDevices()
                                                                        : std::vector<std::string>{})),
       backend_(backend_choice_.backend),
-      started_(absl::Now()) {}
+      started_(absl::Now()),
+      storage_(std::move(storage)) {}
 
 Node::~Node() { Stop(); }
 
@@ -199,6 +206,10 @@ absl::Status Node::Start() {
                           ? std::filesystem::absolute(options_.data_dir + "/fabric.sock").string()
                           : options_.listen;
   if (absl::Status s = CreateAllocator(); !s.ok()) return s;
+  absl::StatusOr<tx::ReplayResult> replay = storage_->Start(options_.node_id, backups_.get());
+  if (!replay.ok()) return replay.status();
+  in_doubt_ = std::move(replay->in_doubt);
+  for (RegionId r : backups_->Held()) recovered_regions_pending_ |= backups_->CreatorOf(r) == options_.node_id;
   absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(fo);
   if (!fabric.ok()) return fabric.status();
   fabric_ = std::move(*fabric);
@@ -220,11 +231,15 @@ absl::Status Node::Start() {
   if (!messenger.ok()) return messenger.status();
   messenger_ = std::move(*messenger);
   absl::StatusOr<std::unique_ptr<alloc::AllocService>> service =
-      alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get());
+      alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get(), storage_->log());
   if (!service.ok()) return service.status();
   alloc_service_ = std::move(*service);
-  absl::StatusOr<std::unique_ptr<tx::TxService>> tx = tx::TxService::Create(
-      options_.node_id, messenger_.get(), fabric_.get(), allocator_.get(), alloc_service_.get(), options_.tx);
+  tx::TxRecovery recovery;
+  recovery.boot = replay->boot;
+  recovery.outcomes = std::move(replay->outcomes);
+  absl::StatusOr<std::unique_ptr<tx::TxService>> tx =
+      tx::TxService::Create(options_.node_id, messenger_.get(), fabric_.get(), allocator_.get(),
+                            alloc_service_.get(), options_.tx, std::move(recovery));
   if (!tx.ok()) return tx.status();
   tx_service_ = std::move(*tx);
   for (AppHandler& h : app_handlers_) {
@@ -416,6 +431,13 @@ void Node::ConnectLoop() {
         link_failures.erase(m.id);
       }
     }
+    if (recovered_regions_pending_) {
+      if (absl::Status s = AdoptRecoveredRegions(); !s.ok()) {
+        Log(options_.node_id, absl::StrCat("cannot take back its regions: ", s.ToString()));
+        continue;  // tried again with the next configuration
+      }
+      recovered_regions_pending_ = false;
+    }
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
     // The first region waits for min_members data-holding members (NodeOptions); later
@@ -477,6 +499,24 @@ absl::Status Node::CreateFirstRegion() {
   return *result;
 }
 
+absl::Status Node::AdoptRecoveredRegions() {
+  for (RegionId id : backups_->Held()) {
+    if (backups_->CreatorOf(id) != options_.node_id) continue;
+    std::unique_ptr<Region> region = backups_->Take(id);
+    absl::StatusOr<RegionCapability> capability = alloc_environment_->RegisterRegion(*region);
+    if (!capability.ok()) return capability.status();
+    if (absl::Status s = allocator_->AdoptRegion(std::move(region), *capability); !s.ok()) return s;
+  }
+  // Thread 0 settles what the crash left in doubt; the objects stay locked until then.
+  std::vector<tx::InDoubt> in_doubt = std::move(in_doubt_);
+  loops_[0]->loop().Post([this, in_doubt = std::move(in_doubt)]() mutable {
+    tx_service_->ResolveInDoubt(std::move(in_doubt), [this](const absl::Status& s) {
+      if (!s.ok()) Log(options_.node_id, absl::StrCat("in-doubt transactions not settled: ", s.ToString()));
+    });
+  });
+  return absl::OkStatus();
+}
+
 void Node::Stop() {
   {
     MutexLock lock(&mu_);
@@ -498,6 +538,8 @@ void Node::Stop() {
       });
     }
   }
+  // Its last completions post to the loops: before they go.
+  if (storage_ != nullptr) storage_->Close();
   messenger_.reset();  // while the loops run (messenger.h)
   loops_.clear();
   tx_service_.reset();

@@ -36,6 +36,7 @@
 #include "farm/msg/messenger.h"
 #include "farm/node/admin.pb.h"
 #include "farm/node/admin_server.h"
+#include "farm/node/node_storage.h"
 #include "membership/membership.h"
 #include "tx/tx_service.h"
 
@@ -55,6 +56,10 @@ struct NodeOptions {
   std::string rdma_device;     // verbs: device name; empty for the first active one
   std::string admin_listen = "127.0.0.1:0";
   std::string data_dir;        // default ./farm-data/node-<id>
+  // The log's promise (farm/storage/log_writer.h): always (the default), interval:MS,
+  // none; or off: no log at all (in-process clusters of tools and tests).
+  std::string log_sync = "always";
+  storage::FileSystem* file_system = nullptr;  // null: the real disk (tests inject faults)
   std::string cluster_secret;
   std::string host_id;         // default: hostname and network namespace
   uint32_t threads = 2;
@@ -144,7 +149,7 @@ class Node {
   size_t thread_count() const { return loops_.size(); }
 
  private:
-  explicit Node(const NodeOptions& options);
+  Node(const NodeOptions& options, std::unique_ptr<NodeStorage> storage);
   class AllocEnvironment;
   absl::Status CreateMembership();
   absl::Status CreateAllocator();
@@ -152,6 +157,9 @@ class Node {
   void ConnectLoop();
   // Has thread 0 create this node's first region; waits for it (connector thread).
   absl::Status CreateFirstRegion();
+  // Restart: the node's own regions, rebuilt from its log, go to the allocator; then
+  // thread 0 settles the transactions the crash left in doubt (connector thread).
+  absl::Status AdoptRecoveredRegions();
   void SetPlacementLocked(std::shared_ptr<const membership::Placement> placement)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -159,6 +167,9 @@ class Node {
   const BackendChoice backend_choice_;
   const std::string backend_;
   const absl::Time started_;
+  std::unique_ptr<NodeStorage> storage_;
+  std::vector<tx::InDoubt> in_doubt_;  // from the log until AdoptRecoveredRegions
+  bool recovered_regions_pending_ = false;  // connector thread after Start
   // Declared before the fabric: the allocator owns region memory registered with it.
   std::unique_ptr<alloc::EpochManager> epochs_;
   std::unique_ptr<alloc::BackupRegions> backups_;

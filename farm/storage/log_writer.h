@@ -38,6 +38,7 @@
 #include "farm/base/mutex.h"
 #include "farm/storage/file_system.h"
 #include "farm/storage/log_format.h"
+#include "farm/storage/record_log.h"
 
 namespace farm::storage {
 
@@ -58,9 +59,8 @@ struct LogWriterStats {
   uint64_t syncs = 0;
 };
 
-class LogWriter {
+class LogWriter final : public RecordLog {
  public:
-  using Durable = absl::AnyInvocable<void(absl::Status)>;
 
   // Opens the log at `path` for appending after its first `valid_bytes` — what ParseLog
   // of the existing file accepted (ParsedLog::valid_bytes); anything after it, a torn
@@ -69,13 +69,13 @@ class LogWriter {
   // new header.
   static absl::StatusOr<std::unique_ptr<LogWriter>> Open(FileSystem* fs, std::string path, uint64_t identity,
                                                          uint64_t valid_bytes, SyncPolicy policy);
-  ~LogWriter();  // Close()
+  ~LogWriter() override;  // Close()
   LogWriter(const LogWriter&) = delete;
   LogWriter& operator=(const LogWriter&) = delete;
 
   // Queues a record; `durable` runs once it is durable as the policy promises, or with
   // the error that kept it from being so.
-  void Append(uint8_t type, absl::string_view payload, Durable durable);
+  void Append(uint8_t type, absl::string_view payload, Durable durable) override;
   void Close();
 
   absl::Status status() const;

@@ -1,5 +1,6 @@
 #include "tests/support/tx_read_all.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -37,6 +38,54 @@ absl::StatusOr<std::vector<std::string>> ReadAllInOneTx(node::Node& node, std::v
             });
           });
         }
+      },
+      t);
+}
+
+absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, const std::string& value,
+                             size_t t) {
+  return RunInContext<absl::Status>(
+      node,
+      [objects = std::move(objects), value](Context& ctx, auto finish) {
+        TxHandle tx = txCreate(ctx);
+        auto left = std::make_shared<size_t>(objects.size());
+        auto failed = std::make_shared<absl::Status>();
+        for (const FatPtr& p : objects) {
+          txRead(*tx, p, [=](absl::StatusOr<ObjBuf*> o) mutable {
+            if (o.ok()) {
+              std::fill((*o)->data().begin(), (*o)->data().end(), ' ');
+              std::copy(value.begin(), value.begin() + std::min(value.size(), (*o)->data().size()),
+                        (*o)->data().begin());
+              failed->Update(txWrite(*tx, *o));
+            } else {
+              failed->Update(o.status());
+            }
+            if (--*left > 0) return;
+            if (!failed->ok()) {
+              txAbort(*tx);
+              return finish(*failed);
+            }
+            txCommit(*tx, [tx, finish](absl::Status s) mutable { finish(s); });
+          });
+        }
+      },
+      t);
+}
+
+absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint, size_t t) {
+  return RunInContext<absl::StatusOr<FatPtr>>(
+      node,
+      [content, hint](Context& ctx, auto finish) {
+        TxHandle tx = txCreate(ctx);
+        txAlloc(*tx, content.size(), hint, [tx, content, finish](absl::StatusOr<ObjBuf*> o) mutable {
+          if (!o.ok()) return finish(o.status());
+          std::copy(content.begin(), content.end(), (*o)->data().begin());
+          const FatPtr p = (*o)->ptr();
+          txCommit(*tx, [tx, p, finish](absl::Status s) mutable {
+            if (!s.ok()) return finish(s);
+            finish(p);
+          });
+        });
       },
       t);
 }

@@ -1,6 +1,8 @@
-// ReadAllInOneTx: the transaction tests' way to look at objects: one transaction on a
-// node's worker thread reads every object and commits (a read-only transaction, so its
-// copies are a consistent snapshot), and the caller waits for it.
+// The transaction tests' way to look at and change objects, each call one transaction
+// on a node's worker thread that the caller waits for: ReadAllInOneTx reads every object
+// and commits (a read-only transaction, so its copies are a consistent snapshot);
+// WriteAllInOneTx reads every object and overwrites it; CreateObjectInOneTx allocates
+// one.
 #ifndef FARM_TESTS_SUPPORT_TX_READ_ALL_H_
 #define FARM_TESTS_SUPPORT_TX_READ_ALL_H_
 
@@ -18,6 +20,14 @@ namespace farm::testing {
 // Blocks the calling thread, which must not be `node`'s worker thread `t`.
 absl::StatusOr<std::vector<std::string>> ReadAllInOneTx(node::Node& node, std::vector<FatPtr> objects,
                                                         size_t t = 0);
+
+// Sets every object's payload to `value` (cut to its size, padded with spaces).
+absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, const std::string& value,
+                             size_t t = 0);
+
+// Allocates an object of content.size() bytes holding `content` (near `hint` if given).
+absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint = {},
+                                           size_t t = 0);
 
 }  // namespace farm::testing
 

@@ -30,22 +30,10 @@ class TransactionTest : public ::testing::TestWithParam<std::string> {
     cluster_ = std::move(*c);
   }
 
-  // Allocates an object of `size` bytes on node `on` holding `content` (one
-  // transaction there, single-machine).
+  // Allocates an object on node `on` holding `content` (one transaction there,
+  // single-machine).
   FatPtr Create(NodeId on, const std::string& content) {
-    absl::StatusOr<FatPtr> p = RunInContext<absl::StatusOr<FatPtr>>(
-        cluster_->node(on), [content](Context& ctx, auto finish) {
-          TxHandle tx = txCreate(ctx);
-          txAlloc(*tx, content.size(), Addr(), [tx, content, finish](absl::StatusOr<ObjBuf*> o) mutable {
-            if (!o.ok()) return finish(o.status());
-            std::copy(content.begin(), content.end(), (*o)->data().begin());
-            const FatPtr p = (*o)->ptr();
-            txCommit(*tx, [tx, p, finish](absl::Status s) mutable {
-              if (!s.ok()) return finish(s);
-              finish(p);
-            });
-          });
-        });
+    absl::StatusOr<FatPtr> p = testing::CreateObjectInOneTx(cluster_->node(on), content);
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? *p : FatPtr{};
   }
@@ -57,26 +45,7 @@ class TransactionTest : public ::testing::TestWithParam<std::string> {
 
   // One transaction from `from`: reads every object, sets it to `value`, commits.
   absl::Status WriteAll(NodeId from, std::vector<FatPtr> objects, const std::string& value) {
-    return RunInContext<absl::Status>(cluster_->node(from), [objects, value](Context& ctx, auto finish) {
-      TxHandle tx = txCreate(ctx);
-      auto left = std::make_shared<size_t>(objects.size());
-      auto failed = std::make_shared<absl::Status>();
-      for (const FatPtr& p : objects) {
-        txRead(*tx, p, [=](absl::StatusOr<ObjBuf*> o) mutable {
-          if (o.ok()) {
-            std::fill((*o)->data().begin(), (*o)->data().end(), ' ');
-            std::copy(value.begin(), value.begin() + std::min(value.size(), (*o)->data().size()),
-                      (*o)->data().begin());
-            failed->Update(txWrite(*tx, *o));
-          } else {
-            failed->Update(o.status());
-          }
-          if (--*left > 0) return;
-          if (!failed->ok()) return finish(*failed);
-          txCommit(*tx, [tx, finish](absl::Status s) mutable { finish(s); });
-        });
-      }
-    });
+    return testing::WriteAllInOneTx(cluster_->node(from), std::move(objects), value);
   }
 
   std::string Padded(const std::string& v, size_t n) { return v + std::string(n - v.size(), ' '); }
@@ -341,7 +310,7 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
     r.kind = tx::LogKind::kLock;
     r.transaction = 77;
     r.epoch = before;
-    finish(ctx.Prepare(r));
+    ctx.Prepare(r, "", [finish = std::move(finish)](const absl::Status& s) mutable { finish(s); });
   });
   EXPECT_EQ(prepare.code(), absl::StatusCode::kAborted) << prepare;
 }

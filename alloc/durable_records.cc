@@ -1,0 +1,46 @@
+#include "alloc/durable_records.h"
+
+#include "absl/strings/str_format.h"
+#include "alloc/messages.h"
+#include "alloc/region_format.h"
+#include "farm/base/wire.h"
+
+namespace farm::alloc {
+
+std::string EncodeRegionCreated(const RegionCreated& r) {
+  return WireWriter().Put(kAllocWireFormat).Put(r.region).Put(r.bytes).Put(r.primary).Take();
+}
+
+absl::StatusOr<RegionCreated> DecodeRegionCreated(absl::string_view payload) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  RegionCreated r;
+  if (!in.Get(&format) || format != kAllocWireFormat || !in.Get(&r.region) || !in.Get(&r.bytes) ||
+      !in.Get(&r.primary) || !in.done()) {
+    return absl::DataLossError(absl::StrFormat("malformed region record (%d bytes)", payload.size()));
+  }
+  return r;
+}
+
+std::string EncodeBlockWords(RegionId region, uint32_t first_unit, const uint64_t* words, size_t count) {
+  WireWriter w;
+  w.Put(kAllocWireFormat).Put(region).Put(first_unit).Put(static_cast<uint32_t>(count));
+  for (size_t i = 0; i < count; ++i) w.Put(words[i]);
+  return w.Take();
+}
+
+absl::StatusOr<BlockWords> DecodeBlockWords(absl::string_view payload) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  uint32_t count = 0;
+  BlockWords b;
+  if (!in.Get(&format) || format != kAllocWireFormat || !in.Get(&b.region) || !in.Get(&b.first_unit) ||
+      !in.Get(&count) || count > kMaxBlockUnits || in.left() != uint64_t{count} * sizeof(uint64_t)) {
+    return absl::DataLossError(absl::StrFormat("malformed block-table record (%d bytes)", payload.size()));
+  }
+  b.words.resize(count);
+  for (uint64_t& w : b.words) in.Get(&w);
+  return b;
+}
+
+}  // namespace farm::alloc

@@ -1,0 +1,40 @@
+// The allocation layer's records in the node's durable log (storage/node_log_types.h):
+// a region copy this node holds and block-table words applied to it. The same records
+// serve the primary's own copy and its backups', so replay (tx/recovery.h) rebuilds
+// every held region the way backups build theirs (BackupRegions).
+//
+//   kRegionCreated  u8 format (kAllocWireFormat) | u32 region | u64 bytes | u32 primary
+//   kBlockWords     u8 format | u32 region | u32 first unit | u32 count | count × u64
+//                   (the payload of a kBlockStateMsgId request, logged as received)
+#ifndef FARM_ALLOC_DURABLE_RECORDS_H_
+#define FARM_ALLOC_DURABLE_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/base/address.h"
+
+namespace farm::alloc {
+
+struct RegionCreated {
+  RegionId region = 0;
+  uint64_t bytes = 0;
+  NodeId primary = 0;
+};
+std::string EncodeRegionCreated(const RegionCreated& r);
+absl::StatusOr<RegionCreated> DecodeRegionCreated(absl::string_view payload);
+
+struct BlockWords {
+  RegionId region = 0;
+  uint32_t first_unit = 0;
+  std::vector<uint64_t> words;
+};
+std::string EncodeBlockWords(RegionId region, uint32_t first_unit, const uint64_t* words, size_t count);
+absl::StatusOr<BlockWords> DecodeBlockWords(absl::string_view payload);
+
+}  // namespace farm::alloc
+
+#endif  // FARM_ALLOC_DURABLE_RECORDS_H_

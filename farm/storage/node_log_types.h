@@ -1,0 +1,38 @@
+// The record types of a node's durable log (one place for them): what each carries and
+// which layer writes and replays it. Payload encodings live with their writers
+// (alloc/durable_records.h, tx/log_record.h).
+//
+//   kBoot           a start of the node on this directory: u8 format, u32 boot number
+//                   (transaction ids of one boot never repeat those of another)
+//   kRegionCreated  a region copy this node holds from now on (primary or backup)
+//   kBlockWords     block-table words applied to a held region
+//   kTxPrepared     a lock record received in PREPARE (tx/log_record.h encoding): the
+//                   entries of regions held here; applied at replay only when a commit
+//                   decision for it follows
+//   kTxCommitted    u64 transaction id: the commit decision (as backup or primary) for
+//                   the preceding kTxPrepared or kTxApplied of that transaction
+//   kTxAborted      u64 transaction id: its preceding record is never applied
+//   kTxApplied      a commit with its entries (single-machine commits: the primary's
+//                   own and its backups'): applied at replay unless aborted after it
+#ifndef FARM_STORAGE_NODE_LOG_TYPES_H_
+#define FARM_STORAGE_NODE_LOG_TYPES_H_
+
+#include <cstdint>
+
+namespace farm::storage {
+
+enum class NodeLogType : uint8_t {
+  kBoot = 1,
+  kRegionCreated = 2,
+  kBlockWords = 3,
+  kTxPrepared = 4,
+  kTxCommitted = 5,
+  kTxAborted = 6,
+  kTxApplied = 7,
+};
+
+constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }
+
+}  // namespace farm::storage
+
+#endif  // FARM_STORAGE_NODE_LOG_TYPES_H_

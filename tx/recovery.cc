@@ -1,0 +1,162 @@
+#include "tx/recovery.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "alloc/durable_records.h"
+#include "farm/base/object_codec.h"
+#include "farm/base/wire.h"
+#include "farm/storage/node_log_types.h"
+#include "tx/backup_log.h"
+
+namespace farm::tx {
+namespace {
+
+using storage::NodeLogType;
+
+inline constexpr uint8_t kBootFormat = 1;
+
+absl::Status Damaged(absl::string_view path, const storage::LogRecordView& r, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrFormat("%s: record at offset %d (type %d): %s", path, r.offset, r.type, what));
+}
+
+// The transaction a record names: kTxPrepared/kTxApplied carry a log_record.h
+// encoding (its id at byte 8), decisions a bare u64.
+std::optional<uint64_t> TransactionOf(const storage::LogRecordView& r) {
+  switch (static_cast<NodeLogType>(r.type)) {
+    case NodeLogType::kTxPrepared:
+    case NodeLogType::kTxApplied:
+      if (r.payload.size() < kLogHeaderBytes) return std::nullopt;
+      return LoadLe<uint64_t>(r.payload.data() + 8);
+    case NodeLogType::kTxCommitted:
+    case NodeLogType::kTxAborted:
+      if (r.payload.size() != sizeof(uint64_t)) return std::nullopt;
+      return LoadLe<uint64_t>(r.payload.data());
+    default:
+      return std::nullopt;
+  }
+}
+
+enum class Fate : uint8_t { kUndecided, kCommit, kAbort };
+
+}  // namespace
+
+std::string EncodeBoot(uint32_t boot) { return WireWriter().Put(kBootFormat).Put(boot).Take(); }
+
+absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records,
+                                           absl::string_view path, NodeId self, alloc::BackupRegions* copies) {
+  ReplayResult result;
+  // Pass 1: the fate of every transaction record — the first decision after it.
+  std::vector<Fate> fate(records.size(), Fate::kUndecided);
+  absl::flat_hash_map<uint64_t, size_t> undecided;  // transaction -> its record's index
+  for (size_t i = 0; i < records.size(); ++i) {
+    const storage::LogRecordView& r = records[i];
+    const auto type = static_cast<NodeLogType>(r.type);
+    if (type < NodeLogType::kTxPrepared || type > NodeLogType::kTxApplied) continue;
+    std::optional<uint64_t> id = TransactionOf(r);
+    if (!id.has_value()) return Damaged(path, r, "a transaction record too short to name its transaction");
+    if (type == NodeLogType::kTxPrepared || type == NodeLogType::kTxApplied) {
+      undecided[*id] = i;
+      result.outcomes[*id] = type == NodeLogType::kTxApplied ? TxOutcome::kCommitted : TxOutcome::kPrepared;
+      continue;
+    }
+    const bool commit = type == NodeLogType::kTxCommitted;
+    result.outcomes[*id] = commit ? TxOutcome::kCommitted : TxOutcome::kAborted;
+    auto it = undecided.find(*id);
+    if (it == undecided.end()) continue;  // a decision for a record held elsewhere, or repeated
+    fate[it->second] = commit ? Fate::kCommit : Fate::kAbort;
+    undecided.erase(it);
+  }
+
+  // Pass 2: apply in log order.
+  BackupLog applier(copies);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const storage::LogRecordView& r = records[i];
+    ++result.stats.records;
+    switch (static_cast<NodeLogType>(r.type)) {
+      case NodeLogType::kBoot: {
+        WireReader in(r.payload);
+        uint8_t format = 0;
+        if (!in.Get(&format) || format != kBootFormat || !in.Get(&result.boot) || !in.done()) {
+          return Damaged(path, r, "malformed start record");
+        }
+        break;
+      }
+      case NodeLogType::kRegionCreated: {
+        absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
+        if (!c.ok()) return Damaged(path, r, c.status().message());
+        if (absl::Status s = copies->Create(c->region, c->bytes, c->primary); !s.ok()) {
+          return Damaged(path, r, s.message());
+        }
+        ++result.stats.regions;
+        break;
+      }
+      case NodeLogType::kBlockWords: {
+        absl::StatusOr<alloc::BlockWords> b = alloc::DecodeBlockWords(r.payload);
+        if (!b.ok()) return Damaged(path, r, b.status().message());
+        if (absl::Status s = copies->Apply(b->region, b->first_unit, b->words); !s.ok()) {
+          return Damaged(path, r, s.message());
+        }
+        ++result.stats.block_updates;
+        break;
+      }
+      case NodeLogType::kTxPrepared:
+      case NodeLogType::kTxApplied: {
+        const bool applied = static_cast<NodeLogType>(r.type) == NodeLogType::kTxApplied;
+        const bool apply = applied ? fate[i] != Fate::kAbort : fate[i] == Fate::kCommit;
+        if (!apply && fate[i] != Fate::kUndecided) {
+          ++result.stats.transactions_discarded;
+          break;
+        }
+        if (!apply && applied) break;  // unreachable: an undecided kTxApplied applies
+        absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(r.payload.data(), r.payload.size()));
+        if (!record.ok()) return Damaged(path, r, record.status().message());
+        if (!apply) {  // prepared, undecided: in doubt
+          InDoubt d;
+          d.primary.kind = d.backup.kind = LogKind::kLock;
+          d.primary.transaction = d.backup.transaction = record->transaction;
+          d.primary.epoch = d.backup.epoch = record->epoch;
+          for (LogEntry& e : record->entries) {
+            const bool own = copies->CreatorOf(e.address.region()) == self;
+            (own ? d.primary : d.backup).entries.push_back(std::move(e));
+          }
+          result.in_doubt.push_back(std::move(d));
+          break;
+        }
+        record->kind = LogKind::kCommit;
+        if (absl::Status s = applier.Apply(*record); !s.ok()) return Damaged(path, r, s.message());
+        ++result.stats.transactions_applied;
+        break;
+      }
+      case NodeLogType::kTxCommitted:
+      case NodeLogType::kTxAborted:
+        break;  // read in pass 1
+      default:
+        return Damaged(path, r, "unknown record type");
+    }
+  }
+
+  // In-doubt objects of this node's own regions stay locked, as the crash left them.
+  for (InDoubt& d : result.in_doubt) {
+    for (LogEntry& e : d.primary.entries) {
+      const Region* copy = copies->Find(e.address.region());
+      if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
+          !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
+        return absl::DataLossError(absl::StrFormat("%s: transaction %x in doubt names %s, outside every region",
+                                                   path, d.primary.transaction, e.address.ToString()));
+      }
+      char* object = copy->base() + e.address.offset();
+      const uint64_t version = LoadHeaderWord(object + kVersionOffset);
+      if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {
+        return absl::DataLossError(absl::StrFormat("%s: %s is in doubt in two transactions", path,
+                                                   e.address.ToString()));
+      }
+      e.version = version;
+    }
+  }
+  return result;
+}
+
+}  // namespace farm::tx

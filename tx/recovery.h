@@ -1,0 +1,67 @@
+// Replay of a node's durable log (storage/node_log_types.h) at restart: rebuilds every
+// region copy the node held — its own regions and its backup copies alike, the way a
+// backup builds its copies (BackupRegions) — and finds the transactions a crash left
+// in doubt.
+//
+// What is applied: region creations and block-table words in log order; a kTxApplied
+// record unless a kTxAborted of its transaction follows it; a kTxPrepared record only
+// when a kTxCommitted of its transaction follows it. Entries are applied at their
+// record's position: for one object, a transaction's record always comes after the
+// decision of the transaction before it (the object stays locked at its primary from
+// PREPARE until applied, and every replica logs the decision before the primary
+// applies), so log order is the objects' commit order.
+//
+// In doubt: a kTxPrepared record with no decision after it. Its objects in this node's
+// own regions are left locked (exclusive, as the crash left them) until recovery
+// decides (the node asks the other members what they logged: tx_service.h).
+//
+// Errors: a record that passed its checksum but does not decode, or that names a
+// region not held, is DataLoss naming the file and the record's offset — never skipped.
+#ifndef FARM_TX_RECOVERY_H_
+#define FARM_TX_RECOVERY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "alloc/backup_regions.h"
+#include "farm/storage/log_format.h"
+#include "tx/log_record.h"
+#include "tx/tx_messages.h"  // TxOutcome
+
+namespace farm::tx {
+
+struct InDoubt {
+  LogRecord primary;  // entries of this node's own regions: locked in the copies
+  LogRecord backup;   // entries of backup copies: kept until decided
+};
+
+struct ReplayStats {
+  uint64_t records = 0;
+  uint64_t regions = 0;
+  uint64_t block_updates = 0;
+  uint64_t transactions_applied = 0;
+  uint64_t transactions_discarded = 0;  // aborted, or prepared and never decided commit
+};
+
+struct ReplayResult {
+  uint32_t boot = 0;  // the last start's number in the log (0: none)
+  std::vector<InDoubt> in_doubt;
+  absl::flat_hash_map<uint64_t, TxOutcome> outcomes;  // every transaction the log names
+  ReplayStats stats;
+};
+
+// The kBoot record's payload.
+std::string EncodeBoot(uint32_t boot);
+
+// Replays `records` (ParseLog's, in order; `path` names the file in errors) into
+// `copies`, which must hold nothing yet. `self` is this node: regions it created are
+// its own (their in-doubt objects are locked).
+absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records,
+                                           absl::string_view path, NodeId self, alloc::BackupRegions* copies);
+
+}  // namespace farm::tx
+
+#endif  // FARM_TX_RECOVERY_H_
