@@ -62,7 +62,7 @@ bool SameLayout(const TableLayout& a, const TableLayout& b) {
 absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& host, TableOptions options) {
   if (absl::Status s = options.layout.Validate(); !s.ok()) return s;
   if (options.buckets_per_node < 2) return absl::InvalidArgumentError("a node needs at least 2 buckets");
-  std::unique_ptr<TableHost> table(new TableHost(host.thread_count(), options));
+  std::unique_ptr<TableHost> table(new TableHost(&host, options));
   TableHost* self = table.get();
   if (absl::Status s = msgRegisterHandler(
           host, kKvDirectoryMsgId,
@@ -83,8 +83,8 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& host, TableO
   return table;
 }
 
-TableHost::TableHost(size_t threads, TableOptions options)
-    : options_(options), executors_(threads), opening_(threads) {}
+TableHost::TableHost(Host* host, TableOptions options)
+    : host_(host), options_(options), executors_(host->thread_count()), opening_(host->thread_count()) {}
 
 void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   {
@@ -97,18 +97,37 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
     }
     creating_ = true;
   }
+  auto finish = [this, done = std::move(done)](absl::StatusOr<std::vector<Shard>> shards) mutable {
+    {
+      MutexLock lock(&mu_);
+      if (!shards.ok()) {
+        creating_ = false;  // may be tried again
+      } else {
+        shards_ = std::move(*shards);
+      }
+    }
+    if (!shards.ok()) return done(shards.status());
+    done(absl::OkStatus());
+  };
+  // A node restarted on its data has its shards already: their directory is durable.
+  if (std::optional<std::string> kept = host_->Metadata(kDirectoryMetadata)) {
+    absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*kept);
+    if (!dir.ok()) return finish(dir.status());
+    if (!SameLayout(dir->first, options_.layout)) {
+      return finish(absl::FailedPreconditionError(
+          "this machine's kv shards (kept from an earlier run) have another layout than the one asked for"));
+    }
+    return ctx.Defer([finish = std::move(finish), shards = std::move(dir->second)]() mutable { finish(shards); });
+  }
   Spawn(AllocateShards(ctx, options_.layout, options_.buckets_per_node),
-        [this, done = std::move(done)](absl::StatusOr<std::vector<Shard>> shards) mutable {
-          {
-            MutexLock lock(&mu_);
-            if (!shards.ok()) {
-              creating_ = false;  // may be tried again
-            } else {
-              shards_ = std::move(*shards);
-            }
-          }
-          if (!shards.ok()) return done(shards.status());
-          done(absl::OkStatus());
+        [this, &ctx, finish = std::move(finish)](absl::StatusOr<std::vector<Shard>> shards) mutable {
+          if (!shards.ok()) return finish(shards.status());
+          std::string directory = EncodeDirectory(options_.layout, *shards);
+          host_->PutMetadata(ctx, kDirectoryMetadata, std::move(directory),
+                             [finish = std::move(finish), shards = std::move(*shards)](absl::Status s) mutable {
+                               if (!s.ok()) return finish(s);
+                               finish(std::move(shards));
+                             });
         });
 }
 

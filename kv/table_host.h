@@ -4,7 +4,10 @@
 //   CreateShards   allocates this machine's shards (runs of adjacent buckets, paper:
 //                  "each machine allocates shards ... and exchanges pointers") and
 //                  publishes them in its directory. Once per machine, after the cluster
-//                  has formed (so the shards' regions have backups).
+//                  has formed (so the shards' regions have backups). The directory is
+//                  kept as the node's durable metadata (Host::PutMetadata): a node
+//                  restarted on its data takes its shards back instead, so a cluster
+//                  restarted with the same members opens the same table.
 //   Open           the whole table, decided once for the cluster: a machine asks the
 //                  catalog coordinator (the primary, in the current configuration, of
 //                  the region of kCatalogAddress) for the table's ShardMap. The
@@ -72,7 +75,8 @@ class TableHost {
   UpdateExecutorStats update_stats() const;
 
  private:
-  TableHost(size_t threads, TableOptions options);
+  static constexpr char kDirectoryMetadata[] = "kv.directory";
+  TableHost(Host* host, TableOptions options);
   void OnDirectoryRequest(Context& ctx, const Message& message);
   void OnUpdate(Context& ctx, const Message& message);
   // As the catalog coordinator: the table as this machine opened it from the members'
@@ -85,6 +89,7 @@ class TableHost {
   UpdateExecutor& ExecutorOf(Context& ctx, std::shared_ptr<const ShardMap> map);
   Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> Fetch(Context& ctx);
 
+  Host* const host_;
   const TableOptions options_;
   mutable Mutex mu_;
   bool creating_ ABSL_GUARDED_BY(mu_) = false;

@@ -39,7 +39,13 @@ ABSL_FLAG(std::string, rdma_device, "",
 ABSL_FLAG(std::string, admin_listen, "127.0.0.1:0",
           "Admin port host:port for farm_admin (read-only, unauthenticated: keep on loopback "
           "or a trusted network).");
-ABSL_FLAG(std::string, data_dir, "", "Node state directory (default ./farm-data/node-<id>).");
+ABSL_FLAG(std::string, data_dir, "",
+          "Node state directory (default ./farm-data/node-<id>): its log, replayed at the next start.");
+ABSL_FLAG(std::string, log_sync, "always",
+          "When a commit is acknowledged: always (after fdatasync; many commits per sync), "
+          "interval:MS (before the sync, synced every MS: a machine crash loses at most MS of "
+          "acknowledged commits, a process crash none), none (never synced: cache mode), off "
+          "(no log: nothing survives a restart).");
 ABSL_FLAG(std::string, secret_file, "",
           "File holding the cluster secret (>= 16 bytes), shared by all members (required).");
 ABSL_FLAG(std::string, host_id, "",
@@ -138,6 +144,7 @@ int main(int argc, char** argv) {
   o.rdma_device = absl::GetFlag(FLAGS_rdma_device);
   o.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.log_sync = absl::GetFlag(FLAGS_log_sync);
   o.cluster_secret = *secret;
   o.host_id = absl::GetFlag(FLAGS_host_id);
   o.threads = absl::GetFlag(FLAGS_threads);

@@ -173,12 +173,15 @@ void Transaction::Ship(Plan plan, NodeId primary) {
 }
 
 void Transaction::PrepareAll(std::shared_ptr<Plan> plan) {
-  Exchange(kTxPrepareMsgId, Keys(plan->prepare), plan->prepare,
-           [this](const LogRecord& r, TxDone done) { ctx_->Prepare(r, "", std::move(done)); },
-           [this, plan](const absl::Status& s) {
-             if (!s.ok()) return AbortAll(plan, s);
-             ValidateAll(plan);
-           });
+  const std::vector<NodeId> participants = Keys(plan->prepare);
+  Exchange(
+      kTxPrepareMsgId, participants, plan->prepare,
+      [this, &participants](const LogRecord& r, TxDone done) { ctx_->Prepare(r, participants, "", std::move(done)); },
+      [this, plan](const absl::Status& s) {
+        if (!s.ok()) return AbortAll(plan, s);
+        ValidateAll(plan);
+      },
+      &participants);
 }
 
 void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
@@ -196,20 +199,24 @@ void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
            });
 }
 
-void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision) {
+void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision, absl::Status backups_failed) {
   const TxDecision d{decision, id_};
   const std::vector<NodeId>& nodes = decision == Decision::kCommitBackup ? plan->backups
                                      : decision == Decision::kCommitPrimary ? plan->primaries
                                                                             : Keys(plan->prepare);
-  ExchangeDecision(nodes, d, [this, plan, decision](const absl::Status& s) {
+  ExchangeDecision(nodes, d, [this, plan, decision, backups_failed](const absl::Status& s) {
     if (decision == Decision::kCommitBackup) {
-      if (!s.ok()) return AbortAll(plan, s);
-      return Decide(plan, Decision::kCommitPrimary);
+      // From the first COMMIT-BACKUP sent, the decision is commit: a backup may have
+      // logged it, and recovery commits a transaction that any replica logged a commit
+      // for. A backup that failed to answer makes the outcome unreportable, never
+      // undoes it: the primaries still commit (and release their locks).
+      return Decide(plan, Decision::kCommitPrimary, s);
     }
-    if (s.ok()) return Finish(s);
+    if (s.ok() && backups_failed.ok()) return Finish(s);
+    const absl::Status& why = backups_failed.ok() ? s : backups_failed;
     Finish(absl::UnavailableError(absl::StrFormat(
-               "transaction %x committed at its backups, but a primary did not confirm (recovery "
-               "decides): %s", id_, s.message())),
+               "outcome unknown: transaction %x was decided commit, but %s did not confirm (recovery "
+               "decides): %s", id_, backups_failed.ok() ? "a primary" : "a backup", why.message())),
            /*outcome_known=*/false);
   });
 }
@@ -223,7 +230,7 @@ void Transaction::AbortAll(std::shared_ptr<Plan> plan, absl::Status why) {
 
 void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
                            const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here,
-                           TxDone then) {
+                           TxDone then, const std::vector<NodeId>* participants) {
   absl::Status encoded;
   std::vector<NodeRequest> requests;
   const LogRecord* own = nullptr;
@@ -235,7 +242,8 @@ void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
     }
     NodeRequest& req = requests.emplace_back();
     req.node = n;
-    encoded.Update(EncodeLogRecord(r, &req.payload));
+    encoded.Update(participants != nullptr ? EncodePrepare(r, *participants, &req.payload)
+                                           : EncodeLogRecord(r, &req.payload));
   }
   if (!encoded.ok()) {
     then = [encoded, then = std::move(then)](const absl::Status&) mutable { then(encoded); };

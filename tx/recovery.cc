@@ -15,58 +15,67 @@ namespace {
 
 using storage::NodeLogType;
 
-inline constexpr uint8_t kBootFormat = 1;
+inline constexpr uint8_t kNodeRecordFormat = 1;
 
 absl::Status Damaged(absl::string_view path, const storage::LogRecordView& r, absl::string_view what) {
   return absl::DataLossError(
       absl::StrFormat("%s: record at offset %d (type %d): %s", path, r.offset, r.type, what));
 }
 
-// The transaction a record names: kTxPrepared/kTxApplied carry a log_record.h
-// encoding (its id at byte 8), decisions a bare u64.
-std::optional<uint64_t> TransactionOf(const storage::LogRecordView& r) {
-  switch (static_cast<NodeLogType>(r.type)) {
-    case NodeLogType::kTxPrepared:
-    case NodeLogType::kTxApplied:
-      if (r.payload.size() < kLogHeaderBytes) return std::nullopt;
-      return LoadLe<uint64_t>(r.payload.data() + 8);
-    case NodeLogType::kTxCommitted:
-    case NodeLogType::kTxAborted:
-      if (r.payload.size() != sizeof(uint64_t)) return std::nullopt;
-      return LoadLe<uint64_t>(r.payload.data());
-    default:
-      return std::nullopt;
-  }
+// The transaction a decision names: a bare u64.
+std::optional<uint64_t> DecidedTransaction(const storage::LogRecordView& r) {
+  if (r.payload.size() != sizeof(uint64_t)) return std::nullopt;
+  return LoadLe<uint64_t>(r.payload.data());
+}
+
+// The transaction of a kTxPrepared/kTxApplied record: its log_record.h header carries
+// the id at byte 8 and the epoch at byte 16.
+std::optional<TxKey> RecordTransaction(const storage::LogRecordView& r) {
+  if (r.payload.size() < kLogHeaderBytes) return std::nullopt;
+  return TxKey{LoadLe<uint64_t>(r.payload.data() + 8), LoadLe<uint64_t>(r.payload.data() + 16)};
 }
 
 enum class Fate : uint8_t { kUndecided, kCommit, kAbort };
 
 }  // namespace
 
-std::string EncodeBoot(uint32_t boot) { return WireWriter().Put(kBootFormat).Put(boot).Take(); }
+std::string EncodeBoot(uint32_t boot) { return WireWriter().Put(kNodeRecordFormat).Put(boot).Take(); }
+
+std::string EncodeMetadata(absl::string_view name, absl::string_view value) {
+  return WireWriter()
+      .Put(kNodeRecordFormat)
+      .Put(static_cast<uint16_t>(name.size()))
+      .Bytes(name)
+      .Put(static_cast<uint32_t>(value.size()))
+      .Bytes(value)
+      .Take();
+}
 
 absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records,
                                            absl::string_view path, NodeId self, alloc::BackupRegions* copies) {
   ReplayResult result;
-  // Pass 1: the fate of every transaction record — the first decision after it.
+  // Pass 1: the fate of every transaction record — the first decision after it. A
+  // decision names the id only: it decides the latest undecided record of that id.
   std::vector<Fate> fate(records.size(), Fate::kUndecided);
-  absl::flat_hash_map<uint64_t, size_t> undecided;  // transaction -> its record's index
+  absl::flat_hash_map<uint64_t, size_t> undecided;  // transaction id -> its record's index
   for (size_t i = 0; i < records.size(); ++i) {
     const storage::LogRecordView& r = records[i];
     const auto type = static_cast<NodeLogType>(r.type);
-    if (type < NodeLogType::kTxPrepared || type > NodeLogType::kTxApplied) continue;
-    std::optional<uint64_t> id = TransactionOf(r);
-    if (!id.has_value()) return Damaged(path, r, "a transaction record too short to name its transaction");
     if (type == NodeLogType::kTxPrepared || type == NodeLogType::kTxApplied) {
-      undecided[*id] = i;
-      result.outcomes[*id] = type == NodeLogType::kTxApplied ? TxOutcome::kCommitted : TxOutcome::kPrepared;
+      std::optional<TxKey> key = RecordTransaction(r);
+      if (!key.has_value()) return Damaged(path, r, "a transaction record too short to name its transaction");
+      undecided[key->transaction] = i;
+      result.outcomes[*key] = type == NodeLogType::kTxApplied ? TxOutcome::kCommitted : TxOutcome::kPrepared;
       continue;
     }
-    const bool commit = type == NodeLogType::kTxCommitted;
-    result.outcomes[*id] = commit ? TxOutcome::kCommitted : TxOutcome::kAborted;
+    if (type != NodeLogType::kTxCommitted && type != NodeLogType::kTxAborted) continue;
+    std::optional<uint64_t> id = DecidedTransaction(r);
+    if (!id.has_value()) return Damaged(path, r, "a decision record that is not a transaction id");
     auto it = undecided.find(*id);
     if (it == undecided.end()) continue;  // a decision for a record held elsewhere, or repeated
+    const bool commit = type == NodeLogType::kTxCommitted;
     fate[it->second] = commit ? Fate::kCommit : Fate::kAbort;
+    result.outcomes[*RecordTransaction(records[it->second])] = commit ? TxOutcome::kCommitted : TxOutcome::kAborted;
     undecided.erase(it);
   }
 
@@ -79,9 +88,22 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       case NodeLogType::kBoot: {
         WireReader in(r.payload);
         uint8_t format = 0;
-        if (!in.Get(&format) || format != kBootFormat || !in.Get(&result.boot) || !in.done()) {
+        if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&result.boot) || !in.done()) {
           return Damaged(path, r, "malformed start record");
         }
+        break;
+      }
+      case NodeLogType::kMetadata: {
+        WireReader in(r.payload);
+        uint8_t format = 0;
+        uint16_t name_bytes = 0;
+        uint32_t value_bytes = 0;
+        absl::string_view name, value;
+        if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&name_bytes) || !in.Bytes(name_bytes, &name) ||
+            !in.Get(&value_bytes) || !in.Bytes(value_bytes, &value) || !in.done()) {
+          return Damaged(path, r, "malformed metadata record");
+        }
+        result.metadata[std::string(name)] = std::string(value);
         break;
       }
       case NodeLogType::kRegionCreated: {
@@ -111,10 +133,21 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           break;
         }
         if (!apply && applied) break;  // unreachable: an undecided kTxApplied applies
-        absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(r.payload.data(), r.payload.size()));
+        const std::string_view bytes(r.payload.data(), r.payload.size());
+        std::vector<NodeId> participants;
+        absl::StatusOr<LogRecord> record;
+        if (applied) {
+          record = DecodeLogRecord(bytes);
+        } else {
+          absl::StatusOr<PrepareRequest> prepare = DecodePrepare(bytes);
+          if (!prepare.ok()) return Damaged(path, r, prepare.status().message());
+          record = std::move(prepare->record);
+          participants = std::move(prepare->participants);
+        }
         if (!record.ok()) return Damaged(path, r, record.status().message());
         if (!apply) {  // prepared, undecided: in doubt
           InDoubt d;
+          d.participants = std::move(participants);
           d.primary.kind = d.backup.kind = LogKind::kLock;
           d.primary.transaction = d.backup.transaction = record->transaction;
           d.primary.epoch = d.backup.epoch = record->epoch;

@@ -21,6 +21,7 @@
 #define FARM_TX_RECOVERY_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +37,7 @@ namespace farm::tx {
 struct InDoubt {
   LogRecord primary;  // entries of this node's own regions: locked in the copies
   LogRecord backup;   // entries of backup copies: kept until decided
+  std::vector<NodeId> participants;  // every node that was sent its PREPARE
 };
 
 struct ReplayStats {
@@ -48,13 +50,16 @@ struct ReplayStats {
 
 struct ReplayResult {
   uint32_t boot = 0;  // the last start's number in the log (0: none)
+  absl::flat_hash_map<std::string, std::string> metadata;  // kMetadata: the last of each name
   std::vector<InDoubt> in_doubt;
-  absl::flat_hash_map<uint64_t, TxOutcome> outcomes;  // every transaction the log names
+  absl::flat_hash_map<TxKey, TxOutcome> outcomes;  // every transaction the log names
   ReplayStats stats;
 };
 
-// The kBoot record's payload.
+// The payloads of the node's own records (node_log_types.h): kBoot and kMetadata.
 std::string EncodeBoot(uint32_t boot);
+inline constexpr size_t kMaxMetadataBytes = 64 << 10;
+std::string EncodeMetadata(absl::string_view name, absl::string_view value);
 
 // Replays `records` (ParseLog's, in order; `path` names the file in errors) into
 // `copies`, which must hold nothing yet. `self` is this node: regions it created are

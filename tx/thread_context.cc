@@ -67,10 +67,17 @@ void ThreadContext::Log(storage::NodeLogType type, const LogRecord& record, absl
   log_->Append(type, encoded, std::move(done));
 }
 
-void ThreadContext::Prepare(const LogRecord& record, absl::string_view encoded, TxDone done) {
+void ThreadContext::Prepare(const LogRecord& record, const std::vector<NodeId>& participants,
+                            absl::string_view encoded, TxDone done) {
   if (absl::Status s = PrepareHere(record); !s.ok()) return done(s);
+  if (!log_->durable()) return done(absl::OkStatus());
+  std::string bytes;
+  if (encoded.empty()) {
+    if (absl::Status s = EncodePrepare(record, participants, &bytes); !s.ok()) return done(s);
+    encoded = bytes;
+  }
   // A failed append leaves the locks: the coordinator aborts everywhere on the error.
-  Log(storage::NodeLogType::kTxPrepared, record, encoded, std::move(done));
+  log_->Append(storage::NodeLogType::kTxPrepared, encoded, std::move(done));
 }
 
 absl::Status ThreadContext::PrepareHere(const LogRecord& record) {

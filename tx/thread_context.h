@@ -120,7 +120,10 @@ class ThreadContext final : public Context {
 
   // `encoded` is the record's encoding when the caller has it (a request's payload),
   // else empty. Every `done` on this thread, maybe before returning.
-  void Prepare(const LogRecord& record, absl::string_view encoded, TxDone done);
+  // `participants`: every node the transaction's PREPARE goes to (logged with the
+  // record for recovery).
+  void Prepare(const LogRecord& record, const std::vector<NodeId>& participants, absl::string_view encoded,
+               TxDone done);
   absl::Status Validate(const LogRecord& reads);
   void Decide(const TxDecision& decision, TxDone done);
   void ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done);

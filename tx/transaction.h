@@ -19,8 +19,10 @@
 //     the read set, then, if the configuration is unchanged, COMMIT to the backups and
 //     then to the primaries. Any failure or missing reply before the commit decision
 //     aborts at every participant, and the continuation runs only after they have
-//     released their locks. A primary that fails to confirm its COMMIT leaves the
-//     outcome to recovery: Unavailable, saying so.
+//     released their locks. The decision is taken when the first COMMIT-BACKUP is sent
+//     (a backup may log it, and recovery commits what any replica logged): a backup or
+//     primary that fails to confirm its COMMIT leaves the outcome unreported —
+//     Unavailable, saying so — while the primaries still commit.
 // Errors: Aborted (a conflict: locked or changed objects, or a configuration change),
 // FailedPrecondition (an object freed meanwhile, or use after commit), Unavailable /
 // DeadlineExceeded (a participant did not answer), and the reader's errors for reads.
@@ -99,14 +101,17 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   void Ship(Plan plan, NodeId primary);
   void PrepareAll(std::shared_ptr<Plan> plan);
   void ValidateAll(std::shared_ptr<Plan> plan);
-  void Decide(std::shared_ptr<Plan> plan, Decision decision);
+  // `backups_failed`: the COMMIT-BACKUP round's error, carried to the end (kCommitPrimary).
+  void Decide(std::shared_ptr<Plan> plan, Decision decision, absl::Status backups_failed = absl::OkStatus());
   void AbortAll(std::shared_ptr<Plan> plan, absl::Status why);
   // This node's part of a step: handles `record` and answers through its callback.
   using LocalStep = absl::FunctionRef<void(const LogRecord& record, TxDone done)>;
   // Sends each node its record as `id` (this node's own handled in place by `here`),
-  // then continues with the first error once every node answered.
+  // then continues with the first error once every node answered. With `participants`
+  // the payloads are PREPAREs (EncodePrepare).
   void Exchange(MsgId id, const std::vector<NodeId>& nodes,
-                const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here, TxDone then);
+                const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here, TxDone then,
+                const std::vector<NodeId>* participants = nullptr);
   void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then);
   // Waits for this node's part and the remote ones: `then` with the first error.
   TxDone JoinLocalAndRemote(TxDone then, std::vector<NodeRequest>* requests, MsgId id);

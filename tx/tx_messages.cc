@@ -30,23 +30,58 @@ absl::StatusOr<TxDecision> DecodeDecision(absl::string_view in) {
   return out;
 }
 
-std::string EncodeOutcomeQuery(const std::vector<uint64_t>& transactions) {
+absl::Status EncodePrepare(const LogRecord& record, const std::vector<NodeId>& participants, std::string* out) {
+  if (absl::Status s = EncodeLogRecord(record, out); !s.ok()) return s;
+  if (participants.size() > 0xFFFF) return absl::InvalidArgumentError("more than 65535 participants");
+  WireWriter w(out);
+  w.Put(kTxDecisionFormat).Put(static_cast<uint16_t>(participants.size()));
+  for (NodeId n : participants) w.Put(static_cast<uint32_t>(n));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PrepareRequest> DecodePrepare(std::string_view in) {
+  size_t used = 0;
+  absl::StatusOr<LogRecord> record = DecodeLogRecord(in, &used);
+  if (!record.ok()) return record.status();
+  WireReader r(absl::string_view(in.data() + used, in.size() - used));
+  uint8_t format = 0;
+  uint16_t count = 0;
+  if (!r.Get(&format) || format != kTxDecisionFormat || !r.Get(&count) ||
+      r.left() != size_t{count} * sizeof(uint32_t)) {
+    return absl::InvalidArgumentError(absl::StrFormat("malformed participants after a prepare's lock record (%d bytes)",
+                                                      in.size() - used));
+  }
+  PrepareRequest out;
+  out.record = std::move(*record);
+  out.participants.resize(count);
+  for (NodeId& n : out.participants) {
+    uint32_t v = 0;
+    r.Get(&v);
+    n = v;
+  }
+  return out;
+}
+
+std::string EncodeOutcomeQuery(const std::vector<TxKey>& transactions) {
   WireWriter w;
   w.Put(kTxDecisionFormat).Put(static_cast<uint32_t>(transactions.size()));
-  for (uint64_t t : transactions) w.Put(t);
+  for (const TxKey& t : transactions) w.Put(t.transaction).Put(t.epoch);
   return w.Take();
 }
 
-absl::StatusOr<std::vector<uint64_t>> DecodeOutcomeQuery(absl::string_view in) {
+absl::StatusOr<std::vector<TxKey>> DecodeOutcomeQuery(absl::string_view in) {
   WireReader r(in);
   uint8_t format = 0;
   uint32_t count = 0;
   if (!r.Get(&format) || format != kTxDecisionFormat || !r.Get(&count) || count > kMaxOutcomeQuery ||
-      r.left() != uint64_t{count} * sizeof(uint64_t)) {
+      r.left() != uint64_t{count} * 2 * sizeof(uint64_t)) {
     return absl::InvalidArgumentError(absl::StrFormat("malformed outcome query (%d bytes)", in.size()));
   }
-  std::vector<uint64_t> out(count);
-  for (uint64_t& t : out) r.Get(&t);
+  std::vector<TxKey> out(count);
+  for (TxKey& t : out) {
+    r.Get(&t.transaction);
+    r.Get(&t.epoch);
+  }
   return out;
 }
 

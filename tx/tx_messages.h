@@ -4,7 +4,8 @@
 // COMMIT and ABORT meet the same Participant and BackupLog there.
 //
 //   kTxPrepareMsgId   a lock record (log_record.h) with the entries the node is primary
-//                     or backup of: primaries lock theirs, backups keep theirs.
+//                     or backup of, then the transaction's participants (EncodePrepare):
+//                     primaries lock theirs, backups keep theirs; all log the whole.
 //   kTxValidateMsgId  a kValidate record: the versions read of objects the node is
 //                     primary of.
 //   kTxDecideMsgId    TxDecision: commit (as backup, then as primary) or abort.
@@ -25,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/msg/message.h"
+#include "tx/log_record.h"
 
 namespace farm::tx {
 
@@ -52,14 +54,38 @@ struct TxDecision {
 std::string EncodeDecision(const TxDecision& d);
 absl::StatusOr<TxDecision> DecodeDecision(absl::string_view in);
 
+// PREPARE's payload, and the kTxPrepared record a participant logs: the lock record,
+// then every node PREPARE goes to — the logs that can hold the transaction's decision,
+// which recovery must hear before it settles the transaction:
+//   lock record | u8 format | u16 count | count × u32 node
+struct PrepareRequest {
+  LogRecord record;
+  std::vector<NodeId> participants;
+};
+absl::Status EncodePrepare(const LogRecord& record, const std::vector<NodeId>& participants, std::string* out);
+absl::StatusOr<PrepareRequest> DecodePrepare(std::string_view in);
+
 // What a node's log says of a transaction (its last record there).
 enum class TxOutcome : uint8_t { kUnknown = 0, kPrepared = 1, kCommitted = 2, kAborted = 3 };
 
-// Request: u8 format, u32 count, count × u64 transaction. Answer: u8 format, u32 count,
-// count × u8 TxOutcome. At most kMaxOutcomeQuery transactions per request.
+// A transaction as recovery names it: its id and the configuration epoch it ran in (an
+// id alone may repeat across a coordinator's restarts when it keeps no log of its own:
+// a compute-only member; a rejoining member always gets a new epoch).
+struct TxKey {
+  uint64_t transaction = 0;
+  uint64_t epoch = 0;
+  friend bool operator==(const TxKey&, const TxKey&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const TxKey& k) {
+    return H::combine(std::move(h), k.transaction, k.epoch);
+  }
+};
+
+// Request: u8 format, u32 count, count × (u64 transaction, u64 epoch). Answer: u8
+// format, u32 count, count × u8 TxOutcome. At most kMaxOutcomeQuery per request.
 inline constexpr uint32_t kMaxOutcomeQuery = 4096;
-std::string EncodeOutcomeQuery(const std::vector<uint64_t>& transactions);
-absl::StatusOr<std::vector<uint64_t>> DecodeOutcomeQuery(absl::string_view in);
+std::string EncodeOutcomeQuery(const std::vector<TxKey>& transactions);
+absl::StatusOr<std::vector<TxKey>> DecodeOutcomeQuery(absl::string_view in);
 std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes);
 absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size_t expected);
 

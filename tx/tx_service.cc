@@ -1,5 +1,6 @@
 #include "tx/tx_service.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -74,8 +75,13 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
     MessageHandler handler;
   };
   std::vector<Entry> handlers;
-  handlers.push_back({kTxPrepareMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view bytes,
-                                                   TxDone done) { c.Prepare(r, bytes, std::move(done)); })});
+  handlers.push_back({kTxPrepareMsgId, [this](MsgThread& thread, const Message& message) {
+                        ThreadContext* ctx = ContextFor(thread, message);
+                        if (ctx == nullptr) return;
+                        absl::StatusOr<PrepareRequest> p = DecodePrepare(View(message.payload));
+                        if (!p.ok()) return Answer(thread, message, p.status());
+                        ctx->Prepare(p->record, p->participants, message.payload, AnswerLater(thread, message));
+                      }});
   handlers.push_back({kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view,
                                                     TxDone done) { done(c.Validate(r)); })});
   handlers.push_back({kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view bytes,
@@ -104,12 +110,12 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
                       }});
   handlers.push_back({kTxOutcomeMsgId, [this](MsgThread& thread, const Message& message) {
                         if (!message.expects_reply()) return;
-                        absl::StatusOr<std::vector<uint64_t>> ids = DecodeOutcomeQuery(message.payload);
-                        if (!ids.ok()) return Answer(thread, message, ids.status());
+                        absl::StatusOr<std::vector<TxKey>> keys = DecodeOutcomeQuery(message.payload);
+                        if (!keys.ok()) return Answer(thread, message, keys.status());
                         std::vector<TxOutcome> answer;
-                        answer.reserve(ids->size());
-                        for (uint64_t id : *ids) {
-                          auto it = outcomes_.find(id);
+                        answer.reserve(keys->size());
+                        for (const TxKey& key : *keys) {
+                          auto it = outcomes_.find(key);
                           answer.push_back(it == outcomes_.end() ? TxOutcome::kUnknown : it->second);
                         }
                         (void)thread.Reply(message.reply_to, EncodeOutcomes(answer));
@@ -123,7 +129,8 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
 // --- Recovery of in-doubt transactions ---
 
 struct Resolution {
-  std::vector<uint64_t> transactions;
+  std::vector<TxKey> transactions;
+  std::vector<NodeId> ask;      // every other participant of any of them
   std::vector<bool> committed;  // by index: some replica logged a commit
   absl::AnyInvocable<void(const absl::Status&)> done;
   int round = 0;
@@ -136,11 +143,17 @@ void TxService::ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable
   resolution->done = std::move(done);
   for (InDoubt& d : in_doubt) {
     const uint64_t id = d.primary.transaction;
+    const uint64_t epoch = d.primary.epoch;
+    for (NodeId n : d.participants) {
+      if (n != ctx->self() && std::find(resolution->ask.begin(), resolution->ask.end(), n) == resolution->ask.end()) {
+        resolution->ask.push_back(n);
+      }
+    }
     if (absl::Status s = ctx->RestoreInDoubt(std::move(d.primary), std::move(d.backup)); !s.ok()) {
       return resolution->done(absl::Status(
           s.code(), absl::StrFormat("transaction %x in doubt cannot be restored: %s", id, s.message())));
     }
-    resolution->transactions.push_back(id);
+    resolution->transactions.push_back(TxKey{id, epoch});
   }
   if (resolution->transactions.empty()) return resolution->done(absl::OkStatus());
   if (resolution->transactions.size() > kMaxOutcomeQuery) {
@@ -158,13 +171,7 @@ void TxService::ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable
 void TxService::AskOutcomes(std::shared_ptr<Resolution> resolution) {
   ThreadContext* ctx = contexts_[0].get();
   if (ctx == nullptr) return resolution->done(absl::CancelledError("the node is stopping"));
-  std::shared_ptr<const membership::Placement> placement = ctx->placement();
-  std::vector<NodeId> ask;
-  if (placement != nullptr) {
-    for (NodeId n : placement->members()) {
-      if (n != ctx->self()) ask.push_back(n);
-    }
-  }
+  const std::vector<NodeId>& ask = resolution->ask;
   struct Round {
     size_t outstanding;
     bool failed = false;
@@ -208,7 +215,7 @@ void TxService::Settle(std::shared_ptr<Resolution> resolution) {
   auto all = StatusJoin::Create(static_cast<int>(resolution->transactions.size()),
                                 [resolution](const absl::Status& s) { resolution->done(s); });
   for (size_t i = 0; i < resolution->transactions.size(); ++i) {
-    const uint64_t id = resolution->transactions[i];
+    const uint64_t id = resolution->transactions[i].transaction;
     if (!resolution->committed[i]) {
       ctx->Decide(TxDecision{Decision::kAbort, id}, StatusJoin::Part(all));
       continue;

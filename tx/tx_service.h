@@ -5,14 +5,16 @@
 //
 // Recovery after a restart (recovery.h): the outcomes the node's log held answer other
 // nodes' kTxOutcomeMsgId queries, and ResolveInDoubt settles the transactions the crash
-// left in doubt here: it asks every member that holds data what its log said, commits
-// each one that some replica logged a commit decision for, and aborts the rest. That
+// left in doubt here: it asks every participant of each (the nodes its PREPARE went to,
+// logged with it) what its log said, commits each one that some replica logged a commit
+// decision for, and aborts the rest. That
 // is safe because a commit decision is logged (durable) at a replica before any primary
 // applies it and before the coordinator reports it, and after a restart no coordinator
 // of the old configuration can send another (its epoch is gone); so the set of
 // replicas that logged a commit is fixed, and every node that asks gets the same
-// answer. A member that does not answer is asked again (every participant's log must
-// be heard: a node that never comes back is failover's to handle).
+// answer — provided every participant's log is heard: one that does not answer (not
+// restarted yet) is asked again until it does (a node that never comes back is
+// failover's to handle).
 //
 // Threads: Create on the node's start-up thread (before Messenger::Start); context(i)
 // only on messenger thread i. Destroy each context on its thread (StopThread), before
@@ -36,7 +38,7 @@ namespace farm::tx {
 // What the node brings from its log to a start.
 struct TxRecovery {
   uint32_t boot = 0;  // this start's number (transaction ids)
-  absl::flat_hash_map<uint64_t, TxOutcome> outcomes;
+  absl::flat_hash_map<TxKey, TxOutcome> outcomes;
 };
 
 class TxService {
@@ -65,7 +67,7 @@ class TxService {
   void Settle(std::shared_ptr<struct Resolution> resolution);
 
   std::vector<std::unique_ptr<ThreadContext>> contexts_;
-  absl::flat_hash_map<uint64_t, TxOutcome> outcomes_;  // fixed after Create
+  absl::flat_hash_map<TxKey, TxOutcome> outcomes_;  // fixed after Create
 };
 
 }  // namespace farm::tx

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,15 @@ class Host {
   // is gone.
   virtual void AddCounters(const std::string& service, CounterSource source) = 0;
   virtual void RemoveCounters(const std::string& service) = 0;
+
+  // A service's small durable value on this machine (at most 64 KiB: where its data
+  // starts, e.g. kv's shard directory), kept in the node's log so that the node finds
+  // it again when it restarts on its data directory (with --log_sync=off, for this run
+  // only). Metadata is the last value put under `name` and made durable.
+  virtual std::optional<std::string> Metadata(const std::string& name) const = 0;
+  // `done` runs on `ctx`'s thread once the value is durable, or with the error.
+  virtual void PutMetadata(Context& ctx, const std::string& name, std::string value,
+                           absl::AnyInvocable<void(absl::Status)> done) = 0;
 };
 
 // msgRegisterHandler (paper Figure 6): declares `handler` for messages `id` on `host`,

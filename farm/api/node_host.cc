@@ -38,4 +38,13 @@ absl::Status msgRegisterHandler(node::Node& node, MsgId id, AppHandler handler, 
 
 void NodeHost::RemoveCounters(const std::string& service) { node_->RemoveServiceCounters(service); }
 
+std::optional<std::string> NodeHost::Metadata(const std::string& name) const { return node_->Metadata(name); }
+
+void NodeHost::PutMetadata(Context& ctx, const std::string& name, std::string value,
+                           absl::AnyInvocable<void(absl::Status)> done) {
+  node_->PutMetadata(name, std::move(value), [&ctx, done = std::move(done)](absl::Status s) mutable {
+    ctx.Post([s = std::move(s), done = std::move(done)]() mutable { done(std::move(s)); });
+  });
+}
+
 }  // namespace farm

@@ -26,6 +26,9 @@ class NodeHost final : public Host {
   absl::Status AddConfigurationListener(ConfigurationListener listener) override;
   void AddCounters(const std::string& service, CounterSource source) override;
   void RemoveCounters(const std::string& service) override;
+  std::optional<std::string> Metadata(const std::string& name) const override;
+  void PutMetadata(Context& ctx, const std::string& name, std::string value,
+                   absl::AnyInvocable<void(absl::Status)> done) override;
 
   node::Node& node() const { return *node_; }
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "farm/base/log.h"
 #include "farm/storage/data_directory.h"
+#include "farm/storage/node_log_types.h"
 #include "membership/placement.h"
 #include "membership/static_membership.h"
 #include "membership/zk_membership.h"
@@ -209,6 +210,10 @@ absl::Status Node::Start() {
   absl::StatusOr<tx::ReplayResult> replay = storage_->Start(options_.node_id, backups_.get());
   if (!replay.ok()) return replay.status();
   in_doubt_ = std::move(replay->in_doubt);
+  {
+    MutexLock lock(&metadata_mu_);
+    metadata_ = std::move(replay->metadata);
+  }
   for (RegionId r : backups_->Held()) recovered_regions_pending_ |= backups_->CreatorOf(r) == options_.node_id;
   absl::StatusOr<std::unique_ptr<Fabric>> fabric = Fabric::Create(fo);
   if (!fabric.ok()) return fabric.status();
@@ -444,13 +449,18 @@ void Node::ConnectLoop() {
     // configurations, smaller or not, go on as usual.
     const auto holding = std::count_if(config->members.begin(), config->members.end(),
                                        [](const membership::Member& m) { return !m.compute_only; });
-    if (!options_.compute_only && allocator_->blocks().Regions().empty() &&
+    // A restarted node (its regions back from its log) waits the same way before it
+    // is first ready: services decide cluster-wide things at start (kv's shard map is
+    // built from every member's directory) and must see the whole cluster.
+    if (!options_.compute_only && !linked_.load(std::memory_order_acquire) &&
         holding < static_cast<std::ptrdiff_t>(options_.min_members)) {
       if (config->epoch != waited_epoch) {
         waited_epoch = config->epoch;
-        Log(options_.node_id, absl::StrFormat("waiting for %d members that hold data before creating a region "
-                                              "(epoch %d has %d)",
-                                              options_.min_members, config->epoch, holding));
+        Log(options_.node_id, absl::StrFormat("waiting for %d members that hold data before %s (epoch %d has %d)",
+                                              options_.min_members,
+                                              allocator_->blocks().Regions().empty() ? "creating a region"
+                                                                                     : "serving its regions",
+                                              config->epoch, holding));
       }
       continue;  // woken by the next configuration
     }
@@ -618,6 +628,30 @@ NodeStats Node::Stats() const {
     }
   }
   return s;
+}
+
+std::optional<std::string> Node::Metadata(const std::string& name) const {
+  MutexLock lock(&metadata_mu_);
+  auto it = metadata_.find(name);
+  if (it == metadata_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Node::PutMetadata(const std::string& name, std::string value, absl::AnyInvocable<void(absl::Status)> done) {
+  if (value.size() > tx::kMaxMetadataBytes || name.size() > 0xFFFF) {
+    return done(absl::InvalidArgumentError(absl::StrFormat(
+        "metadata %s: %d bytes (at most %d)", name, value.size(), tx::kMaxMetadataBytes)));
+  }
+  auto keep = [this, name, value, done = std::move(done)](absl::Status s) mutable {
+    if (s.ok()) {
+      MutexLock lock(&metadata_mu_);
+      metadata_[name] = std::move(value);
+    }
+    done(std::move(s));
+  };
+  storage::RecordLog* log = storage_->log();
+  if (log == nullptr) return keep(absl::OkStatus());
+  log->Append(storage::TypeByte(storage::NodeLogType::kMetadata), tx::EncodeMetadata(name, value), std::move(keep));
 }
 
 void Node::AddServiceCounters(const std::string& service, CounterSource source) {

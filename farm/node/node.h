@@ -17,11 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "absl/time/time.h"
@@ -80,7 +83,10 @@ struct NodeOptions {
   // at least this many members that hold data. A cluster started node by node would
   // otherwise place its first regions among the nodes up first, and a later node that
   // joins the regions' replica sets would hold no copy of them until re-replication
-  // (failover, not yet built): commits to them would fail. 1: at once.
+  // (failover, not yet built): commits to them would fail. A node restarted on its data
+  // waits the same way before it is first ready (services that decide cluster-wide
+  // things at start, like kv's shard map, see every member). Later, smaller
+  // configurations still reach services. 1: at once.
   uint32_t min_members = 1;
   tx::TxOptions tx;
 };
@@ -133,6 +139,14 @@ class Node {
   // next one. Before Start. Listeners must be quick and must not call into the Node.
   using ConfigurationListener = std::function<void(uint64_t epoch, const std::vector<NodeId>& members)>;
   absl::Status AddConfigurationListener(ConfigurationListener listener);
+  // A service's small durable value on this node (farm/api/host.h): the last one put
+  // under `name`, from this run or (replayed from the log) an earlier one.
+  std::optional<std::string> Metadata(const std::string& name) const;
+  // `done` once durable (on the log's thread, or at once without a log): then
+  // Metadata(name) returns it. InvalidArgument over tx::kMaxMetadataBytes.
+  void PutMetadata(const std::string& name, std::string value, absl::AnyInvocable<void(absl::Status)> done);
+  // The log's state for farm_admin.
+  LogState log_state() const { return storage_->State(); }
   const NodeOptions& options() const { return options_; }
   membership::Membership& membership() const { return *membership_; }
   Messenger& messenger() const { return *messenger_; }
@@ -189,6 +203,9 @@ class Node {
   std::vector<ConfigurationListener> configuration_listeners_;  // fixed after Start
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<membership::Membership> membership_;
+
+  mutable Mutex metadata_mu_;
+  absl::flat_hash_map<std::string, std::string> metadata_ ABSL_GUARDED_BY(metadata_mu_);
 
   mutable Mutex counters_mu_;
   std::map<std::string, CounterSource> service_counters_ ABSL_GUARDED_BY(counters_mu_);

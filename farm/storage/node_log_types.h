@@ -14,6 +14,8 @@
 //   kTxAborted      u64 transaction id: its preceding record is never applied
 //   kTxApplied      a commit with its entries (single-machine commits: the primary's
 //                   own and its backups'): applied at replay unless aborted after it
+//   kMetadata       a service's small named value on this node (u8 format, u16 name
+//                   bytes, name, u32 value bytes, value): the last one of a name wins
 #ifndef FARM_STORAGE_NODE_LOG_TYPES_H_
 #define FARM_STORAGE_NODE_LOG_TYPES_H_
 
@@ -29,6 +31,7 @@ enum class NodeLogType : uint8_t {
   kTxCommitted = 5,
   kTxAborted = 6,
   kTxApplied = 7,
+  kMetadata = 8,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

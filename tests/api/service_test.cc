@@ -69,6 +69,10 @@ class RecordingHost final : public Host {
     journal_->push_back(service + ":counters " + absl::StrCat(source().at(0).second));
   }
   void RemoveCounters(const std::string& service) override { journal_->push_back(service + ":no counters"); }
+  std::optional<std::string> Metadata(const std::string&) const override { return std::nullopt; }
+  void PutMetadata(Context&, const std::string&, std::string, absl::AnyInvocable<void(absl::Status)> done) override {
+    done(absl::UnimplementedError("no metadata"));
+  }
 
   std::vector<ConfigurationListener> listeners;
 

@@ -27,6 +27,7 @@
 #include "farm/node/admin_protocol.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/resp_client.h"
 #include "tests/support/spawn.h"
 #include "tests/support/zk_test_server.h"
 
@@ -34,77 +35,9 @@ namespace farm::kv {
 namespace {
 
 using farm::testing::FileTail;
+using farm::testing::RespClient;
 using farm::testing::SpawnWithLog;
 using farm::testing::ZkTestServer;
-
-// One blocking RESP connection with a receive timeout.
-class RespClient {
- public:
-  static std::optional<RespClient> Connect(uint16_t port) {
-    RespClient c;
-    c.fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(c.fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
-      return std::nullopt;
-    timeval tv{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(c.fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return c;
-  }
-
-  // Sends a command as a RESP array and returns the reply: "+OK", "-ERR ...", ":1",
-  // the bulk string's bytes, "(nil)"; "(timeout)" or "(closed)" when none came.
-  std::string Call(const std::vector<std::string>& args) {
-    std::string request = absl::StrCat("*", args.size(), "\r\n");
-    for (const std::string& a : args) absl::StrAppend(&request, "$", a.size(), "\r\n", a, "\r\n");
-    return Raw(request);
-  }
-  std::string Raw(const std::string& bytes) {
-    if (::send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(bytes.size())) {
-      return "(closed)";
-    }
-    return Reply();
-  }
-
- private:
-  RespClient() = default;
-  std::string Reply() {
-    std::optional<std::string> line = Line();
-    if (!line) return errno == EAGAIN ? "(timeout)" : "(closed)";
-    if (line->empty() || (*line)[0] != '$') return *line;
-    int64_t n = 0;
-    if (!absl::SimpleAtoi(line->substr(1), &n)) return "(bad reply)";
-    if (n < 0) return "(nil)";
-    while (buffer_.size() < static_cast<size_t>(n) + 2) {
-      if (!Fill()) return "(closed)";
-    }
-    std::string value = buffer_.substr(0, n);
-    buffer_.erase(0, n + 2);
-    return value;
-  }
-  std::optional<std::string> Line() {
-    for (;;) {
-      if (size_t end = buffer_.find("\r\n"); end != std::string::npos) {
-        std::string line = buffer_.substr(0, end);
-        buffer_.erase(0, end + 2);
-        return line;
-      }
-      if (!Fill()) return std::nullopt;
-    }
-  }
-  bool Fill() {
-    char chunk[4096];
-    const ssize_t n = ::recv(fd_.get(), chunk, sizeof(chunk), 0);
-    if (n <= 0) return false;
-    buffer_.append(chunk, n);
-    return true;
-  }
-  UniqueFd fd_;
-  std::string buffer_;
-};
 
 // The exit code of child `pid` once it exits within `timeout`; -1 when it was killed
 // by a signal, -2 when it did not exit in time (it is then SIGKILLed).

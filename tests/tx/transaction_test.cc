@@ -310,7 +310,7 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
     r.kind = tx::LogKind::kLock;
     r.transaction = 77;
     r.epoch = before;
-    ctx.Prepare(r, "", [finish = std::move(finish)](const absl::Status& s) mutable { finish(s); });
+    ctx.Prepare(r, {ctx.self()}, "", [finish = std::move(finish)](const absl::Status& s) mutable { finish(s); });
   });
   EXPECT_EQ(prepare.code(), absl::StatusCode::kAborted) << prepare;
 }
