@@ -228,12 +228,17 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   const uint64_t transaction = lock.transaction;
   std::weak_ptr<ThreadContext*> alive = alive_;
   // The backups and this node's log, in parallel.
+  auto logged_here = std::make_shared<bool>(false);  // this node's record is in its log
   auto join = StatusJoin::Create(
-      2, [alive, transaction, done = std::move(done)](const absl::Status& replicated) mutable {
+      2, [alive, transaction, logged_here, done = std::move(done)](const absl::Status& replicated) mutable {
         if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
-        (*alive.lock())->FinishSingleMachine(transaction, replicated, std::move(done));
+        (*alive.lock())->FinishSingleMachine(transaction, replicated, *logged_here, std::move(done));
       });
-  Log(storage::NodeLogType::kTxApplied, lock, "", StatusJoin::Part(join));
+  Log(storage::NodeLogType::kTxApplied, lock, "",
+      [logged_here, part = StatusJoin::Part(join)](const absl::Status& s) mutable {
+        *logged_here = s.ok();
+        part(s);
+      });
   CallAll(
       *thread_, kTxApplyMsgId, std::move(requests),
       [part = StatusJoin::Part(join)](const absl::Status& replicated) mutable {
@@ -245,7 +250,8 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
       options_.rpc_timeout);
 }
 
-void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, TxDone done) {
+void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here,
+                                        TxDone done) {
   if (replicated.ok()) {
     freed_.clear();
     absl::Status s = participant_.Commit(transaction, &freed_);
@@ -253,9 +259,9 @@ void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status
     return done(s);
   }
   (void)participant_.Abort(transaction);
-  if (!log_->durable()) return done(replicated);
-  // This node may have logged the commit already: the abort after it must be durable
-  // before the failure is reported, or replay would apply what was reported failed.
+  if (!log_->durable() || !logged_here) return done(replicated);
+  // This node logged the commit already: the abort after it must be durable before the
+  // failure is reported, or replay would apply what was reported failed.
   log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
                [replicated, transaction, done = std::move(done)](const absl::Status& s) mutable {
                  if (s.ok()) return done(replicated);

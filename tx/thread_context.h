@@ -145,8 +145,10 @@ class ThreadContext final : public Context {
   // COMMIT-PRIMARY: applies once the decision is durable. A failed append is answered
   // and retried (the locks stay: nothing is readable that a crash could lose).
   void CommitPrimaryWhenDurable(uint64_t transaction, TxDone done);
-  // Single-machine commit's end: the backups and this node's log answered `replicated`.
-  void FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, TxDone done);
+  // Single-machine commit's end: the backups and this node's log answered `replicated`;
+  // `logged_here`: this node's record made it into its log (so a failure needs an abort
+  // record after it).
+  void FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here, TxDone done);
 
   const NodeId self_;
   MsgThread* const thread_;

@@ -187,6 +187,11 @@ int FaultInjectingFileSystem::syncs() const {
   return syncs_;
 }
 
+uint64_t FaultInjectingFileSystem::used() const {
+  MutexLock lock(&mu_);
+  return UsedLocked();
+}
+
 bool FaultInjectingFileSystem::crashed() const {
   MutexLock lock(&mu_);
   return crashed_;

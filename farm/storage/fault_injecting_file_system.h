@@ -49,6 +49,7 @@ class FaultInjectingFileSystem final : public FileSystem {
 
   int syncs() const;
   bool crashed() const;
+  uint64_t used() const;  // bytes in all files (what set_capacity limits)
 
  private:
   class File;

@@ -8,10 +8,13 @@
 //     not synced): after restart every acknowledged transaction is present, and each
 //     transaction's writes are all present or all absent, including those left in doubt
 //     (their nodes ask the others and settle them);
-//   - a node refuses a directory whose log is corrupt before its tail, naming the file;
-//     a torn tail is cut off and the records before it serve.
+//   - a node refuses a directory whose log is corrupt before its tail, naming the file
+//     and offset; a torn tail is cut off and the records before it serve;
+//   - a full disk fails commits with ResourceExhausted while reads go on, and commits
+//     resume when there is room.
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -193,6 +196,84 @@ TEST_F(RestartTest, PowerCutAtEverySyncPointLosesNoAcknowledgedCommit) {
   }
   EXPECT_GE(crash_points, 5);
   std::printf("power cut tried at %d sync points\n", crash_points);
+}
+
+TEST_F(RestartTest, ACorruptRecordBeforeTheTailStopsTheStartNamingFileAndOffset) {
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    CreateObjects(**c, "some data");
+  }
+  // A byte inside node 2's first record (after the 32-byte header and the record's
+  // 9-byte header), with records after it: corruption, not a torn tail.
+  const std::string log = dir_ + "/node-2/log";
+  ASSERT_TRUE(fs_->Corrupt(log, 32 + 9 + 1, "\xff").ok());
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kDataLoss) << c.status();
+  EXPECT_NE(c.status().message().find(log), std::string::npos) << c.status();
+  EXPECT_NE(c.status().message().find("offset 32"), std::string::npos) << c.status();
+}
+
+TEST_F(RestartTest, ATornTailIsCutOffAndTheRecordsBeforeItServe) {
+  std::vector<FatPtr> objects;
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    objects = CreateObjects(**c, "before the tear");
+  }
+  // Half a record at the end of every log: a write the crash cut short.
+  for (NodeId n = 1; n <= kNodes; ++n) {
+    absl::StatusOr<std::unique_ptr<storage::WritableFile>> f = fs_->OpenForAppend(absl::StrCat(dir_, "/node-", n, "/log"));
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Append(std::string("\x40\x00\x00\x00\x12\x34", 6)).ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 2, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  for (const std::string& v : *seen) EXPECT_EQ(v, Padded("before the tear"));
+  ASSERT_TRUE(WriteAllInOneTx((*c)->node(3), objects, "after the tear").ok());
+}
+
+TEST_F(RestartTest, AFullDiskFailsCommitsWithResourceExhaustedAndReadsGoOn) {
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<FatPtr> objects = CreateObjects(**c, "kept");
+  fs_->set_capacity(fs_->used() + 64);  // no room for another transaction's records
+  absl::Status single = WriteAllInOneTx((*c)->node(1), {objects[0]}, "lost single");
+  EXPECT_EQ(single.code(), absl::StatusCode::kResourceExhausted) << single;
+  absl::Status distributed = WriteAllInOneTx((*c)->node(2), objects, "lost distributed");
+  EXPECT_EQ(distributed.code(), absl::StatusCode::kResourceExhausted) << distributed;
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 3, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  for (const std::string& v : *seen) EXPECT_EQ(v, Padded("kept"));
+  // Room again: commits go on, and what was acknowledged survives a restart.
+  fs_->set_capacity(std::numeric_limits<uint64_t>::max());
+  ASSERT_TRUE(WriteAllInOneTx((*c)->node(2), objects, "after the disk").ok());
+  c->reset();
+  c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  seen = ReadSettled(**c, 1, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  for (const std::string& v : *seen) EXPECT_EQ(v, Padded("after the disk"));
+}
+
+TEST_F(RestartTest, AFailedSyncFailsTheLogForGoodAndNothingMoreIsAcknowledged) {
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<FatPtr> objects = CreateObjects(**c, "kept");
+  fs_->FailNextSync(absl::DataLossError("injected: the disk lost a write"));
+  EXPECT_FALSE(WriteAllInOneTx((*c)->node(1), objects, "not acknowledged").ok());
+  // The log that failed its sync takes nothing more: every later commit that needs it
+  // fails too (one node's log failed; each of these writes touches every node).
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(WriteAllInOneTx((*c)->node(1 + i % kNodes), objects, "still not").ok());
+  }
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 2, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  for (const std::string& v : *seen) EXPECT_TRUE(v == Padded("kept") || v == Padded("not acknowledged")) << v;
 }
 
 }  // namespace
