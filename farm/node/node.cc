@@ -612,6 +612,20 @@ NodeStats Node::Stats() const {
                                     absl::FormatDuration(kStatsTimeout)));
     }
   }
+  {
+    const LogState log = storage_->State();
+    LogStats* l = s.mutable_log();
+    l->set_path(log.path);
+    l->set_policy(log.policy);
+    l->set_file_bytes(log.file_bytes);
+    l->set_records_written(log.records_written);
+    l->set_syncs(log.syncs);
+    l->set_boot(log.boot);
+    l->set_replayed_records(log.replayed.records);
+    l->set_replayed_transactions(log.replayed.transactions_applied);
+    l->set_replay_seconds(log.replay_seconds);
+    l->set_error(log.error);
+  }
   for (const alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     RegionStats* r = s.add_regions();
     r->set_id(region->id());

@@ -30,6 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "farm/api/farm.h"
+#include "farm/node/admin_protocol.h"
 #include "gtest/gtest.h"
 #include "tests/support/node_cluster.h"
 #include "tests/support/resp_client.h"
@@ -126,6 +127,18 @@ class KillAllProcessTest : public ::testing::TestWithParam<int> {
         if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port)) return static_cast<uint16_t>(port);
       }
       absl::SleepFor(absl::Milliseconds(50));
+    }
+    return std::nullopt;
+  }
+
+  // The node's admin address, from its log's "ready; admin port A" line.
+  std::optional<std::string> AdminAddress(NodeId id, int round) {
+    std::ifstream log(LogOf(id, round));
+    for (std::string line; std::getline(log, line);) {
+      const size_t at = line.find("ready; admin port ");
+      if (at == std::string::npos) continue;
+      std::string rest = line.substr(at + 18);
+      return rest.substr(0, rest.find(','));
     }
     return std::nullopt;
   }
@@ -331,6 +344,23 @@ TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
     std::printf("round %d: %zu accounts hold %lld; %d acknowledged keys read back\n", round, seen.size(),
                 static_cast<long long>(sum), checked);
     if (::testing::Test::HasFailure()) break;
+  }
+  // What farm_admin storage shows: every node started rounds + 1 times on its data and
+  // replayed its log at the last start.
+  for (NodeId id = 1; id <= kNodes && !::testing::Test::HasFailure(); ++id) {
+    std::optional<std::string> admin = AdminAddress(id, rounds);
+    ASSERT_TRUE(admin.has_value());
+    node::AdminRequest request;
+    request.set_format(node::kAdminFormat);
+    request.set_command(node::AdminRequest::STATS);
+    absl::StatusOr<node::AdminResponse> stats = node::AdminCall(*admin, request, absl::Seconds(5));
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const node::LogStats& log = stats->stats().log();
+    EXPECT_EQ(log.policy(), "always");
+    EXPECT_EQ(log.boot(), static_cast<uint32_t>(rounds + 1));
+    EXPECT_GT(log.replayed_transactions(), 0u);
+    EXPECT_GT(log.file_bytes(), 0u);
+    EXPECT_TRUE(log.error().empty()) << log.error();
   }
   int64_t transfers_acked = 0;
   for (const ChainBook& book : books) transfers_acked += book.acked_transfers;
