@@ -40,6 +40,9 @@ struct InProcessClusterOptions {
   uint32_t replication = 3;
   uint64_t region_bytes = 32u << 20;
   uint64_t capacity_bytes = 256u << 20;
+  // The nodes' log: off (nothing outlives the process), or always, interval:MS, none
+  // (farm_node --log_sync), logged under `dir`.
+  std::string log_sync = "off";
   // Runs on each node's Host before the node starts (install services here). With
   // tcp, a start that lost its probed port is retried with new nodes: it runs again.
   std::function<absl::Status(Host&)> before_start;

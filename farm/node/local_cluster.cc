@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
       o.rdma_device = options.rdma_devices[(id - 1) % options.rdma_devices.size()];
     }
     o.data_dir = absl::StrCat(c->dir_, "/node-", id);
-    o.log_sync = "off";  // nothing outlives the process (adjust may choose a log)
+    o.log_sync = options.log_sync;
     o.cluster_secret = "0123456789abcdef0123456789abcdef";
     o.threads = options.threads;
     o.region_bytes = options.region_bytes;

@@ -26,6 +26,9 @@ struct LocalClusterOptions {
   uint32_t replication = 3;
   uint64_t region_bytes = 32u << 20;
   uint64_t capacity_bytes = 256u << 20;
+  // The nodes' --log_sync (node.h): off by default — an in-process cluster's data dies
+  // with the process — or a durable policy, logging under `dir` (benchmarks).
+  std::string log_sync = "off";
   // Changes each node's options before it is created (e.g. to register nothing but
   // change timeouts); `before_start` runs on each created node before Start (e.g.
   // msgRegisterHandler).

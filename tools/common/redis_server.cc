@@ -28,27 +28,33 @@ bool PingAnswersPong(uint16_t port, absl::Duration timeout) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& binary) {
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& binary,
+                                                                const std::string& appendfsync) {
   ServerLaunchSpec spec;
   spec.name = "redis-server";
   spec.binary = binary;
   spec.dir_prefix = "farm-redis";
   spec.log_name = "redis.log";
-  spec.argv = [binary](uint16_t port, const std::string& dir, const std::string& log_path) {
+  spec.argv = [binary, appendfsync](uint16_t port, const std::string& dir, const std::string& log_path) {
     // Option, value pairs.
     // clang-format off
-    return std::vector<std::string>{
+    std::vector<std::string> argv{
         binary,
         "--port", absl::StrCat(port),
         "--bind", "127.0.0.1",
         "--protected-mode", "no",
         "--daemonize", "no",
         "--save", "",
-        "--appendonly", "no",
+        "--appendonly", appendfsync.empty() ? "no" : "yes",
         "--dir", dir,
         "--logfile", log_path,
     };
     // clang-format on
+    if (!appendfsync.empty()) {
+      argv.push_back("--appendfsync");
+      argv.push_back(appendfsync);
+    }
+    return argv;
   };
   spec.ready = PingAnswersPong;
   spec.ready_what = "PONG to PING";

@@ -1,7 +1,8 @@
 // RedisServer: a private redis-server child process for benchmark baselines (tx_bench's
 // bank transfers, the YCSB driver), listening on 127.0.0.1 on a free TCP port.
 //
-// The server runs with persistence off (no RDB snapshots, no AOF), protected mode off,
+// The server runs with RDB snapshots off and, unless an appendfsync policy is given, no
+// AOF either (with one: appendonly yes and that policy), protected mode off,
 // in a fresh temporary directory that also holds its log (redis.log); the directory is
 // removed when the RedisServer is destroyed. Start() returns once the server answers
 // PING.
@@ -30,8 +31,9 @@ class RedisServer {
   // Starts `binary` (a path). NotFound when it does not exist or is not executable;
   // Unavailable, with the tail of the server's log, when it exits or does not answer
   // PING within 5 s (after a few retries on other ports if its port was taken meanwhile).
+  // `appendfsync`: empty (no AOF), or always, everysec, no.
   static absl::StatusOr<std::unique_ptr<RedisServer>> Start(
-      const std::string& binary = "/usr/bin/redis-server");
+      const std::string& binary = "/usr/bin/redis-server", const std::string& appendfsync = "");
 
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;

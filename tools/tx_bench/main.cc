@@ -14,10 +14,18 @@
 // primary, distributed ones commit in two phases from the member. Replication is the
 // cluster's.
 //
+// With --log_sync=P1,P2,... (in-process clusters) each policy gets its own clusters,
+// logging under --dir (put it on the disk to measure), and Redis runs once per policy
+// with the AOF setting of the same promise: off - no AOF, always - appendfsync always,
+// interval:MS - everysec, none - appendfsync no. Each FaRM row's ratio is to the Redis
+// row of its own durability.
+//
 //   build/tools/tx_bench/tx_bench                       all of it (~25 s)
 //   tx_bench --replication=3 --modes=distributed --seconds=5
+//   tx_bench --log_sync=always,interval:1,none --replication=3 --dir=build/tx-bench
 //   tx_bench --zookeeper=127.0.0.1:2181 --secret_file=build/local-cluster/secret
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +49,10 @@ ABSL_FLAG(int, accounts, 1000, "accounts per node (Redis gets as many in total)"
 ABSL_FLAG(double, seconds, 2.0, "duration of each measured run");
 ABSL_FLAG(int, redis_clients, 8, "Redis client connections (threads)");
 ABSL_FLAG(bool, redis, true, "run the Redis baseline");
-ABSL_FLAG(std::string, dir, "/tmp/farm-tx-bench", "directory for the local cluster");
+ABSL_FLAG(std::string, dir, "/tmp/farm-tx-bench", "directory for the local cluster (and its logs)");
+ABSL_FLAG(std::vector<std::string>, log_sync, (std::vector<std::string>{"off"}),
+          "in-process clusters: the nodes' --log_sync policies to run (off, always, interval:MS, none); "
+          "Redis runs with the AOF setting of each");
 ABSL_FLAG(bool, compute_node, false,
           "in-process: run the transfers from a 4th, compute-only node (the shape of --zookeeper, "
           "in one process) instead of from the 3 nodes that hold the accounts");
@@ -59,20 +70,31 @@ namespace {
 struct Row {
   std::string name;
   BankRunResult r;
+  std::string durability;  // the --log_sync policy (FaRM) or the one Redis matched
 };
 
-void Print(const Row& row, double redis_rate) {
+// Redis's AOF setting with the promise of a --log_sync policy ("" : no AOF).
+std::string AppendFsyncFor(const std::string& log_sync) {
+  if (log_sync == "always") return "always";
+  if (log_sync == "none") return "no";
+  if (log_sync.rfind("interval:", 0) == 0) return "everysec";
+  return "";
+}
+
+void Print(const Row& row, const std::map<std::string, double>& redis_rates) {
+  auto it = redis_rates.find(row.durability);
+  const double redis_rate = it == redis_rates.end() ? 0 : it->second;
   const double rate = row.r.committed / row.r.seconds;
   const double attempts = row.r.committed + row.r.aborted;
-  std::printf("%-24s %12.0f %8.2f%% %9.1f %9.1f", row.name.c_str(), rate,
+  std::printf("%-36s %12.0f %8.2f%% %9.1f %9.1f", row.name.c_str(), rate,
               attempts == 0 ? 0.0 : 100.0 * row.r.aborted / attempts, row.r.p50_us, row.r.p99_us);
   if (redis_rate > 0) std::printf("   %6.1fx", rate / redis_rate);
   std::printf("\n");
 }
 
 // The transfers and reads on one cluster: the rows named "FaRM <mode> <label>".
-absl::Status RunOnCluster(const BankCluster& cluster, const std::string& label, std::vector<Row>* rows,
-                          std::vector<std::pair<std::string, double>>* read_rates) {
+absl::Status RunOnCluster(const BankCluster& cluster, const std::string& label, const std::string& durability,
+                          std::vector<Row>* rows, std::vector<std::pair<std::string, double>>* read_rates) {
   const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   absl::StatusOr<Accounts> accounts = CreateAccounts(cluster, absl::GetFlag(FLAGS_accounts), 1000);
   if (!accounts.ok()) return absl::Status(accounts.status().code(), absl::StrCat("accounts: ", accounts.status().message()));
@@ -83,7 +105,7 @@ absl::Status RunOnCluster(const BankCluster& cluster, const std::string& label, 
     o.placement = mode == "distributed" ? Placement::kDistributed : Placement::kSingleMachine;
     absl::StatusOr<BankRunResult> run = RunFarmBank(cluster, *accounts, o);
     if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(mode, " ", label, ": ", run.status().message()));
-    rows->push_back(Row{absl::StrCat("FaRM ", mode, " ", label), *run});
+    rows->push_back(Row{absl::StrCat("FaRM ", mode, " ", label), *run, durability});
   }
   absl::StatusOr<double> reads = RunLockFreeReads(cluster, *accounts, absl::GetFlag(FLAGS_inflight), duration);
   if (!reads.ok()) return absl::Status(reads.status().code(), absl::StrCat("lock-free reads: ", reads.status().message()));
@@ -111,7 +133,7 @@ absl::Status RunOnProcesses(std::vector<Row>* rows, std::vector<std::pair<std::s
   }
   if (cluster.storage.empty()) return absl::UnavailableError("no storage node is primary of a region");
   cluster.runners.push_back({&(*member)->host(), -1});
-  return RunOnCluster(cluster, "cluster", rows, read_rates);
+  return RunOnCluster(cluster, "cluster", "cluster", rows, read_rates);
 }
 
 int Main() {
@@ -125,36 +147,45 @@ int Main() {
       return 1;
     }
   }
-  for (const std::string& r_text : processes ? std::vector<std::string>{} : absl::GetFlag(FLAGS_replication)) {
-    const uint32_t r = std::stoi(r_text);
-    InProcessClusterOptions co;
-    co.backend = absl::GetFlag(FLAGS_backend);
-    const bool compute = absl::GetFlag(FLAGS_compute_node);
-    co.nodes = compute ? 4 : 3;
-    co.compute_only_nodes = compute ? 1 : 0;
-    co.dir = absl::GetFlag(FLAGS_dir);
-    co.threads = absl::GetFlag(FLAGS_threads);
-    co.replication = r;
-    absl::StatusOr<std::unique_ptr<InProcessCluster>> started = InProcessCluster::Start(co);
-    if (!started.ok()) {
-      std::fprintf(stderr, "tx_bench: cluster: %s\n", started.status().ToString().c_str());
-      return 1;
-    }
-    BankCluster cluster;
-    for (NodeId n = 1; n <= 3; ++n) {
-      cluster.storage.push_back({&(*started)->host(n), Addr()});
-      if (!compute) cluster.runners.push_back({&(*started)->host(n), static_cast<int>(n - 1)});
-    }
-    if (compute) cluster.runners.push_back({&(*started)->host(4), -1});
-    if (absl::Status s = RunOnCluster(cluster, absl::StrCat("r=", r, compute ? " compute" : ""), &rows, &read_rates);
-        !s.ok()) {
-      std::fprintf(stderr, "tx_bench: %s\n", s.ToString().c_str());
-      return 1;
+  const std::vector<std::string> policies = processes ? std::vector<std::string>{} : absl::GetFlag(FLAGS_log_sync);
+  for (const std::string& log_sync : policies) {
+    for (const std::string& r_text : absl::GetFlag(FLAGS_replication)) {
+      const uint32_t r = std::stoi(r_text);
+      InProcessClusterOptions co;
+      co.backend = absl::GetFlag(FLAGS_backend);
+      const bool compute = absl::GetFlag(FLAGS_compute_node);
+      co.nodes = compute ? 4 : 3;
+      co.compute_only_nodes = compute ? 1 : 0;
+      co.dir = absl::GetFlag(FLAGS_dir);
+      co.threads = absl::GetFlag(FLAGS_threads);
+      co.replication = r;
+      co.log_sync = log_sync;
+      absl::StatusOr<std::unique_ptr<InProcessCluster>> started = InProcessCluster::Start(co);
+      if (!started.ok()) {
+        std::fprintf(stderr, "tx_bench: cluster: %s\n", started.status().ToString().c_str());
+        return 1;
+      }
+      BankCluster cluster;
+      for (NodeId n = 1; n <= 3; ++n) {
+        cluster.storage.push_back({&(*started)->host(n), Addr()});
+        if (!compute) cluster.runners.push_back({&(*started)->host(n), static_cast<int>(n - 1)});
+      }
+      if (compute) cluster.runners.push_back({&(*started)->host(4), -1});
+      const std::string label =
+          absl::StrCat("r=", r, compute ? " compute" : "", policies.size() > 1 || log_sync != "off" ? " " : "",
+                       policies.size() > 1 || log_sync != "off" ? log_sync : "");
+      if (absl::Status s = RunOnCluster(cluster, label, log_sync, &rows, &read_rates); !s.ok()) {
+        std::fprintf(stderr, "tx_bench: %s\n", s.ToString().c_str());
+        return 1;
+      }
     }
   }
-  double redis_rate = 0;
-  if (absl::GetFlag(FLAGS_redis)) {
-    absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start();
+  // Redis once per durability asked for (processes: as configured, no AOF).
+  std::map<std::string, double> redis_rates;
+  for (const std::string& log_sync : processes ? std::vector<std::string>{"cluster"} : policies) {
+    if (!absl::GetFlag(FLAGS_redis)) break;
+    const std::string appendfsync = processes ? "" : AppendFsyncFor(log_sync);
+    absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start("/usr/bin/redis-server", appendfsync);
     if (!server.ok()) {
       std::fprintf(stderr, "tx_bench: %s\n", server.status().ToString().c_str());
       return 1;
@@ -169,8 +200,9 @@ int Main() {
       std::fprintf(stderr, "tx_bench: redis: %s\n", run.status().ToString().c_str());
       return 1;
     }
-    redis_rate = run->committed / run->seconds;
-    rows.push_back(Row{absl::StrCat("Redis WATCH/MULTI/EXEC"), *run});
+    redis_rates[log_sync] = run->committed / run->seconds;
+    rows.push_back(Row{absl::StrCat("Redis WATCH/MULTI/EXEC", appendfsync.empty() ? "" : " aof " + appendfsync),
+                       *run, ""});
   }
   if (processes) {
     std::printf("bank transfers (2 reads + 2 writes) on a cluster of node processes, from a compute-only "
@@ -181,9 +213,9 @@ int Main() {
                 absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_backend).c_str(),
                 absl::GetFlag(FLAGS_inflight), absl::GetFlag(FLAGS_seconds));
   }
-  std::printf("%-24s %12s %9s %9s %9s %9s\n", "system", "commits/s", "aborts", "p50 us", "p99 us",
-              redis_rate > 0 ? "vs Redis" : "");
-  for (const Row& row : rows) Print(row, redis_rate);
+  std::printf("%-36s %12s %9s %9s %9s %9s\n", "system", "commits/s", "aborts", "p50 us", "p99 us",
+              redis_rates.empty() ? "" : "vs Redis");
+  for (const Row& row : rows) Print(row, redis_rates);
   for (const auto& [name, rate] : read_rates) {
     std::printf("FaRM lock-free reads %s: %.0f reads/s\n", name.c_str(), rate);
   }
