@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "farm/api/coro.h"
+#include "farm/api/log.h"
 #include "kv/messages.h"
 
 namespace farm::kv {
@@ -111,6 +112,7 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   };
   // A node restarted on its data has its shards already: their directory is durable.
   if (std::optional<std::string> kept = host_->Metadata(kDirectoryMetadata)) {
+    FARM_LOG(kInfo, "node %u: kv: this node's shards kept from an earlier run", host_->self());
     absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*kept);
     if (!dir.ok()) return finish(dir.status());
     if (!SameLayout(dir->first, options_.layout)) {
@@ -122,6 +124,7 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   Spawn(AllocateShards(ctx, options_.layout, options_.buckets_per_node),
         [this, &ctx, finish = std::move(finish)](absl::StatusOr<std::vector<Shard>> shards) mutable {
           if (!shards.ok()) return finish(shards.status());
+          FARM_LOG(kInfo, "node %u: kv: %d shards allocated", host_->self(), shards->size());
           std::string directory = EncodeDirectory(options_.layout, *shards);
           host_->PutMetadata(ctx, kDirectoryMetadata, std::move(directory),
                              [finish = std::move(finish), shards = std::move(*shards)](absl::Status s) mutable {
@@ -172,7 +175,14 @@ void TableHost::Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const Sha
 
 std::shared_ptr<const ShardMap> TableHost::Adopt(std::shared_ptr<const ShardMap> map) {
   MutexLock lock(&mu_);
-  if (map_ == nullptr) map_ = std::move(map);
+  if (map_ == nullptr) {
+    map_ = std::move(map);
+    // What every node of one table must log alike (a restarted cluster: the same too).
+    uint64_t digest = 0;
+    for (const Shard& s : map_->shards()) digest = digest * 1000003 + s.first.raw();
+    FARM_LOG(kInfo, "node %u: kv: table opened: %d shards, digest %016x", host_->self(), map_->shards().size(),
+             digest);
+  }
   return map_;  // every thread uses the same map
 }
 
@@ -181,6 +191,13 @@ void TableHost::OnOpenRequest(Context& ctx, const Message& message) {
   {
     MutexLock lock(&mu_);
     map = map_;
+  }
+  // The map is built from every member's directory: not before this node has joined a
+  // configuration with the cluster's members (a restarted node hears peers' requests
+  // before it has, and would build the map of the members it knew so far).
+  if (map == nullptr && !host_->ready()) {
+    (void)msgReplyError(ctx, message, absl::UnavailableError("the kv catalog coordinator has not joined the cluster yet"));
+    return;
   }
   Message to = message;
   to.payload = {};  // not valid after this handler returns; only where the reply goes

@@ -13,7 +13,8 @@
 //                  the region of kCatalogAddress) for the table's ShardMap. The
 //                  coordinator opens it once: it asks every member for its directory
 //                  (retrying while some have not created their shards yet, up to
-//                  kOpenTimeout). Every machine adopts the coordinator's map, with its
+//                  kOpenTimeout; not before the coordinator itself is ready: Host::ready
+//                  waits for the cluster's members). Every machine adopts the coordinator's map, with its
 //                  shards in the same order, so all build the same one; a machine that
 //                  joins later gets the same map (its own shards stay unused). Cached,
 //                  so a machine asks once.

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const 
   o.region_bytes = options.region_bytes;
   o.capacity_bytes = options.capacity_bytes;
   o.log_sync = options.log_sync;
+  o.keep_data = options.keep_data;
   InProcessCluster* self = c.get();
   o.before_start = [self, before = options.before_start](node::Node& n) -> absl::Status {
     auto host = std::make_unique<NodeHost>(&n);

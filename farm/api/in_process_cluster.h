@@ -32,7 +32,8 @@ struct InProcessClusterOptions {
   int nodes = 3;
   // verbs: node i uses rdma_devices[i % size] (empty: every node the first active one).
   std::vector<std::string> rdma_devices;
-  std::string dir;  // created, and removed when the cluster is destroyed
+  std::string dir;  // created, and removed when the cluster is destroyed (unless keep_data)
+  bool keep_data = false;  // start on the data in `dir` (a restart) and leave it there
   uint32_t threads = 2;
   // The last `compute_only_nodes` of the nodes run applications and hold no data
   // (Host::compute_only), as an application machine joined to a cluster does.

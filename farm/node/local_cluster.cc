@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
   }
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   c->dir_ = options.dir;
-  std::filesystem::remove_all(c->dir_);
+  c->keep_data_ = options.keep_data;
+  if (!c->keep_data_) std::filesystem::remove_all(c->dir_);
   std::vector<std::string> entries;
   std::map<NodeId, std::string> listen;
   for (NodeId id = 1; id <= static_cast<NodeId>(options.nodes); ++id) {
@@ -95,7 +96,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::StartOnce(const Loca
 LocalCluster::~LocalCluster() {
   for (auto& n : nodes_) n->Stop();
   nodes_.clear();
-  std::filesystem::remove_all(dir_);
+  if (!keep_data_) std::filesystem::remove_all(dir_);
 }
 
 }  // namespace farm::node

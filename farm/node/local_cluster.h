@@ -19,7 +19,9 @@ struct LocalClusterOptions {
   int nodes = 3;
   // verbs: node i uses rdma_devices[i % size] (empty: every node the first active one).
   std::vector<std::string> rdma_devices;
-  std::string dir;  // created, and removed by the destructor
+  std::string dir;  // created, and removed by the destructor (unless keep_data)
+  // Starts on the nodes' data already in `dir` (a restart) and leaves it there.
+  bool keep_data = false;
   uint32_t threads = 2;
   // The last `compute_only_nodes` of the nodes run applications and hold no regions.
   int compute_only_nodes = 0;
@@ -51,6 +53,7 @@ class LocalCluster {
   LocalCluster() = default;
   static absl::StatusOr<std::unique_ptr<LocalCluster>> StartOnce(const LocalClusterOptions& options);
   std::string dir_;
+  bool keep_data_ = false;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 

@@ -330,17 +330,28 @@ TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
       ASSERT_TRUE(c.has_value());
       clients.emplace(id, std::move(*c));
     }
-    int checked = 0;
+    // This round's keys, and a sample of the earlier rounds' (reading them all every
+    // round would make the soak quadratic).
+    std::vector<std::pair<std::string, std::string>> to_check(kv_this_round.begin(), kv_this_round.end());
     for (const auto& [key, value] : kv_acked) {
+      if (!kv_this_round.contains(key) && absl::Bernoulli(gen, 2000.0 / kv_acked.size())) {
+        to_check.emplace_back(key, value);
+      }
+    }
+    int checked = 0, missing = 0;
+    std::string first_missing;
+    for (const auto& [key, value] : to_check) {
       std::string got;
       for (int attempt = 0; attempt < 100; ++attempt) {
         got = clients.at(1 + checked % kNodes).Call({"GET", key});
         if (got.rfind("-", 0) != 0) break;  // an error while recovery settles: again
         absl::SleepFor(absl::Milliseconds(50));
       }
-      ASSERT_EQ(got, value) << "key " << key << " was acknowledged before the kill";
+      if (got != value && missing++ == 0) first_missing = absl::StrCat(key, " reads ", got, ", not ", value);
       ++checked;
     }
+    EXPECT_EQ(missing, 0) << missing << " of " << checked << " keys acknowledged before a kill are not there; first: "
+                          << first_missing << "\n" << Logs(round);
     std::printf("round %d: %zu accounts hold %lld; %d acknowledged keys read back\n", round, seen.size(),
                 static_cast<long long>(sum), checked);
     if (::testing::Test::HasFailure()) break;
