@@ -52,7 +52,16 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::
     if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
   }
   std::unique_ptr<LogWriter> w(new LogWriter(fs, std::move(path), std::move(*file), policy));
-  w->flusher_ = std::thread([raw = w.get()] { raw->FlushLoop(); });
+  switch (policy.kind) {
+    case SyncPolicy::Kind::kAlways:
+      w->flusher_ = std::thread([raw = w.get()] { raw->FlushLoop(); });
+      break;
+    case SyncPolicy::Kind::kInterval:
+      w->flusher_ = std::thread([raw = w.get()] { raw->SyncLoop(); });
+      break;
+    case SyncPolicy::Kind::kNone:
+      break;  // nothing to sync
+  }
   return w;
 }
 
@@ -62,6 +71,7 @@ LogWriter::LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableF
 LogWriter::~LogWriter() { Close(); }
 
 void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable) {
+  if (policy_.kind != SyncPolicy::Kind::kAlways) return AppendDirect(type, payload, std::move(durable));
   {
     MutexLock lock(&mu_);
     if (!closing_) {
@@ -91,6 +101,52 @@ absl::Status LogWriter::status() const {
 LogWriterStats LogWriter::stats() const {
   MutexLock lock(&mu_);
   return stats_;
+}
+
+void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable durable) {
+  absl::Status result;
+  {
+    MutexLock lock(&mu_);
+    if (closing_) result = absl::FailedPreconditionError(absl::StrCat(path_, ": append after the log was closed"));
+    else result = failed_;
+  }
+  if (result.ok()) {
+    std::string bytes;
+    EncodeRecord(type, payload, &bytes);
+    MutexLock file_lock(&file_mu_);
+    result = WriteBatch(bytes);
+    MutexLock lock(&mu_);
+    ++stats_.records;
+    dirty_ |= result.ok();
+  }
+  durable(result);
+}
+
+void LogWriter::SyncLoop() {
+  for (;;) {
+    bool closing = false;
+    {
+      MutexLock lock(&mu_);
+      cv_.WaitFor(&mu_, policy_.interval, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return closing_; });
+      closing = closing_;
+      if (!dirty_ && !closing) continue;
+      dirty_ = false;
+    }
+    absl::Status synced;
+    {
+      MutexLock file_lock(&file_mu_);
+      synced = file_->Sync();
+    }
+    {
+      MutexLock lock(&mu_);
+      if (!synced.ok() && failed_.ok()) {
+        failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
+                                                           synced.message()));
+      }
+      if (synced.ok()) ++stats_.syncs;
+    }
+    if (closing) return;
+  }
 }
 
 absl::Status LogWriter::WriteBatch(const std::string& bytes) {
@@ -153,6 +209,7 @@ void LogWriter::FlushLoop() {
     }
     absl::Status result = failed;
     if (result.ok() && !bytes.empty()) {
+      MutexLock file_lock(&file_mu_);
       result = WriteBatch(bytes);
       dirty = dirty || result.ok();
     }

@@ -1,7 +1,11 @@
-// LogWriter: appends records to a durable log (log_format.h) by group commit. Appends
-// from any thread go into a buffer; one flusher thread writes the buffer — every record
-// that arrived while the previous write and sync ran — with one write and, when the
-// policy says so, one sync, then reports each record durable.
+// LogWriter: appends records to a durable log (log_format.h). Under `always`, by group
+// commit: appends from any thread go into a buffer; one flusher thread writes the
+// buffer — every record that arrived while the previous write and sync ran — with one
+// write and one sync, then reports each record durable. Under `interval` and `none` a
+// record is durable (as promised) once written, so the appending thread writes it
+// itself (one write, serialized) and reports it at once — no hand-off to another
+// thread, which on a small machine costs more than the write — and, for `interval`, a
+// syncer thread syncs every MS.
 //
 // The promise, by SyncPolicy (the --log_sync flag):
 //   always        a record is reported durable after the sync that covers it: a crash
@@ -18,9 +22,10 @@
 // trusted, so every record not yet reported, and every later one, gets the error
 // (status() says which); the owner must stop acknowledging on it.
 //
-// Threads: Append from any thread. `durable` callbacks run on the flusher thread, in
-// append order, never inside Append (except for an Append after Close, refused with
-// FailedPrecondition at once); they must be quick (post the rest). Close (and the
+// Threads: Append from any thread. `durable` callbacks run in append order: under
+// `always` on the flusher thread, never inside Append (except for an Append after
+// Close, refused with FailedPrecondition at once); under `interval` and `none` inside
+// Append, on the appending thread. They must be quick (post the rest). Close (and the
 // destructor) writes what is queued, syncs unless the policy is none, and joins; call it
 // from one thread.
 #ifndef FARM_STORAGE_LOG_WRITER_H_
@@ -83,14 +88,17 @@ class LogWriter final : public RecordLog {
 
  private:
   LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableFile> file, SyncPolicy policy);
-  void FlushLoop();
+  void FlushLoop();                // always: group commit
+  void SyncLoop();                 // interval: a sync every MS
+  void AppendDirect(uint8_t type, absl::string_view payload, Durable durable);  // interval, none
   // Writes one batch; returns the status its records get.
-  absl::Status WriteBatch(const std::string& bytes);
+  absl::Status WriteBatch(const std::string& bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
 
   FileSystem* const fs_;
   const std::string path_;
   const SyncPolicy policy_;
-  std::unique_ptr<WritableFile> file_;  // flusher thread only (and Open)
+  Mutex file_mu_;  // the file: one writer or syncer at a time
+  std::unique_ptr<WritableFile> file_ ABSL_GUARDED_BY(file_mu_);
 
   mutable Mutex mu_;
   CondVar cv_;
@@ -98,6 +106,7 @@ class LogWriter final : public RecordLog {
   std::vector<Durable> waiting_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;  // interval: written since the last sync
   LogWriterStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread flusher_;
 };

@@ -126,9 +126,11 @@ int Main() {
     const uint64_t bytes = mb << 20;
     const uint64_t transactions = bytes / (uint64_t{object} * per_tx);
     FatPtr last;
+    std::filesystem::remove_all(absl::GetFlag(FLAGS_dir));
     const absl::Time fill_start = absl::Now();
     {
-      absl::StatusOr<std::unique_ptr<InProcessCluster>> c = InProcessCluster::Start(ClusterOptions(bytes, false));
+      // keep_data: the data stays for the restart.
+      absl::StatusOr<std::unique_ptr<InProcessCluster>> c = InProcessCluster::Start(ClusterOptions(bytes, true));
       if (!c.ok()) {
         std::fprintf(stderr, "restart_bench: %s\n", c.status().ToString().c_str());
         return 1;
@@ -166,7 +168,8 @@ int Main() {
   }
   // Bytes per transaction of small writes: one 64-byte object each.
   {
-    absl::StatusOr<std::unique_ptr<InProcessCluster>> c = InProcessCluster::Start(ClusterOptions(64u << 20, false));
+    std::filesystem::remove_all(absl::GetFlag(FLAGS_dir));
+    absl::StatusOr<std::unique_ptr<InProcessCluster>> c = InProcessCluster::Start(ClusterOptions(64u << 20, true));
     if (!c.ok()) return 1;
     FatPtr last;
     const uint64_t before = LogBytes();
@@ -174,7 +177,7 @@ int Main() {
     for (int t = 0; t < kSmall; ++t) {
       if (!AllocateBatch((*c)->host(1), 1, 64, 'x', &last).ok()) return 1;
     }
-    c->reset();
+    c->reset();  // the log closed: every record written
     std::printf("log bytes per single-machine transaction writing one 64-byte object (r = 1): %.0f\n",
                 static_cast<double>(LogBytes() - before) / kSmall);
     std::filesystem::remove_all(absl::GetFlag(FLAGS_dir));

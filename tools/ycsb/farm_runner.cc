@@ -88,6 +88,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   cluster.threads = static_cast<uint32_t>(config.threads);
   cluster.replication = options.replication > 0 ? options.replication : std::min(3, options.nodes);
   cluster.dir = absl::StrCat(options.dir, "-", ::getpid());
+  cluster.log_sync = options.log_sync;
   // Regions are sparse: capacity costs only what is written. Room for every pair out of
   // line, on every replica, four times over.
   const uint64_t pair_bytes = format.max_key_bytes() + format.value_bytes() + 64;

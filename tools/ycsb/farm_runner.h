@@ -46,6 +46,7 @@ struct FarmRunOptions {
   double occupancy = 0.9;      // of the bucket slots, once the records are loaded
   uint32_t neighbourhood = 8;  // H
   std::string dir = "/tmp/farm-ycsb";  // the cluster's directory (pid appended)
+  std::string log_sync = "off";        // the nodes' --log_sync
 };
 
 // InvalidArgument for bad options or workload; the cluster's or the table's error when

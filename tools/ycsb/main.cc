@@ -52,6 +52,8 @@ ABSL_FLAG(std::string, farm_fabric, "shm",
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
+ABSL_FLAG(std::string, farm_log_sync, "off",
+          "farm: the nodes' log (off, always, interval:MS, none; logged under /tmp/farm-ycsb-<pid>)");
 ABSL_FLAG(int, farm_compute_nodes, 0,
           "farm: application threads only on this many more nodes, which hold no data (0: on "
           "every node)");
@@ -122,6 +124,7 @@ int Main() {
   farm.window = absl::GetFlag(FLAGS_farm_window);
   farm.occupancy = absl::GetFlag(FLAGS_farm_occupancy);
   farm.replication = absl::GetFlag(FLAGS_farm_replication);
+  farm.log_sync = absl::GetFlag(FLAGS_farm_log_sync);
   farm.compute_nodes = absl::GetFlag(FLAGS_farm_compute_nodes);
   if (absl::Status s = registry.Register(
           "farm", "the FaRM key-value store, application threads inside a local cluster",
