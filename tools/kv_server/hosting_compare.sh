@@ -12,7 +12,7 @@ trap farm_autogroup_restore EXIT
 B=${FARM_BUILD_DIR:-build}
 rb() { redis-benchmark -p $1 -t get,set -n 40000 -c 50 -q $2 2>/dev/null | tr '\r' '\n' | grep -E "^(GET|SET): [0-9.]+ requests" | sed 's/ requests per second.*//' | tr '\n' ' '; }
 redis-server --port 17999 --save '' --appendonly no --daemonize yes > /dev/null
-deploy/local-cluster start --dir /tmp/lc-bench --nodes 3 --services kv --resp-port 17400 --zk-port 2188 -- --kv_buckets=65536 --threads=2 > /dev/null 2>&1
+deploy/local-cluster start --fresh --dir /tmp/lc-bench --nodes 3 --services kv --resp-port 17400 --zk-port 2188 -- --kv_buckets=65536 --threads=2 > /dev/null 2>&1
 $B/tools/kv_server/kv_server --nodes=3 --port=17500 --buckets=65536 --seconds=600 --dir=/tmp/kvs-bench > /tmp/kvs-bench.log 2>&1 &
 kvs=$!
 for _ in $(seq 100); do redis-cli -p 17500 PING >/dev/null 2>&1 && break; sleep 0.1; done

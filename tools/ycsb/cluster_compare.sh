@@ -33,7 +33,7 @@ ADDRS="127.0.0.1:$RESP_PORT,127.0.0.1:$((RESP_PORT + 1)),127.0.0.1:$((RESP_PORT 
 for round in $(seq 1 "$ROUNDS"); do
   for workload in c b; do
     echo "== round $round, YCSB-${workload^^} (farm preset, zipfian)"
-    FARM_BUILD_DIR=$BUILD "$HERE/deploy/local-cluster" start --nodes 3 --dir "$DIR" --services kv \
+    FARM_BUILD_DIR=$BUILD "$HERE/deploy/local-cluster" start --fresh --nodes 3 --dir "$DIR" --services kv \
       --resp-port "$RESP_PORT" --zk-port "$ZK_PORT" -- --kv_buckets="$BUCKETS" --threads=2 >/dev/null
     "$BUILD/tools/ycsb/ycsb" --backend=resp,cluster,farm,redis,memcached --workload="$workload" \
       --preset=farm --records="$RECORDS" --seconds="$SECONDS_PER_RUN" --threads=3 \
