@@ -133,14 +133,7 @@ class KillAllProcessTest : public ::testing::TestWithParam<int> {
 
   // The node's admin address, from its log's "ready; admin port A" line.
   std::optional<std::string> AdminAddress(NodeId id, int round) {
-    std::ifstream log(LogOf(id, round));
-    for (std::string line; std::getline(log, line);) {
-      const size_t at = line.find("ready; admin port ");
-      if (at == std::string::npos) continue;
-      std::string rest = line.substr(at + 18);
-      return rest.substr(0, rest.find(','));
-    }
-    return std::nullopt;
+    return testing::LoggedAdminAddress(LogOf(id, round));
   }
 
   std::string Logs(int round) {

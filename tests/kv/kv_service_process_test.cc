@@ -137,14 +137,7 @@ class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
 
   // The node's admin address, from its log's "ready; admin port A" line.
   std::optional<std::string> AdminAddress(NodeId id) {
-    std::ifstream log(LogOf(id));
-    for (std::string line; std::getline(log, line);) {
-      const size_t at = line.find("ready; admin port ");
-      if (at == std::string::npos) continue;
-      std::string rest = line.substr(at + 18);
-      return rest.substr(0, rest.find(','));
-    }
-    return std::nullopt;
+    return testing::LoggedAdminAddress(LogOf(id));
   }
 
   // Node `id`'s kv service counters from its admin port (empty when unreachable).

@@ -41,4 +41,15 @@ std::string FileTail(const std::string& path, size_t bytes) {
   return all.size() > bytes ? all.substr(all.size() - bytes) : all;
 }
 
+std::optional<std::string> LoggedAdminAddress(const std::string& log_path) {
+  std::ifstream log(log_path);
+  for (std::string line; std::getline(log, line);) {
+    const size_t at = line.find("ready; admin port ");
+    if (at == std::string::npos) continue;
+    std::string rest = line.substr(at + 18);
+    return rest.substr(0, rest.find(','));
+  }
+  return std::nullopt;
+}
+
 }  // namespace farm::testing

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ absl::StatusOr<pid_t> SpawnWithLog(const std::vector<std::string>& argv, const s
 
 // The last `bytes` of a file, for failure messages.
 std::string FileTail(const std::string& path, size_t bytes = 2000);
+
+// A farm_node's admin address, from its log's "ready; admin port A, ..." line (nullopt
+// before the node logged it).
+std::optional<std::string> LoggedAdminAddress(const std::string& log_path);
 
 }  // namespace farm::testing
 
