@@ -224,16 +224,23 @@ TEST_P(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
   ASSERT_TRUE(port4.has_value()) << "node 4 did not serve RESP\n" << Logs();
   ports_[4] = *port4;
   RespClient four = Authed(4);
-  int same_values = 0;
+  int same_values = 0, other_errors = 0;
+  std::string first_error;
   for (int i = 0; i < kKeys; ++i) {
     const std::string key = absl::StrCat("key", i);
     const std::string via4 = four.Call({"GET", key});
     if (via4 != absl::StrCat("value", i)) {
       EXPECT_EQ(via4.substr(0, 5), "-ERR ") << key << ": " << via4;
+      if (first_error.empty()) first_error = via4;
+      other_errors += via4.find("region") == std::string::npos;
     }
     same_values += via4 == absl::StrCat("value", i);
   }
-  EXPECT_GT(same_values, 0);
+  // Region ids are random: now and then (about 1 run in 60) the join moves the primary
+  // of every node's region, and then every key fails — naming its region.
+  EXPECT_TRUE(same_values > 0 || other_errors == 0)
+      << "every key failed through node 4, not all for a moved region; the first: " << first_error << "\n"
+      << Logs();
 
   // SIGKILL node 2: every key gets, from each survivor, its value or an error, quickly.
   ::kill(pids_[2], SIGKILL);
