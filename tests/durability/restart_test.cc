@@ -58,7 +58,18 @@ class RestartTest : public ::testing::Test {
       n.file_system = fs_.get();
       n.tx.rpc_timeout = absl::Seconds(2);
     };
-    return node::LocalCluster::Start(o);
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = node::LocalCluster::Start(o);
+    if (!c.ok()) return c;
+    // Start returns once the nodes are linked; a restarted node is ready only once it
+    // has taken its regions back.
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    for (NodeId n = 1; n <= kNodes; ++n) {
+      while (!(*c)->node(n).linked()) {
+        if (absl::Now() > deadline) return absl::DeadlineExceededError(absl::StrCat("node ", n, " not ready"));
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+    return c;
   }
 
   std::string dir_;
