@@ -156,12 +156,6 @@ void TxService::ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable
     resolution->transactions.push_back(TxKey{id, epoch});
   }
   if (resolution->transactions.empty()) return resolution->done(absl::OkStatus());
-  if (resolution->transactions.size() > kMaxOutcomeQuery) {
-    // One query per member is enough for any crash this node's threads can leave behind
-    // (one prepare in flight per transaction); more means a damaged log.
-    return resolution->done(absl::DataLossError(absl::StrFormat(
-        "%d transactions in doubt (at most %d expected)", resolution->transactions.size(), kMaxOutcomeQuery)));
-  }
   resolution->committed.assign(resolution->transactions.size(), false);
   FARM_LOG(kInfo, "node %u: %d transactions in doubt after restart; asking the other members",
            ctx->self(), resolution->transactions.size());
@@ -176,7 +170,10 @@ void TxService::AskOutcomes(std::shared_ptr<Resolution> resolution) {
     size_t outstanding;
     bool failed = false;
   };
-  auto round = std::make_shared<Round>(Round{ask.size()});
+  // One query per member and chunk of at most kMaxOutcomeQuery transactions.
+  const size_t total = resolution->transactions.size();
+  const size_t chunks = (total + kMaxOutcomeQuery - 1) / kMaxOutcomeQuery;
+  auto round = std::make_shared<Round>(Round{ask.size() * chunks});
   auto finished = [this, resolution, round] {
     if (!round->failed) return Settle(resolution);
     ThreadContext* ctx = contexts_[0].get();
@@ -185,26 +182,30 @@ void TxService::AskOutcomes(std::shared_ptr<Resolution> resolution) {
     ctx->loop().RunAfter(kAskAgain, [this, resolution] { AskOutcomes(resolution); });
   };
   if (ask.empty()) return finished();
-  const std::string query = EncodeOutcomeQuery(resolution->transactions);
-  for (NodeId n : ask) {
-    auto answered = [resolution, round, finished, n](const absl::Status& s, absl::string_view reply) {
-      absl::StatusOr<std::vector<TxOutcome>> outcomes =
-          s.ok() ? DecodeOutcomes(reply, resolution->transactions.size()) : absl::StatusOr<std::vector<TxOutcome>>(s);
-      if (!outcomes.ok()) {
-        if (resolution->round % 20 == 0) {
-          FARM_LOG(kWarning, "in-doubt recovery: node %d did not answer (asking again): %s", n,
-                   outcomes.status().ToString());
+  for (size_t first = 0; first < total; first += kMaxOutcomeQuery) {
+    const size_t count = std::min<size_t>(kMaxOutcomeQuery, total - first);
+    const std::string query = EncodeOutcomeQuery(
+        std::vector<TxKey>(resolution->transactions.begin() + first, resolution->transactions.begin() + first + count));
+    for (NodeId n : ask) {
+      auto answered = [resolution, round, finished, n, first, count](const absl::Status& s, absl::string_view reply) {
+        absl::StatusOr<std::vector<TxOutcome>> outcomes =
+            s.ok() ? DecodeOutcomes(reply, count) : absl::StatusOr<std::vector<TxOutcome>>(s);
+        if (!outcomes.ok()) {
+          if (resolution->round % 20 == 0) {
+            FARM_LOG(kWarning, "in-doubt recovery: node %d did not answer (asking again): %s", n,
+                     outcomes.status().ToString());
+          }
+          round->failed = true;
+        } else {
+          for (size_t i = 0; i < count; ++i) {
+            if ((*outcomes)[i] == TxOutcome::kCommitted) resolution->committed[first + i] = true;
+          }
         }
-        round->failed = true;
-      } else {
-        for (size_t i = 0; i < outcomes->size(); ++i) {
-          if ((*outcomes)[i] == TxOutcome::kCommitted) resolution->committed[i] = true;
-        }
-      }
-      if (--round->outstanding == 0) finished();
-    };
-    absl::Status sent = ctx->msg().Call(n, kTxOutcomeMsgId, query, answered, ctx->options().rpc_timeout);
-    if (!sent.ok()) answered(sent, "");
+        if (--round->outstanding == 0) finished();
+      };
+      absl::Status sent = ctx->msg().Call(n, kTxOutcomeMsgId, query, answered, ctx->options().rpc_timeout);
+      if (!sent.ok()) answered(sent, "");
+    }
   }
 }
 
