@@ -31,23 +31,29 @@ int64_t BalanceOf(std::span<const char> data) {
 
 void SetBalance(std::span<char> data, int64_t b) { std::memcpy(data.data(), &b, sizeof(b)); }
 
-// Runs `op(ctx, finish)` on thread `t` of `n` and waits for finish(status).
+// Runs `op(ctx, finish)` on thread `t` of `n` and waits for finish(status); an Aborted attempt (a
+// conflict, or a configuration change such as a member joining) runs `op` again, as an application
+// retries, until `timeout`. `op` must therefore start each attempt afresh.
 absl::Status RunOn(Host& n, size_t t, absl::AnyInvocable<void(Context&, absl::AnyInvocable<void(absl::Status)>)> op,
                    absl::Duration timeout) {
-  auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
-  auto done = std::make_shared<Notification>();
+  const absl::Time deadline = absl::Now() + timeout;
   auto shared_op = std::make_shared<decltype(op)>(std::move(op));
   Context& ctx = n.context(t);
-  ctx.Post([&ctx, shared_op, result, done] {
-    (*shared_op)(ctx, [result, done](absl::Status s) {
-      *result = std::move(s);
-      done->Notify();
+  for (absl::Duration backoff = absl::Milliseconds(1);; backoff = std::min(2 * backoff, absl::Milliseconds(100))) {
+    auto result = std::make_shared<absl::Status>(absl::UnknownError("unset"));
+    auto done = std::make_shared<Notification>();
+    ctx.Post([&ctx, shared_op, result, done] {
+      (*shared_op)(ctx, [result, done](absl::Status s) {
+        *result = std::move(s);
+        done->Notify();
+      });
     });
-  });
-  if (!done->WaitForNotificationWithTimeout(timeout)) {
-    return absl::DeadlineExceededError(absl::StrCat("node ", n.self(), " thread ", t, " did not finish"));
+    if (!done->WaitForNotificationWithTimeout(deadline - absl::Now())) {
+      return absl::DeadlineExceededError(absl::StrCat("node ", n.self(), " thread ", t, " did not finish"));
+    }
+    if (result->code() != absl::StatusCode::kAborted || absl::Now() + backoff >= deadline) return *result;
+    absl::SleepFor(backoff);
   }
-  return *result;
 }
 
 // One worker thread's transfers (all on its loop).
@@ -186,12 +192,21 @@ absl::StatusOr<Accounts> CreateAccounts(const BankCluster& cluster, uint32_t per
             TxHandle tx = txCreate(ctx);
             auto made = std::make_shared<std::vector<FatPtr>>();
             auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+            auto answered = std::make_shared<uint32_t>(0);
+            auto failed = std::make_shared<absl::Status>();
             for (uint32_t i = 0; i < batch; ++i) {
               txAlloc(*tx, kAccountBytes, hint, [=, &mine](absl::StatusOr<ObjBuf*> o) {
-                if (!o.ok()) return (*shared_finish)(o.status());
-                SetBalance((*o)->data(), balance);
-                made->push_back((*o)->ptr());
-                if (made->size() < batch) return;
+                if (o.ok()) {
+                  SetBalance((*o)->data(), balance);
+                  made->push_back((*o)->ptr());
+                } else {
+                  failed->Update(o.status());
+                }
+                if (++*answered < batch) return;
+                if (!failed->ok()) {
+                  txAbort(*tx);
+                  return (*shared_finish)(*failed);
+                }
                 txCommit(*tx, [tx, made, shared_finish, &mine](absl::Status s) {
                   if (s.ok()) mine.insert(mine.end(), made->begin(), made->end());
                   (*shared_finish)(s);
@@ -214,6 +229,7 @@ absl::StatusOr<int64_t> TotalBalance(const BankCluster& cluster, const Accounts&
   absl::Status s = RunOn(
       *cluster.runners.at(0).host, 0,
       [&all, &total](Context& ctx, absl::AnyInvocable<void(absl::Status)> finish) {
+        total = 0;
         TxHandle tx = txCreate(ctx);
         auto left = std::make_shared<size_t>(all.size());
         auto failed = std::make_shared<absl::Status>();
