@@ -46,6 +46,11 @@ ABSL_FLAG(std::string, log_sync, "always",
           "interval:MS (before the sync, synced every MS: a machine crash loses at most MS of "
           "acknowledged commits, a process crash none), none (never synced: cache mode), off "
           "(no log: nothing survives a restart).");
+ABSL_FLAG(int64_t, checkpoint_mb, 256,
+          "Checkpoint the log (in the background) once the log segments since the last checkpoint hold this "
+          "many MiB, or as many as that checkpoint if it is larger; the replaced files are removed, so the data "
+          "directory stays about three times the data. 0: never (the log grows without bound).");
+ABSL_FLAG(int64_t, checkpoint_kb, 0, "Test knob: as --checkpoint_mb, in KiB (overrides it when > 0).");
 ABSL_FLAG(std::string, secret_file, "",
           "File holding the cluster secret (>= 16 bytes), shared by all members (required).");
 ABSL_FLAG(std::string, host_id, "",
@@ -145,6 +150,13 @@ int main(int argc, char** argv) {
   o.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   o.data_dir = absl::GetFlag(FLAGS_data_dir);
   o.log_sync = absl::GetFlag(FLAGS_log_sync);
+  if (absl::GetFlag(FLAGS_checkpoint_mb) < 0 || absl::GetFlag(FLAGS_checkpoint_kb) < 0) {
+    std::fprintf(stderr, "farm_node: --checkpoint_mb and --checkpoint_kb must not be negative\n");
+    return 2;
+  }
+  o.checkpoint_bytes = absl::GetFlag(FLAGS_checkpoint_kb) > 0
+                           ? static_cast<uint64_t>(absl::GetFlag(FLAGS_checkpoint_kb)) << 10
+                           : static_cast<uint64_t>(absl::GetFlag(FLAGS_checkpoint_mb)) << 20;
   o.cluster_secret = *secret;
   o.host_id = absl::GetFlag(FLAGS_host_id);
   o.threads = absl::GetFlag(FLAGS_threads);

@@ -1,5 +1,6 @@
 #include "tx/recovery.h"
 
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -17,9 +18,9 @@ using storage::NodeLogType;
 
 inline constexpr uint8_t kNodeRecordFormat = 1;
 
-absl::Status Damaged(absl::string_view path, const storage::LogRecordView& r, absl::string_view what) {
+absl::Status Damaged(const storage::LogRecordView& r, absl::string_view what) {
   return absl::DataLossError(
-      absl::StrFormat("%s: record at offset %d (type %d): %s", path, r.offset, r.type, what));
+      absl::StrFormat("%s: record at offset %d (type %d): %s", r.file, r.offset, r.type, what));
 }
 
 // The transaction a decision names: a bare u64.
@@ -51,8 +52,56 @@ std::string EncodeMetadata(absl::string_view name, absl::string_view value) {
       .Take();
 }
 
-absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records,
-                                           absl::string_view path, NodeId self, alloc::BackupRegions* copies) {
+std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_view bytes) {
+  return WireWriter().Put(kNodeRecordFormat).Put(region).Put(offset).Bytes(bytes).Take();
+}
+
+std::string EncodeTxOutcomes(absl::Span<const TxKey> committed) {
+  WireWriter w;
+  w.Put(kNodeRecordFormat).Put(static_cast<uint32_t>(committed.size()));
+  for (const TxKey& k : committed) w.Put(k.transaction).Put(k.epoch);
+  return w.Take();
+}
+
+std::string EncodeCheckpointEnd(uint64_t next_segment, uint64_t records) {
+  return WireWriter().Put(kNodeRecordFormat).Put(next_segment).Put(records).Take();
+}
+
+absl::StatusOr<CheckpointEnd> DecodeCheckpointEnd(absl::string_view payload) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  CheckpointEnd end;
+  if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&end.next_segment) || !in.Get(&end.records) ||
+      !in.done()) {
+    return absl::DataLossError("malformed checkpoint end record");
+  }
+  return end;
+}
+
+namespace {
+
+absl::Status DecodeTxOutcomes(absl::string_view payload, std::vector<TxKey>* out) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  uint32_t count = 0;
+  if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&count) ||
+      payload.size() != 5 + uint64_t{count} * 16) {
+    return absl::DataLossError("malformed transaction outcomes record");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    TxKey k;
+    in.Get(&k.transaction);
+    in.Get(&k.epoch);
+    out->push_back(k);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records, NodeId self,
+                                           ReplayMode mode, alloc::BackupRegions* copies) {
+  const bool compact = mode == ReplayMode::kCompact;
   ReplayResult result;
   // Pass 1: the fate of every transaction record — the first decision after it. A
   // decision names the id only: it decides the latest undecided record of that id.
@@ -63,19 +112,30 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
     const auto type = static_cast<NodeLogType>(r.type);
     if (type == NodeLogType::kTxPrepared || type == NodeLogType::kTxApplied) {
       std::optional<TxKey> key = RecordTransaction(r);
-      if (!key.has_value()) return Damaged(path, r, "a transaction record too short to name its transaction");
+      if (!key.has_value()) return Damaged(r, "a transaction record too short to name its transaction");
       undecided[key->transaction] = i;
       result.outcomes[*key] = type == NodeLogType::kTxApplied ? TxOutcome::kCommitted : TxOutcome::kPrepared;
       continue;
     }
+    if (type == NodeLogType::kTxOutcomes) {
+      std::vector<TxKey> committed;
+      if (absl::Status s = DecodeTxOutcomes(r.payload, &committed); !s.ok()) return Damaged(r, s.message());
+      for (const TxKey& k : committed) result.outcomes[k] = TxOutcome::kCommitted;
+      if (compact) result.committed_prepared.insert(result.committed_prepared.end(), committed.begin(), committed.end());
+      continue;
+    }
     if (type != NodeLogType::kTxCommitted && type != NodeLogType::kTxAborted) continue;
     std::optional<uint64_t> id = DecidedTransaction(r);
-    if (!id.has_value()) return Damaged(path, r, "a decision record that is not a transaction id");
+    if (!id.has_value()) return Damaged(r, "a decision record that is not a transaction id");
     auto it = undecided.find(*id);
     if (it == undecided.end()) continue;  // a decision for a record held elsewhere, or repeated
     const bool commit = type == NodeLogType::kTxCommitted;
     fate[it->second] = commit ? Fate::kCommit : Fate::kAbort;
-    result.outcomes[*RecordTransaction(records[it->second])] = commit ? TxOutcome::kCommitted : TxOutcome::kAborted;
+    const TxKey key = *RecordTransaction(records[it->second]);
+    result.outcomes[key] = commit ? TxOutcome::kCommitted : TxOutcome::kAborted;
+    if (compact && commit && static_cast<NodeLogType>(records[it->second].type) == NodeLogType::kTxPrepared) {
+      result.committed_prepared.push_back(key);
+    }
     undecided.erase(it);
   }
 
@@ -89,7 +149,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         WireReader in(r.payload);
         uint8_t format = 0;
         if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&result.boot) || !in.done()) {
-          return Damaged(path, r, "malformed start record");
+          return Damaged(r, "malformed start record");
         }
         break;
       }
@@ -101,25 +161,49 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         absl::string_view name, value;
         if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&name_bytes) || !in.Bytes(name_bytes, &name) ||
             !in.Get(&value_bytes) || !in.Bytes(value_bytes, &value) || !in.done()) {
-          return Damaged(path, r, "malformed metadata record");
+          return Damaged(r, "malformed metadata record");
         }
         result.metadata[std::string(name)] = std::string(value);
         break;
       }
       case NodeLogType::kRegionCreated: {
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
-        if (!c.ok()) return Damaged(path, r, c.status().message());
+        if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->Create(c->region, c->bytes, c->primary); !s.ok()) {
-          return Damaged(path, r, s.message());
+          return Damaged(r, s.message());
         }
         ++result.stats.regions;
         break;
       }
+      case NodeLogType::kRegionImage: {
+        WireReader in(r.payload);
+        uint8_t format = 0;
+        RegionId region = 0;
+        uint64_t offset = 0;
+        if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&region) || !in.Get(&offset)) {
+          return Damaged(r, "malformed region image record");
+        }
+        const absl::string_view bytes = r.payload.substr(r.payload.size() - in.left());
+        const Region* copy = copies->Find(region);
+        if (copy == nullptr || !copy->Contains(offset, bytes.size())) {
+          return Damaged(r, absl::StrFormat("an image of region %d at offset %d (%d bytes) outside every region held",
+                                            region, offset, bytes.size()));
+        }
+        std::memcpy(copy->base() + offset, bytes.data(), bytes.size());
+        break;
+      }
+      case NodeLogType::kTxOutcomes:
+        break;  // read in pass 1
+      case NodeLogType::kCheckpointEnd:
+        if (absl::StatusOr<CheckpointEnd> end = DecodeCheckpointEnd(r.payload); !end.ok()) {
+          return Damaged(r, end.status().message());
+        }
+        break;
       case NodeLogType::kBlockWords: {
         absl::StatusOr<alloc::BlockWords> b = alloc::DecodeBlockWords(r.payload);
-        if (!b.ok()) return Damaged(path, r, b.status().message());
+        if (!b.ok()) return Damaged(r, b.status().message());
         if (absl::Status s = copies->Apply(b->region, b->first_unit, b->words); !s.ok()) {
-          return Damaged(path, r, s.message());
+          return Damaged(r, s.message());
         }
         ++result.stats.block_updates;
         break;
@@ -127,6 +211,10 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       case NodeLogType::kTxPrepared:
       case NodeLogType::kTxApplied: {
         const bool applied = static_cast<NodeLogType>(r.type) == NodeLogType::kTxApplied;
+        if (compact && fate[i] == Fate::kUndecided) {  // its decision may come after the prefix
+          result.carried.push_back(r);
+          break;
+        }
         const bool apply = applied ? fate[i] != Fate::kAbort : fate[i] == Fate::kCommit;
         if (!apply && fate[i] != Fate::kUndecided) {
           ++result.stats.transactions_discarded;
@@ -140,11 +228,11 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           record = DecodeLogRecord(bytes);
         } else {
           absl::StatusOr<PrepareRequest> prepare = DecodePrepare(bytes);
-          if (!prepare.ok()) return Damaged(path, r, prepare.status().message());
+          if (!prepare.ok()) return Damaged(r, prepare.status().message());
           record = std::move(prepare->record);
           participants = std::move(prepare->participants);
         }
-        if (!record.ok()) return Damaged(path, r, record.status().message());
+        if (!record.ok()) return Damaged(r, record.status().message());
         if (!apply) {  // prepared, undecided: in doubt
           InDoubt d;
           d.participants = std::move(participants);
@@ -159,7 +247,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           break;
         }
         record->kind = LogKind::kCommit;
-        if (absl::Status s = applier.Apply(*record); !s.ok()) return Damaged(path, r, s.message());
+        if (absl::Status s = applier.Apply(*record); !s.ok()) return Damaged(r, s.message());
         ++result.stats.transactions_applied;
         break;
       }
@@ -167,24 +255,24 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       case NodeLogType::kTxAborted:
         break;  // read in pass 1
       default:
-        return Damaged(path, r, "unknown record type");
+        return Damaged(r, "unknown record type");
     }
   }
 
   // In-doubt objects of this node's own regions stay locked, as the crash left them.
+  if (compact) return result;
   for (InDoubt& d : result.in_doubt) {
     for (LogEntry& e : d.primary.entries) {
       const Region* copy = copies->Find(e.address.region());
       if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
           !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
-        return absl::DataLossError(absl::StrFormat("%s: transaction %x in doubt names %s, outside every region",
-                                                   path, d.primary.transaction, e.address.ToString()));
+        return absl::DataLossError(absl::StrFormat("transaction %x in doubt names %s, outside every region",
+                                                   d.primary.transaction, e.address.ToString()));
       }
       char* object = copy->base() + e.address.offset();
       const uint64_t version = LoadHeaderWord(object + kVersionOffset);
       if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {
-        return absl::DataLossError(absl::StrFormat("%s: %s is in doubt in two transactions", path,
-                                                   e.address.ToString()));
+        return absl::DataLossError(absl::StrFormat("%s is in doubt in two transactions", e.address.ToString()));
       }
       e.version = version;
     }

@@ -15,6 +15,13 @@
 // own regions are left locked (exclusive, as the crash left them) until recovery
 // decides (the node asks the other members what they logged: tx_service.h).
 //
+// Checkpoints (ReplayMode::kCompact, farm/node/checkpointer.h) replay a closed prefix of
+// the log into scratch copies the same way, except that a transaction record still
+// undecided at the prefix's end is neither applied nor locked but carried (its decision
+// may be in the segments after the prefix), and the committed distributed transactions
+// are listed (other members may still ask about them). A checkpoint's own records
+// (kRegionImage, kTxOutcomes, kCheckpointEnd) replay as the start of the log.
+//
 // Errors: a record that passed its checksum but does not decode, or that names a
 // region not held, is DataLoss naming the file and the record's offset — never skipped.
 #ifndef FARM_TX_RECOVERY_H_
@@ -48,12 +55,21 @@ struct ReplayStats {
   uint64_t transactions_discarded = 0;  // aborted, or prepared and never decided commit
 };
 
+enum class ReplayMode {
+  kRestart,  // the whole log: in-doubt objects locked, ready to serve
+  kCompact,  // a prefix, for a checkpoint: undecided records carried
+};
+
 struct ReplayResult {
   uint32_t boot = 0;  // the last start's number in the log (0: none)
   absl::flat_hash_map<std::string, std::string> metadata;  // kMetadata: the last of each name
   std::vector<InDoubt> in_doubt;
   absl::flat_hash_map<TxKey, TxOutcome> outcomes;  // every transaction the log names
   ReplayStats stats;
+  // kCompact only: the undecided transaction records, in log order (views into the
+  // records replayed), and the committed transactions that had prepare records.
+  std::vector<storage::LogRecordView> carried;
+  std::vector<TxKey> committed_prepared;
 };
 
 // The payloads of the node's own records (node_log_types.h): kBoot and kMetadata.
@@ -61,11 +77,21 @@ std::string EncodeBoot(uint32_t boot);
 inline constexpr size_t kMaxMetadataBytes = 64 << 10;
 std::string EncodeMetadata(absl::string_view name, absl::string_view value);
 
-// Replays `records` (ParseLog's, in order; `path` names the file in errors) into
-// `copies`, which must hold nothing yet. `self` is this node: regions it created are
-// its own (their in-doubt objects are locked).
-absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records,
-                                           absl::string_view path, NodeId self, alloc::BackupRegions* copies);
+// The payloads of a checkpoint's records (node_log_types.h).
+std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_view bytes);
+std::string EncodeTxOutcomes(absl::Span<const TxKey> committed);
+std::string EncodeCheckpointEnd(uint64_t next_segment, uint64_t records);
+struct CheckpointEnd {
+  uint64_t next_segment = 0;
+  uint64_t records = 0;
+};
+absl::StatusOr<CheckpointEnd> DecodeCheckpointEnd(absl::string_view payload);
+
+// Replays `records` (ParseLog's, in log order: a checkpoint's first, then the segments
+// after it) into `copies`, which must hold nothing yet. `self` is this node: regions it
+// created are its own (their in-doubt objects are locked under kRestart).
+absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordView> records, NodeId self,
+                                           ReplayMode mode, alloc::BackupRegions* copies);
 
 }  // namespace farm::tx
 

@@ -156,6 +156,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Create(const NodeOptions& options) {
   so.cluster = resolved->cluster;
   so.node_id = resolved->node_id;
   so.log_sync = resolved->log_sync;
+  so.checkpoint_bytes = resolved->checkpoint_bytes;
   so.file_system = resolved->file_system;
   absl::StatusOr<std::unique_ptr<NodeStorage>> storage = NodeStorage::Open(so);
   if (!storage.ok()) return storage.status();
@@ -625,6 +626,13 @@ NodeStats Node::Stats() const {
     l->set_replayed_transactions(log.replayed.transactions_applied);
     l->set_replay_seconds(log.replay_seconds);
     l->set_error(log.error);
+    l->set_has_checkpoint(log.has_checkpoint);
+    l->set_checkpoint_segment(log.last_checkpoint_segment);
+    l->set_checkpoint_bytes(log.checkpoint_bytes);
+    l->set_checkpoints(log.checkpoints);
+    l->set_checkpoint_seconds(log.last_checkpoint_seconds);
+    l->set_checkpoint_age_seconds(log.last_checkpoint_age_seconds);
+    l->set_checkpoint_error(log.checkpoint_error);
   }
   for (const alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     RegionStats* r = s.add_regions();

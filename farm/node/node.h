@@ -62,6 +62,9 @@ struct NodeOptions {
   // The log's promise (farm/storage/log_writer.h): always (the default), interval:MS,
   // none; or off: no log at all (in-process clusters of tools and tests).
   std::string log_sync = "always";
+  // A checkpoint is taken once the log segments since the last one hold this many bytes,
+  // or as many as the last checkpoint if that is more (checkpointer.h); 0: never.
+  uint64_t checkpoint_bytes = 256ull << 20;
   storage::FileSystem* file_system = nullptr;  // null: the real disk (tests inject faults)
   std::string cluster_secret;
   std::string host_id;         // default: hostname and network namespace

@@ -9,6 +9,14 @@
 //   Start    (Node::Start) replays the log into `copies`, opens the writer, and appends
 //            this start's kBoot record, durable before Start returns.
 //
+// The log is the newest checkpoint and the segments after it (storage/log_files.h). A
+// checkpointer thread (at low priority) rotates the writer to a new segment and builds
+// a checkpoint from the closed files (checkpointer.h) once the segments since the last
+// checkpoint hold `checkpoint_bytes`, or as many bytes as that checkpoint if it is
+// larger — the log is then about half the directory, the paper's cleaning point — and
+// removes the files it replaces. A failed checkpoint loses nothing (the files it would
+// replace stay) and is tried again later.
+//
 // --log_sync=off keeps no log at all (in-process tools and tests: nothing survives the
 // process); it refuses a directory whose log holds records, which it would ignore.
 //
@@ -17,13 +25,20 @@
 #ifndef FARM_NODE_NODE_STORAGE_H_
 #define FARM_NODE_NODE_STORAGE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <thread>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "alloc/backup_regions.h"
+#include "farm/base/mutex.h"
+#include "farm/node/log_set.h"
+#include "farm/storage/log_files.h"
 #include "farm/storage/data_directory.h"
 #include "farm/storage/file_system.h"
 #include "farm/storage/log_writer.h"
@@ -36,15 +51,23 @@ struct NodeStorageOptions {
   std::string cluster;
   NodeId node_id = 0;
   std::string log_sync = "always";  // always, interval:MS, none, off
+  uint64_t checkpoint_bytes = 256ull << 20;  // 0: no checkpoints
   // The disk; null for the real one (tests put a fault-injecting one here).
   storage::FileSystem* file_system = nullptr;
 };
 
 // What farm_admin shows of a node's log.
 struct LogState {
-  std::string path;
+  std::string path;          // the segment being appended to
   std::string policy;
-  uint64_t file_bytes = 0;   // header and whole records, as of the last write
+  uint64_t file_bytes = 0;   // every segment since the last checkpoint: header and whole records
+  uint64_t checkpoint_bytes = 0;  // the last checkpoint's file
+  uint64_t checkpoints = 0;       // taken since this start
+  uint64_t last_checkpoint_segment = 0;  // it is checkpoint.<this> (0 and no checkpoints: none)
+  bool has_checkpoint = false;
+  double last_checkpoint_seconds = 0;  // to build it
+  double last_checkpoint_age_seconds = 0;
+  std::string checkpoint_error;        // the last attempt's failure, if it failed
   uint64_t records_written = 0;  // this start
   uint64_t syncs = 0;
   uint32_t boot = 0;
@@ -66,7 +89,9 @@ class NodeStorage {
   // The log, or null with --log_sync=off. After Start.
   storage::RecordLog* log() const { return writer_.get(); }
   LogState State() const;
-  // Writes and syncs what is queued; later appends fail.
+  // Takes a checkpoint now (tests; the checkpointer thread does this by itself).
+  absl::Status CheckpointNow();
+  // Stops the checkpointer, writes and syncs what is queued; later appends fail.
   void Close();
 
  private:
@@ -74,18 +99,36 @@ class NodeStorage {
               storage::DataDirectory dir)
       : options_(std::move(options)), owned_fs_(std::move(owned)), fs_(fs), dir_(std::move(dir)) {}
 
+  void CheckpointLoop();
+  absl::Status TakeCheckpoint();
+
   const NodeStorageOptions options_;
   std::unique_ptr<storage::FileSystem> owned_fs_;
   storage::FileSystem* const fs_;
   const storage::DataDirectory dir_;
   std::optional<storage::SyncPolicy> policy_;  // empty: --log_sync=off
-  std::string log_path_;
-  std::string log_bytes_;  // the log as read at Open (its records are views into it)
-  storage::ParsedLog parsed_;
+  storage::LogFiles files_;  // as found at Open
+  LogSet read_;              // the log as read at Open (released after replay)
   std::unique_ptr<storage::LogWriter> writer_;
   uint32_t boot_ = 0;
   tx::ReplayStats replayed_;
   double replay_seconds_ = 0;
+  NodeId self_ = 0;
+
+  // The checkpointer's: segments and checkpoint on disk.
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::atomic<bool> stop_{false};
+  std::thread checkpointer_;
+  Mutex checkpoint_mu_;  // one checkpoint at a time (thread or CheckpointNow)
+  std::optional<uint64_t> checkpoint_ ABSL_GUARDED_BY(mu_);  // N of checkpoint.N
+  uint64_t checkpoint_file_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t segment_ ABSL_GUARDED_BY(mu_) = 0;  // being appended to
+  std::vector<std::pair<uint64_t, uint64_t>> closed_ ABSL_GUARDED_BY(mu_);  // (segment, bytes) since the checkpoint
+  uint64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
+  double last_checkpoint_seconds_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_checkpoint_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::string checkpoint_error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm::node

@@ -70,7 +70,7 @@ absl::StatusOr<ParsedLog> ParseLog(absl::string_view file, uint64_t identity, ab
           "%s: corrupt record at offset %d (checksum mismatch, %d bytes follow it): recovery stops here",
           path, at, file.size() - at - kRecordHeaderBytes - length));
     }
-    log.records.push_back(LogRecordView{type, payload, at});
+    log.records.push_back(LogRecordView{type, payload, at, path});
     at += kRecordHeaderBytes + length;
   }
   log.valid_bytes = at;

@@ -42,6 +42,7 @@ struct LogRecordView {
   uint8_t type = 0;
   absl::string_view payload;  // into the parsed bytes
   uint64_t offset = 0;        // of the record in the file
+  absl::string_view file;     // the file's path (ParseLog's `path`: must outlive the view)
 };
 
 struct ParsedLog {

@@ -37,8 +37,10 @@ std::string SyncPolicy::ToString() const {
   return "?";
 }
 
-absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::string path, uint64_t identity,
-                                                           uint64_t valid_bytes, SyncPolicy policy) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<WritableFile>> OpenWithHeader(FileSystem* fs, const std::string& path,
+                                                             uint64_t identity, uint64_t valid_bytes) {
   absl::StatusOr<std::unique_ptr<WritableFile>> file = fs->OpenForAppend(path);
   if (!file.ok()) return file.status();
   if ((*file)->size() > valid_bytes) {
@@ -51,7 +53,21 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::
     if (absl::Status s = (*file)->Append(EncodeLogHeader(identity)); !s.ok()) return s;
     if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
   }
-  std::unique_ptr<LogWriter> w(new LogWriter(fs, std::move(path), std::move(*file), policy));
+  return file;
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::string path, uint64_t identity,
+                                                           uint64_t valid_bytes, SyncPolicy policy) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = OpenWithHeader(fs, path, identity, valid_bytes);
+  if (!file.ok()) return file.status();
+  std::unique_ptr<LogWriter> w(new LogWriter(fs, identity, std::move(path), std::move(*file), policy));
   switch (policy.kind) {
     case SyncPolicy::Kind::kAlways:
       w->flusher_ = std::thread([raw = w.get()] { raw->FlushLoop(); });
@@ -65,8 +81,11 @@ absl::StatusOr<std::unique_ptr<LogWriter>> LogWriter::Open(FileSystem* fs, std::
   return w;
 }
 
-LogWriter::LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableFile> file, SyncPolicy policy)
-    : fs_(fs), path_(std::move(path)), policy_(policy), file_(std::move(file)) {}
+LogWriter::LogWriter(FileSystem* fs, uint64_t identity, std::string path, std::unique_ptr<WritableFile> file,
+                     SyncPolicy policy)
+    : fs_(fs), identity_(identity), policy_(policy), path_(std::move(path)), file_(std::move(file)) {
+  stats_.segment_bytes = file_->size();
+}
 
 LogWriter::~LogWriter() { Close(); }
 
@@ -81,7 +100,41 @@ void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable)
       return;
     }
   }
-  durable(absl::FailedPreconditionError(absl::StrCat(path_, ": append after the log was closed")));
+  durable(absl::FailedPreconditionError("append after the log was closed"));
+}
+
+absl::Status LogWriter::Rotate(std::string next_path) {
+  std::vector<Durable> batch;
+  absl::Status batch_status;  // what the records queued before the rotation get
+  absl::Status result;
+  {
+    MutexLock file_lock(&file_mu_);
+    if (policy_.kind == SyncPolicy::Kind::kAlways) {
+      bool closing = false;
+      result = batch_status = WriteQueued(&batch, &closing);
+    }
+    if (result.ok() && policy_.kind != SyncPolicy::Kind::kAlways) {
+      // Under always every batch was synced as written.
+      if (absl::Status synced = file_->Sync(); !synced.ok()) result = FailSync(synced);
+    }
+    if (result.ok()) {
+      absl::StatusOr<std::unique_ptr<WritableFile>> next = OpenWithHeader(fs_, next_path, identity_, 0);
+      if (next.ok() && (*next)->size() != kLogHeaderBytes) {
+        next = absl::AlreadyExistsError(absl::StrCat(next_path, " already holds records"));
+      }
+      if (absl::Status dir = next.ok() ? fs_->SyncDir(Dirname(next_path)) : next.status(); !dir.ok()) {
+        result = absl::Status(dir.code(), absl::StrCat("rotating the log to ", next_path, ": ", dir.message()));
+      } else {
+        file_ = std::move(*next);
+        path_ = std::move(next_path);
+        MutexLock lock(&mu_);
+        stats_.segment_bytes = file_->size();
+        dirty_ = false;
+      }
+    }
+  }
+  for (Durable& d : batch) d(batch_status);
+  return result;
 }
 
 void LogWriter::Close() {
@@ -107,7 +160,7 @@ void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable du
   absl::Status result;
   {
     MutexLock lock(&mu_);
-    if (closing_) result = absl::FailedPreconditionError(absl::StrCat(path_, ": append after the log was closed"));
+    if (closing_) result = absl::FailedPreconditionError("append after the log was closed");
     else result = failed_;
   }
   if (result.ok()) {
@@ -122,6 +175,15 @@ void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable du
   durable(result);
 }
 
+absl::Status LogWriter::FailSync(const absl::Status& synced) {
+  MutexLock lock(&mu_);
+  if (failed_.ok()) {
+    failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
+                                                       synced.message()));
+  }
+  return failed_;
+}
+
 void LogWriter::SyncLoop() {
   for (;;) {
     bool closing = false;
@@ -132,18 +194,14 @@ void LogWriter::SyncLoop() {
       if (!dirty_ && !closing) continue;
       dirty_ = false;
     }
-    absl::Status synced;
     {
       MutexLock file_lock(&file_mu_);
-      synced = file_->Sync();
-    }
-    {
-      MutexLock lock(&mu_);
-      if (!synced.ok() && failed_.ok()) {
-        failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
-                                                           synced.message()));
+      if (absl::Status synced = file_->Sync(); !synced.ok()) {
+        (void)FailSync(synced);
+      } else {
+        MutexLock lock(&mu_);
+        ++stats_.syncs;
       }
-      if (synced.ok()) ++stats_.syncs;
     }
     if (closing) return;
   }
@@ -171,61 +229,50 @@ absl::Status LogWriter::WriteBatch(const std::string& bytes) {
   }
   if (policy_.kind == SyncPolicy::Kind::kAlways) {
     if (absl::Status synced = file_->Sync(); !synced.ok()) {
-      MutexLock lock(&mu_);
-      failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
-                                                         synced.message()));
-      ++stats_.writes;
-      return failed_;
+      {
+        MutexLock lock(&mu_);
+        ++stats_.writes;
+      }
+      return FailSync(synced);
     }
   }
   MutexLock lock(&mu_);
   ++stats_.writes;
   stats_.bytes += bytes.size();
+  stats_.segment_bytes = file_->size();
   if (policy_.kind == SyncPolicy::Kind::kAlways) ++stats_.syncs;
   return absl::OkStatus();
 }
 
+absl::Status LogWriter::WriteQueued(std::vector<Durable>* batch, bool* closing) {
+  std::string bytes;
+  absl::Status failed;
+  {
+    MutexLock lock(&mu_);
+    bytes.swap(buffer_);
+    batch->swap(waiting_);
+    *closing = closing_;
+    failed = failed_;
+    stats_.records += batch->size();
+  }
+  if (!failed.ok() || bytes.empty()) return failed;
+  return WriteBatch(bytes);
+}
+
 void LogWriter::FlushLoop() {
-  absl::Time next_sync = absl::Now() + policy_.interval;
-  bool dirty = false;  // written since the last sync (interval policy)
   for (;;) {
-    std::string bytes;
-    std::vector<Durable> batch;
-    bool closing = false;
-    absl::Status failed;
     {
       MutexLock lock(&mu_);
-      const auto ready = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return !waiting_.empty() || closing_; };
-      if (policy_.kind == SyncPolicy::Kind::kInterval && dirty) {
-        cv_.WaitFor(&mu_, std::max(absl::ZeroDuration(), next_sync - absl::Now()), ready);
-      } else {
-        cv_.Wait(&mu_, ready);
-      }
-      bytes.swap(buffer_);
-      batch.swap(waiting_);
-      closing = closing_;
-      failed = failed_;
-      stats_.records += batch.size();
+      cv_.Wait(&mu_, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return !waiting_.empty() || closing_; });
     }
-    absl::Status result = failed;
-    if (result.ok() && !bytes.empty()) {
+    std::vector<Durable> batch;
+    bool closing = false;
+    absl::Status result;
+    {
       MutexLock file_lock(&file_mu_);
-      result = WriteBatch(bytes);
-      dirty = dirty || result.ok();
+      result = WriteQueued(&batch, &closing);
     }
     for (Durable& d : batch) d(result);
-    if (policy_.kind == SyncPolicy::Kind::kInterval && dirty &&
-        (absl::Now() >= next_sync || closing)) {
-      absl::Status synced = file_->Sync();
-      MutexLock lock(&mu_);
-      if (!synced.ok() && failed_.ok()) {
-        failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
-                                                           synced.message()));
-      }
-      if (synced.ok()) ++stats_.syncs;
-      dirty = false;
-      next_sync = absl::Now() + policy_.interval;
-    }
     if (closing) {
       MutexLock lock(&mu_);
       if (waiting_.empty()) return;

@@ -28,6 +28,11 @@
 // Append, on the appending thread. They must be quick (post the rest). Close (and the
 // destructor) writes what is queued, syncs unless the policy is none, and joins; call it
 // from one thread.
+//
+// Segments: Rotate(next) ends the current file — every record appended before Rotate
+// began is in it, written and synced (whatever the policy) — and appends every later
+// record to `next`, a new file with its own header. The closed file is then complete
+// and never written again: a checkpoint can be built from it (farm/node/checkpointer.h).
 #ifndef FARM_STORAGE_LOG_WRITER_H_
 #define FARM_STORAGE_LOG_WRITER_H_
 
@@ -62,6 +67,7 @@ struct LogWriterStats {
   uint64_t bytes = 0;   // record bytes written to the file
   uint64_t writes = 0;  // group writes
   uint64_t syncs = 0;
+  uint64_t segment_bytes = 0;  // the current file's size: header and whole records
 };
 
 class LogWriter final : public RecordLog {
@@ -81,23 +87,35 @@ class LogWriter final : public RecordLog {
   // Queues a record; `durable` runs once it is durable as the policy promises, or with
   // the error that kept it from being so.
   void Append(uint8_t type, absl::string_view payload, Durable durable) override;
+  // Ends the current file and continues in `next_path` (created with a synced header).
+  // On error the current file stays in use (nothing is lost); a failed sync of the
+  // current file fails the log, as any failed sync does.
+  absl::Status Rotate(std::string next_path);
   void Close();
 
   absl::Status status() const;
   LogWriterStats stats() const;
 
  private:
-  LogWriter(FileSystem* fs, std::string path, std::unique_ptr<WritableFile> file, SyncPolicy policy);
+  LogWriter(FileSystem* fs, uint64_t identity, std::string path, std::unique_ptr<WritableFile> file,
+            SyncPolicy policy);
   void FlushLoop();                // always: group commit
   void SyncLoop();                 // interval: a sync every MS
   void AppendDirect(uint8_t type, absl::string_view payload, Durable durable);  // interval, none
   // Writes one batch; returns the status its records get.
   absl::Status WriteBatch(const std::string& bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
+  // always: takes what is queued and writes it (the caller reports `batch`).
+  absl::Status WriteQueued(std::vector<Durable>* batch, bool* closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
+  absl::Status FailSync(const absl::Status& synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
 
   FileSystem* const fs_;
-  const std::string path_;
+  const uint64_t identity_;
   const SyncPolicy policy_;
-  Mutex file_mu_;  // the file: one writer or syncer at a time
+  // The file: one writer, syncer or rotation at a time. Under `always` the flusher holds
+  // it from taking a batch until the batch is written, so batches reach the file (and
+  // a rotation) in the order they were queued.
+  Mutex file_mu_;
+  std::string path_ ABSL_GUARDED_BY(file_mu_);
   std::unique_ptr<WritableFile> file_ ABSL_GUARDED_BY(file_mu_);
 
   mutable Mutex mu_;

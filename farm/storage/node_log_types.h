@@ -16,6 +16,15 @@
 //                   own and its backups'): applied at replay unless aborted after it
 //   kMetadata       a service's small named value on this node (u8 format, u16 name
 //                   bytes, name, u32 value bytes, value): the last one of a name wins
+//
+// Checkpoints only (a checkpoint is a file of this format too: farm/node/checkpointer.h):
+//   kRegionImage    bytes of a region copy created by a kRegionCreated before it (u8
+//                   format, u32 region, u64 offset, bytes): written over the copy
+//   kTxOutcomes     committed transactions whose prepare records were compacted away
+//                   (u8 format, u32 count, count x (u64 id, u64 epoch)): what recovery
+//                   answers other members about them
+//   kCheckpointEnd  the last record of a complete checkpoint (u8 format, u64 the log
+//                   segment replay continues with, u64 records before this one)
 #ifndef FARM_STORAGE_NODE_LOG_TYPES_H_
 #define FARM_STORAGE_NODE_LOG_TYPES_H_
 
@@ -32,6 +41,9 @@ enum class NodeLogType : uint8_t {
   kTxAborted = 6,
   kTxApplied = 7,
   kMetadata = 8,
+  kRegionImage = 9,
+  kTxOutcomes = 10,
+  kCheckpointEnd = 11,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

@@ -184,10 +184,10 @@ int Stats(const ClusterView& v) {
   return failures == 0 ? 0 : 2;
 }
 
-// Each node's log (farm_node --data_dir, --log_sync).
+// Each node's log (farm_node --data_dir, --log_sync) and its last checkpoint.
 int Storage(const ClusterView& v) {
-  std::printf("%-5s %-11s %-12s %-10s %-9s %-5s %-22s %s\n", "node", "log_sync", "log bytes", "records", "syncs",
-              "boot", "last replay", "log file / error");
+  std::printf("%-5s %-11s %-12s %-10s %-9s %-5s %-26s %-36s %s\n", "node", "log_sync", "log bytes", "records",
+              "syncs", "boot", "last replay", "last checkpoint", "log file / error");
   int failures = 0;
   for (const Member& m : v.config.members) {
     absl::StatusOr<farm::node::AdminResponse> r = FetchStats(m);
@@ -199,12 +199,20 @@ int Storage(const ClusterView& v) {
     const farm::node::LogStats& l = r->stats().log();
     const std::string replay = absl::StrCat(l.replayed_records(), " rec, ", l.replayed_transactions(), " tx, ",
                                             absl::SixDigits(l.replay_seconds()), " s");
-    std::printf("%-5u %-11s %-12lu %-10lu %-9lu %-5u %-22s %s\n", r->stats().node_id(), l.policy().c_str(),
+    std::string checkpoint = "none";
+    if (l.has_checkpoint()) {
+      checkpoint = absl::StrCat("checkpoint.", l.checkpoint_segment(), " ", l.checkpoint_bytes(), " B");
+      if (l.checkpoints() > 0) {
+        absl::StrAppend(&checkpoint, ", ", absl::SixDigits(l.checkpoint_age_seconds()), " s ago (",
+                        l.checkpoints(), " taken)");
+      }
+    }
+    std::string file = l.error().empty() ? l.path() : l.error();
+    if (!l.checkpoint_error().empty()) absl::StrAppend(&file, "; checkpoint failed: ", l.checkpoint_error());
+    std::printf("%-5u %-11s %-12lu %-10lu %-9lu %-5u %-26s %-36s %s\n", r->stats().node_id(), l.policy().c_str(),
                 static_cast<unsigned long>(l.file_bytes()), static_cast<unsigned long>(l.records_written()),
-                static_cast<unsigned long>(l.syncs()), l.boot(), replay.c_str(),
-                l.error().empty() ? l.path().c_str() : l.error().c_str());
+                static_cast<unsigned long>(l.syncs()), l.boot(), replay.c_str(), checkpoint.c_str(), file.c_str());
   }
-  std::printf("checkpoints: none yet (the log is replayed from its start; issue 16)\n");
   return failures == 0 ? 0 : 2;
 }
 
