@@ -44,6 +44,10 @@ class ThreadLog {
                    });
                  });
   }
+  // A record nobody waits for (nothing is posted when it is durable).
+  void AppendUnwaited(storage::NodeLogType type, absl::string_view payload) {
+    if (log_ != nullptr) log_->Append(storage::TypeByte(type), payload, [](const absl::Status&) {});
+  }
   // Later completions are dropped. On the loop's thread.
   void Stop() { *alive_ = false; }
 

@@ -211,7 +211,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       case NodeLogType::kTxPrepared:
       case NodeLogType::kTxApplied: {
         const bool applied = static_cast<NodeLogType>(r.type) == NodeLogType::kTxApplied;
-        if (compact && fate[i] == Fate::kUndecided) {  // its decision may come after the prefix
+        if (compact && !applied && fate[i] == Fate::kUndecided) {  // its decision may come after the prefix
           result.carried.push_back(r);
           break;
         }
@@ -220,7 +220,6 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           ++result.stats.transactions_discarded;
           break;
         }
-        if (!apply && applied) break;  // unreachable: an undecided kTxApplied applies
         const std::string_view bytes(r.payload.data(), r.payload.size());
         std::vector<NodeId> participants;
         absl::StatusOr<LogRecord> record;
@@ -233,6 +232,16 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           participants = std::move(prepare->participants);
         }
         if (!record.ok()) return Damaged(r, record.status().message());
+        // This node's own single-machine commit with no decision after it: the primary
+        // logs one (commit or abort) before it unlocks the objects; a crash can come
+        // first. A backup's kTxApplied is final (nothing follows it).
+        const bool own_undecided = applied && fate[i] == Fate::kUndecided && !record->entries.empty() &&
+                                   copies->CreatorOf(record->entries.front().address.region()) == self;
+        if (own_undecided && compact) {  // it may still be aborted after the prefix
+          result.carried.push_back(r);
+          break;
+        }
+        if (own_undecided) result.presumed_committed.push_back(record->transaction);
         if (!apply) {  // prepared, undecided: in doubt
           InDoubt d;
           d.participants = std::move(participants);

@@ -4,7 +4,8 @@
 // in doubt.
 //
 // What is applied: region creations and block-table words in log order; a kTxApplied
-// record unless a kTxAborted of its transaction follows it; a kTxPrepared record only
+// record unless a kTxAborted of its transaction follows it (the primary of a
+// single-machine commit logs its decision after it, before unlocking the objects); a kTxPrepared record only
 // when a kTxCommitted of its transaction follows it. Entries are applied at their
 // record's position: for one object, a transaction's record always comes after the
 // decision of the transaction before it (the object stays locked at its primary from
@@ -66,6 +67,10 @@ struct ReplayResult {
   std::vector<InDoubt> in_doubt;
   absl::flat_hash_map<TxKey, TxOutcome> outcomes;  // every transaction the log names
   ReplayStats stats;
+  // kRestart: this node's own single-machine commits that a crash left without their
+  // decision record, applied (a failed one is reported only once its abort is durable):
+  // the restarted node logs their commits, so no checkpoint has to carry them.
+  std::vector<uint64_t> presumed_committed;
   // kCompact only: the undecided transaction records, in log order (views into the
   // records replayed), and the committed transactions that had prepare records.
   std::vector<storage::LogRecordView> carried;

@@ -146,8 +146,7 @@ void ThreadContext::Decide(const TxDecision& d, TxDone done) {
       // Not waited for: without it replay leaves the transaction undecided, and
       // recovery aborts it unless some replica logged a commit (none can have).
       if ((held || kept) && log_->durable()) {
-        log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(d.transaction),
-                     [](const absl::Status&) {});
+        log_->AppendUnwaited(storage::NodeLogType::kTxAborted, EncodeTransactionId(d.transaction));
       }
       return done(absl::OkStatus());
     }
@@ -252,14 +251,23 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
 
 void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here,
                                         TxDone done) {
+  // The decision goes into the log before the objects are unlocked, so every later record
+  // of them follows it (a checkpoint relies on it: checkpointer.h). The commit's is not
+  // waited for: replay applies the kTxApplied record unless an abort follows it.
+  const bool decided_here = log_->durable() && logged_here;
   if (replicated.ok()) {
+    if (decided_here) {
+      log_->AppendUnwaited(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction));
+    }
     freed_.clear();
     absl::Status s = participant_.Commit(transaction, &freed_);
     if (s.ok()) FreeCommitted(freed_);
     return done(s);
   }
-  (void)participant_.Abort(transaction);
-  if (!log_->durable() || !logged_here) return done(replicated);
+  if (!decided_here) {
+    (void)participant_.Abort(transaction);
+    return done(replicated);
+  }
   // This node logged the commit already: the abort after it must be durable before the
   // failure is reported, or replay would apply what was reported failed.
   log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
@@ -269,6 +277,7 @@ void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status
                      "outcome unknown: transaction %x failed (%s) and its abort could not be logged: %s",
                      transaction, replicated.message(), s.message())));
                });
+  (void)participant_.Abort(transaction);
 }
 
 absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup) {

@@ -150,6 +150,8 @@ class Node {
   void PutMetadata(const std::string& name, std::string value, absl::AnyInvocable<void(absl::Status)> done);
   // The log's state for farm_admin.
   LogState log_state() const { return storage_->State(); }
+  // Takes a checkpoint of the log now (tests; a background thread takes them by itself).
+  absl::Status CheckpointNow() { return storage_->CheckpointNow(); }
   const NodeOptions& options() const { return options_; }
   membership::Membership& membership() const { return *membership_; }
   Messenger& messenger() const { return *messenger_; }

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "farm/base/log.h"
 #include "farm/base/mutex.h"
+#include "farm/base/wire.h"
 #include "farm/node/checkpointer.h"
 #include "farm/storage/node_log_types.h"
 
@@ -116,6 +117,11 @@ absl::StatusOr<tx::ReplayResult> NodeStorage::Start(NodeId self, alloc::BackupRe
                   });
   written.WaitForNotification();
   if (!boot_status.ok()) return boot_status;
+  // Decisions a crash kept from the log (replay applied these commits).
+  for (uint64_t id : replay->presumed_committed) {
+    writer_->Append(storage::TypeByte(storage::NodeLogType::kTxCommitted), WireWriter().Put(id).Take(),
+                    [](absl::Status) {});
+  }
   if (options_.checkpoint_bytes > 0) checkpointer_ = std::thread([this] { CheckpointLoop(); });
   return replay;
 }

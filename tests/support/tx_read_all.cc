@@ -90,4 +90,22 @@ absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& 
       t);
 }
 
+absl::Status FreeInOneTx(node::Node& node, FatPtr object, size_t t) {
+  return RunInContext<absl::Status>(
+      node,
+      [object](Context& ctx, auto finish) {
+        TxHandle tx = txCreate(ctx);
+        // Read first: a free validates what it frees like a write.
+        txRead(*tx, object, [tx, object, finish](absl::StatusOr<ObjBuf*> o) mutable {
+          if (!o.ok()) return finish(o.status());
+          if (absl::Status s = txFree(*tx, object); !s.ok()) {
+            txAbort(*tx);
+            return finish(s);
+          }
+          txCommit(*tx, [tx, finish](absl::Status s) mutable { finish(s); });
+        });
+      },
+      t);
+}
+
 }  // namespace farm::testing

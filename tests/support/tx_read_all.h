@@ -2,7 +2,7 @@
 // on a node's worker thread that the caller waits for: ReadAllInOneTx reads every object
 // and commits (a read-only transaction, so its copies are a consistent snapshot);
 // WriteAllInOneTx reads every object and overwrites it; CreateObjectInOneTx allocates
-// one.
+// one; FreeInOneTx frees one.
 #ifndef FARM_TESTS_SUPPORT_TX_READ_ALL_H_
 #define FARM_TESTS_SUPPORT_TX_READ_ALL_H_
 
@@ -28,6 +28,9 @@ absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, cons
 // Allocates an object of content.size() bytes holding `content` (near `hint` if given).
 absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint = {},
                                            size_t t = 0);
+
+// Frees `object` (read, then freed at commit).
+absl::Status FreeInOneTx(node::Node& node, FatPtr object, size_t t = 0);
 
 }  // namespace farm::testing
 
