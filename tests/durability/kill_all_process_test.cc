@@ -8,6 +8,7 @@
 //   - kv over RESP (farm_node --services=kv): every key acknowledged before the kill
 //     reads back its value after the restart — the table's shards, found again through
 //     the nodes' durable metadata, and every SET.
+// Nodes checkpoint every 64 KiB of log, so kills land in checkpoints as well.
 // Parameter: the replication factor (3, and 1: no backups, so every primary's own log
 // carries its commits).
 #include <signal.h>
@@ -99,7 +100,8 @@ class KillAllProcessTest : public ::testing::TestWithParam<int> {
           FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=killall", "--zookeeper=" + zk_->address(),
           "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
           "--threads=2", "--session_timeout_ms=1000", "--services=kv", "--kv_buckets=1024", "--fabric=tcp",
-          absl::StrCat("--replication=", GetParam()), absl::StrCat("--min_members=", kNodes), "--log_sync=always"};
+          absl::StrCat("--replication=", GetParam()), absl::StrCat("--min_members=", kNodes), "--log_sync=always",
+          "--checkpoint_kb=64"};
       absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id, round));
       ASSERT_TRUE(pid.ok()) << pid.status();
       pids_[id] = *pid;
@@ -350,7 +352,8 @@ TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
     if (::testing::Test::HasFailure()) break;
   }
   // What farm_admin storage shows: every node started rounds + 1 times on its data and
-  // replayed its log at the last start.
+  // replayed its log at the last start, from a checkpoint (64 KiB of log per checkpoint:
+  // the kills land in checkpoints too).
   for (NodeId id = 1; id <= kNodes && !::testing::Test::HasFailure(); ++id) {
     std::optional<std::string> admin = AdminAddress(id, rounds);
     ASSERT_TRUE(admin.has_value());
@@ -365,6 +368,8 @@ TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
     EXPECT_GT(log.replayed_transactions(), 0u);
     EXPECT_GT(log.file_bytes(), 0u);
     EXPECT_TRUE(log.error().empty()) << log.error();
+    EXPECT_TRUE(log.has_checkpoint()) << "node " << id << " never took a checkpoint";
+    EXPECT_TRUE(log.checkpoint_error().empty()) << log.checkpoint_error();
   }
   int64_t transfers_acked = 0;
   for (const ChainBook& book : books) transfers_acked += book.acked_transfers;
