@@ -237,6 +237,41 @@ TEST_F(RestartTest, ACorruptRecordBeforeTheTailStopsTheStartNamingFileAndOffset)
   EXPECT_NE(c.status().message().find("offset 32"), std::string::npos) << c.status();
 }
 
+TEST_F(RestartTest, ADamagedCheckpointStopsTheStartNamingItAndAnIncompleteOneIsIgnored) {
+  std::vector<FatPtr> objects;
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    objects = CreateObjects(**c, "checkpointed");
+    for (NodeId n = 1; n <= kNodes; ++n) ASSERT_TRUE((*c)->node(n).CheckpointNow().ok());
+    ASSERT_TRUE(WriteAllInOneTx((*c)->node(1), objects, "after it").ok());
+  }
+  // A checkpoint a crash cut short (never renamed into place) is not read, and goes.
+  const std::string half = dir_ + "/node-1/checkpoint.2.tmp";
+  {
+    absl::StatusOr<std::unique_ptr<storage::WritableFile>> f = fs_->OpenForAppend(half);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Append("FaRMlog\0 and then nothing").ok());
+    ASSERT_TRUE((*f)->Sync().ok());
+  }
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 2, objects);
+    ASSERT_TRUE(seen.ok()) << seen.status();
+    for (const std::string& v : *seen) EXPECT_EQ(v, Padded("after it"));
+    EXPECT_TRUE(absl::IsNotFound(fs_->ReadFile(half).status())) << "the incomplete checkpoint was left behind";
+  }
+  // A damaged byte in node 3's checkpoint (inside its first record): the start fails
+  // naming the file; the replaced segments are gone, so nothing older can stand in.
+  const std::string checkpoint = dir_ + "/node-3/checkpoint.1";
+  ASSERT_TRUE(fs_->Corrupt(checkpoint, 32 + 9 + 1, "\xff").ok());
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kDataLoss) << c.status();
+  EXPECT_NE(c.status().message().find(checkpoint), std::string::npos) << c.status();
+}
+
 TEST_F(RestartTest, ATornTailIsCutOffAndTheRecordsBeforeItServe) {
   std::vector<FatPtr> objects;
   {
