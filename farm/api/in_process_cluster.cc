@@ -28,6 +28,9 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const 
   o.capacity_bytes = options.capacity_bytes;
   o.log_sync = options.log_sync;
   o.keep_data = options.keep_data;
+  o.adjust = [checkpoint_bytes = options.checkpoint_bytes](node::NodeOptions& n) {
+    n.checkpoint_bytes = checkpoint_bytes;
+  };
   InProcessCluster* self = c.get();
   o.before_start = [self, before = options.before_start](node::Node& n) -> absl::Status {
     auto host = std::make_unique<NodeHost>(&n);

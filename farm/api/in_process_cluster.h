@@ -44,6 +44,8 @@ struct InProcessClusterOptions {
   // The nodes' log: off (nothing outlives the process), or always, interval:MS, none
   // (farm_node --log_sync), logged under `dir`.
   std::string log_sync = "off";
+  // With a log: checkpoint once this much log accumulates (farm_node --checkpoint_mb); 0 never.
+  uint64_t checkpoint_bytes = 256ull << 20;
   // Runs on each node's Host before the node starts (install services here). With
   // tcp, a start that lost its probed port is retried with new nodes: it runs again.
   std::function<absl::Status(Host&)> before_start;

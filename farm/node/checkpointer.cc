@@ -28,7 +28,9 @@ constexpr uint64_t kImageChunkBytes = 1 << 20;
 constexpr size_t kWriteBytes = 4 << 20;
 constexpr size_t kOutcomesPerRecord = 4096;
 
-bool AllZero(const char* p, size_t n) { return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0); }
+bool AllZero(const char* p, size_t n) {
+  return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0);
+}
 
 // Appends records to the checkpoint file in large writes.
 class CheckpointFile {
@@ -82,21 +84,26 @@ absl::Status Cancelled(const CheckpointRequest& r) {
 }
 
 absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayResult& replay,
-                           const alloc::BackupRegions& scratch, CheckpointFile* out, CheckpointStats* stats) {
+                           const alloc::BackupRegions& scratch, CheckpointFile* out,
+                           CheckpointStats* stats) {
   if (replay.boot > 0) {
-    if (absl::Status s = out->Add(NodeLogType::kBoot, tx::EncodeBoot(replay.boot)); !s.ok()) return s;
+    if (absl::Status s = out->Add(NodeLogType::kBoot, tx::EncodeBoot(replay.boot)); !s.ok())
+      return s;
   }
-  std::vector<std::pair<std::string, std::string>> metadata(replay.metadata.begin(), replay.metadata.end());
+  std::vector<std::pair<std::string, std::string>> metadata(replay.metadata.begin(),
+                                                            replay.metadata.end());
   std::sort(metadata.begin(), metadata.end());
   for (const auto& [name, value] : metadata) {
-    if (absl::Status s = out->Add(NodeLogType::kMetadata, tx::EncodeMetadata(name, value)); !s.ok()) return s;
+    if (absl::Status s = out->Add(NodeLogType::kMetadata, tx::EncodeMetadata(name, value)); !s.ok())
+      return s;
   }
   std::vector<RegionId> regions = scratch.Held();
   std::sort(regions.begin(), regions.end());
   for (RegionId id : regions) {
     const Region* copy = scratch.Find(id);
     const alloc::RegionCreated created{id, copy->size(), scratch.CreatorOf(id)};
-    if (absl::Status s = out->Add(NodeLogType::kRegionCreated, alloc::EncodeRegionCreated(created)); !s.ok()) {
+    if (absl::Status s = out->Add(NodeLogType::kRegionCreated, alloc::EncodeRegionCreated(created));
+        !s.ok()) {
       return s;
     }
     ++stats->regions;
@@ -120,8 +127,9 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
   const std::vector<tx::TxKey>& committed = replay.committed_prepared;
   for (size_t first = 0; first < committed.size(); first += kOutcomesPerRecord) {
     const size_t n = std::min(kOutcomesPerRecord, committed.size() - first);
-    absl::Status s = out->Add(NodeLogType::kTxOutcomes,
-                              tx::EncodeTxOutcomes(absl::MakeConstSpan(committed).subspan(first, n)));
+    absl::Status s =
+        out->Add(NodeLogType::kTxOutcomes,
+                 tx::EncodeTxOutcomes(absl::MakeConstSpan(committed).subspan(first, n)));
     if (!s.ok()) return s;
   }
   stats->outcomes = committed.size();
@@ -132,7 +140,8 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
 
 absl::StatusOr<CheckpointStats> BuildCheckpoint(const CheckpointRequest& request) {
   const absl::Time began = absl::Now();
-  if (request.segments.empty()) return absl::InvalidArgumentError("a checkpoint needs a closed segment");
+  if (request.segments.empty())
+    return absl::InvalidArgumentError("a checkpoint needs a closed segment");
   CheckpointStats stats;
   stats.next_segment = request.segments.back() + 1;
   absl::StatusOr<LogSet> set =
@@ -152,7 +161,9 @@ absl::StatusOr<CheckpointStats> BuildCheckpoint(const CheckpointRequest& request
   if (!opened.ok()) return opened.status();
   CheckpointFile out(std::move(*opened), request.identity);
   absl::Status s = WriteContents(request, *replay, scratch, &out, &stats);
-  if (s.ok()) s = out.Add(NodeLogType::kCheckpointEnd, tx::EncodeCheckpointEnd(stats.next_segment, out.records()));
+  if (s.ok())
+    s = out.Add(NodeLogType::kCheckpointEnd,
+                tx::EncodeCheckpointEnd(stats.next_segment, out.records()));
   if (s.ok()) s = out.Flush();
   if (s.ok()) s = out.Sync();
   if (s.ok()) s = request.fs->Rename(tmp, path);

@@ -45,9 +45,9 @@ struct CheckpointRequest {
   std::string dir;
   uint64_t identity = 0;
   NodeId self = 0;
-  std::optional<uint64_t> previous;  // checkpoint.N to start from (none: from segment 0)
-  std::vector<uint64_t> segments;    // closed segments after it, ascending, contiguous
-  RegionOptions region_options;      // the scratch copies'
+  std::optional<uint64_t> previous;         // checkpoint.N to start from (none: from segment 0)
+  std::vector<uint64_t> segments;           // closed segments after it, ascending, contiguous
+  RegionOptions region_options;             // the scratch copies'
   const std::atomic<bool>* stop = nullptr;  // set: give up (Cancelled), nothing written
 };
 

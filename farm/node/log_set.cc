@@ -8,8 +8,8 @@ namespace farm::node {
 namespace {
 
 // Reads and parses `path` into `set`; returns the parse (views into set->bytes).
-absl::StatusOr<storage::ParsedLog> ReadOne(storage::FileSystem* fs, const std::string& path, uint64_t identity,
-                                           LogSet* set) {
+absl::StatusOr<storage::ParsedLog> ReadOne(storage::FileSystem* fs, const std::string& path,
+                                           uint64_t identity, LogSet* set) {
   absl::StatusOr<std::string> bytes = fs->ReadFile(path);
   if (!bytes.ok() && !absl::IsNotFound(bytes.status())) return bytes.status();
   set->paths.push_back(path);
@@ -20,8 +20,9 @@ absl::StatusOr<storage::ParsedLog> ReadOne(storage::FileSystem* fs, const std::s
 
 }  // namespace
 
-absl::StatusOr<LogSet> ReadLogSet(storage::FileSystem* fs, const std::string& dir, uint64_t identity,
-                                  std::optional<uint64_t> checkpoint, const std::vector<uint64_t>& segments) {
+absl::StatusOr<LogSet> ReadLogSet(storage::FileSystem* fs, const std::string& dir,
+                                  uint64_t identity, std::optional<uint64_t> checkpoint,
+                                  const std::vector<uint64_t>& segments) {
   LogSet set;
   if (checkpoint.has_value()) {
     const std::string path = storage::CheckpointPath(dir, *checkpoint);
@@ -48,9 +49,10 @@ absl::StatusOr<LogSet> ReadLogSet(storage::FileSystem* fs, const std::string& di
     if (!parsed.ok()) return parsed.status();
     const bool last = i + 1 == segments.size();
     if (parsed->torn && !last) {
-      return absl::DataLossError(absl::StrFormat(
-          "%s: a torn tail at offset %d, but later segments follow (a closed segment is always whole)", path,
-          parsed->valid_bytes));
+      return absl::DataLossError(
+          absl::StrFormat("%s: a torn tail at offset %d, but later segments follow (a closed "
+                          "segment is always whole)",
+                          path, parsed->valid_bytes));
     }
     set.records.insert(set.records.end(), parsed->records.begin(), parsed->records.end());
     if (last) {

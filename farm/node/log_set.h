@@ -36,8 +36,9 @@ struct LogSet {
 
 // Reads checkpoint.`checkpoint` (if any) and `segments` of `dir`; `identity` must match
 // every file's header. A segment that does not exist reads as empty.
-absl::StatusOr<LogSet> ReadLogSet(storage::FileSystem* fs, const std::string& dir, uint64_t identity,
-                                  std::optional<uint64_t> checkpoint, const std::vector<uint64_t>& segments);
+absl::StatusOr<LogSet> ReadLogSet(storage::FileSystem* fs, const std::string& dir,
+                                  uint64_t identity, std::optional<uint64_t> checkpoint,
+                                  const std::vector<uint64_t>& segments);
 
 }  // namespace farm::node
 

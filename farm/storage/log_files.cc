@@ -40,7 +40,8 @@ absl::StatusOr<LogFiles> ListLogFiles(FileSystem* fs, const std::string& dir) {
   std::sort(checkpoints.begin(), checkpoints.end());
   if (!checkpoints.empty()) {
     files.checkpoint = checkpoints.back();
-    for (size_t i = 0; i + 1 < checkpoints.size(); ++i) files.stale.push_back(CheckpointPath(dir, checkpoints[i]));
+    for (size_t i = 0; i + 1 < checkpoints.size(); ++i)
+      files.stale.push_back(CheckpointPath(dir, checkpoints[i]));
   }
   const uint64_t first = files.checkpoint.value_or(0);
   for (uint64_t s : segments) {
@@ -56,9 +57,10 @@ absl::StatusOr<LogFiles> ListLogFiles(FileSystem* fs, const std::string& dir) {
     files.segments.push_back(first);
   }
   if (files.segments.front() != first) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: the log starts at %s but replay must start at %s (%s)", dir, SegmentPath(dir, files.segments.front()),
-        SegmentPath(dir, first), files.checkpoint ? "the checkpoint's next segment" : "no checkpoint"));
+    return absl::DataLossError(
+        absl::StrFormat("%s: the log starts at %s but replay must start at %s (%s)", dir,
+                        SegmentPath(dir, files.segments.front()), SegmentPath(dir, first),
+                        files.checkpoint ? "the checkpoint's next segment" : "no checkpoint"));
   }
   for (size_t i = 1; i < files.segments.size(); ++i) {
     if (files.segments[i] != files.segments[i - 1] + 1) {

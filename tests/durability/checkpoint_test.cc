@@ -51,7 +51,8 @@ std::string TempDir(const char* name) {
   return tmpl;
 }
 
-absl::StatusOr<std::unique_ptr<node::LocalCluster>> StartCluster(const std::string& dir, const std::string& log_sync,
+absl::StatusOr<std::unique_ptr<node::LocalCluster>> StartCluster(const std::string& dir,
+                                                                 const std::string& log_sync,
                                                                  uint64_t checkpoint_bytes) {
   node::LocalClusterOptions o;
   o.backend = "shm";
@@ -67,7 +68,8 @@ absl::StatusOr<std::unique_ptr<node::LocalCluster>> StartCluster(const std::stri
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   for (NodeId n = 1; n <= kNodes; ++n) {
     while (!(*c)->node(n).linked()) {
-      if (absl::Now() > deadline) return absl::DeadlineExceededError(absl::StrCat("node ", n, " not ready"));
+      if (absl::Now() > deadline)
+        return absl::DeadlineExceededError(absl::StrCat("node ", n, " not ready"));
       absl::SleepFor(absl::Milliseconds(5));
     }
   }
@@ -87,7 +89,8 @@ struct Worker {
 };
 
 // hints[n]: an address in a region of node n (allocations near it land there).
-void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w, absl::Time until, uint64_t seed) {
+void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w, absl::Time until,
+               uint64_t seed) {
   std::mt19937_64 rng(seed);
   node::Node& n = c.node(w.node);
   for (int step = 0; absl::Now() < until; ++step) {
@@ -97,8 +100,8 @@ void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w,
       // Free one and allocate its replacement on a random node.
       if (!FreeInOneTx(n, w.objects[a], w.thread).ok()) continue;
       const NodeId near = 1 + rng() % kNodes;
-      absl::StatusOr<FatPtr> p = CreateObjectInOneTx(n, value + std::string(kObjectBytes - value.size(), ' '),
-                                                     hints[near], w.thread);
+      absl::StatusOr<FatPtr> p = CreateObjectInOneTx(
+          n, value + std::string(kObjectBytes - value.size(), ' '), hints[near], w.thread);
       ASSERT_TRUE(p.ok()) << p.status();
       w.objects[a] = *p;
       w.last[a] = value;
@@ -132,8 +135,8 @@ std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration) 
       for (NodeId on = 1; on <= kNodes; ++on) {
         for (int i = 0; i < 2; ++i) {
           const std::string v = absl::StrCat("init", n, t, on, i);
-          absl::StatusOr<FatPtr> p =
-              CreateObjectInOneTx(c.node(n), v + std::string(kObjectBytes - v.size(), ' '), hints[on], t);
+          absl::StatusOr<FatPtr> p = CreateObjectInOneTx(
+              c.node(n), v + std::string(kObjectBytes - v.size(), ' '), hints[on], t);
           EXPECT_TRUE(p.ok()) << p.status();
           if (!p.ok()) return workers;
           w.objects.push_back(*p);
@@ -146,7 +149,8 @@ std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration) 
   const absl::Time until = absl::Now() + duration;
   std::vector<std::thread> threads;
   for (size_t i = 0; i < workers.size(); ++i) {
-    threads.emplace_back([&c, &hints, &workers, i, until] { RunWorker(c, hints, workers[i], until, 1000 + i); });
+    threads.emplace_back(
+        [&c, &hints, &workers, i, until] { RunWorker(c, hints, workers[i], until, 1000 + i); });
   }
   for (std::thread& t : threads) t.join();
   return workers;
@@ -172,7 +176,8 @@ void ExpectServes(node::LocalCluster& c, const std::vector<Worker>& workers) {
 void WriteSegment(storage::FileSystem* fs, const std::string& path, uint64_t identity,
                   const std::vector<storage::LogRecordView>& records, size_t from, size_t to) {
   std::string bytes = storage::EncodeLogHeader(identity);
-  for (size_t i = from; i < to; ++i) storage::EncodeRecord(records[i].type, records[i].payload, &bytes);
+  for (size_t i = from; i < to; ++i)
+    storage::EncodeRecord(records[i].type, records[i].payload, &bytes);
   (void)fs->Remove(path);
   absl::StatusOr<std::unique_ptr<storage::WritableFile>> f = fs->OpenForAppend(path);
   ASSERT_TRUE(f.ok()) << f.status();
@@ -181,8 +186,10 @@ void WriteSegment(storage::FileSystem* fs, const std::string& path, uint64_t ide
 
 std::string Describe(const tx::InDoubt& d) {
   std::string s = absl::StrCat(d.primary.transaction, "/", d.primary.epoch, ":");
-  for (const tx::LogEntry& e : d.primary.entries) absl::StrAppend(&s, " p", e.address.ToString(), "v", e.version, "=", e.payload);
-  for (const tx::LogEntry& e : d.backup.entries) absl::StrAppend(&s, " b", e.address.ToString(), "v", e.version, "=", e.payload);
+  for (const tx::LogEntry& e : d.primary.entries)
+    absl::StrAppend(&s, " p", e.address.ToString(), "v", e.version, "=", e.payload);
+  for (const tx::LogEntry& e : d.backup.entries)
+    absl::StrAppend(&s, " b", e.address.ToString(), "v", e.version, "=", e.payload);
   return s;
 }
 
@@ -195,11 +202,11 @@ struct Coverage {
 
 // Replays `records` [0, end) directly, and through checkpoints of [0, k1) and [k1, k2)
 // followed by [k2, end); both must leave the same state.
-void CheckEquivalent(storage::FileSystem* fs, const std::string& scratch, uint64_t identity, NodeId self,
-                     const std::vector<storage::LogRecordView>& records, size_t k1, size_t k2, size_t end,
-                     Coverage* coverage) {
-  SCOPED_TRACE(absl::StrCat("node ", self, ": checkpoints at ", k1, " and ", k2, ", end ", end, " of ",
-                            records.size()));
+void CheckEquivalent(storage::FileSystem* fs, const std::string& scratch, uint64_t identity,
+                     NodeId self, const std::vector<storage::LogRecordView>& records, size_t k1,
+                     size_t k2, size_t end, Coverage* coverage) {
+  SCOPED_TRACE(absl::StrCat("node ", self, ": checkpoints at ", k1, " and ", k2, ", end ", end,
+                            " of ", records.size()));
   std::filesystem::remove_all(scratch);
   std::filesystem::create_directories(scratch);
   WriteSegment(fs, storage::SegmentPath(scratch, 0), identity, records, 0, k1);
@@ -223,7 +230,8 @@ void CheckEquivalent(storage::FileSystem* fs, const std::string& scratch, uint64
   absl::StatusOr<node::LogSet> set = node::ReadLogSet(fs, scratch, identity, 2, {2});
   ASSERT_TRUE(set.ok()) << set.status();
   alloc::BackupRegions via_checkpoint, direct;
-  absl::StatusOr<tx::ReplayResult> a = tx::ReplayNodeLog(set->records, self, tx::ReplayMode::kRestart, &via_checkpoint);
+  absl::StatusOr<tx::ReplayResult> a =
+      tx::ReplayNodeLog(set->records, self, tx::ReplayMode::kRestart, &via_checkpoint);
   ASSERT_TRUE(a.ok()) << a.status();
   absl::StatusOr<tx::ReplayResult> b = tx::ReplayNodeLog(
       absl::MakeConstSpan(records).subspan(0, end), self, tx::ReplayMode::kRestart, &direct);
@@ -254,7 +262,8 @@ void CheckEquivalent(storage::FileSystem* fs, const std::string& scratch, uint64
         absl::StrAppend(&xs, absl::Hex(static_cast<uint8_t>(x->base()[i]), absl::kZeroPad2));
         absl::StrAppend(&ys, absl::Hex(static_cast<uint8_t>(y->base()[i]), absl::kZeroPad2));
       }
-      ADD_FAILURE() << "region " << id << " differs at offsets " << at << ".." << last << ": " << xs << " vs " << ys;
+      ADD_FAILURE() << "region " << id << " differs at offsets " << at << ".." << last << ": " << xs
+                    << " vs " << ys;
     }
   }
   std::vector<std::string> doubt_a, doubt_b;
@@ -267,12 +276,14 @@ void CheckEquivalent(storage::FileSystem* fs, const std::string& scratch, uint64
   // undecided one still known; an abort may be forgotten (unknown reads as not committed).
   for (size_t i = 0; i < end; ++i) {
     if (records[i].type != storage::TypeByte(storage::NodeLogType::kTxPrepared)) continue;
-    const tx::TxKey key{LoadLe<uint64_t>(records[i].payload.data() + 8), LoadLe<uint64_t>(records[i].payload.data() + 16)};
+    const tx::TxKey key{LoadLe<uint64_t>(records[i].payload.data() + 8),
+                        LoadLe<uint64_t>(records[i].payload.data() + 16)};
     const tx::TxOutcome expected = b->outcomes.at(key);
     auto it = a->outcomes.find(key);
     const tx::TxOutcome got = it == a->outcomes.end() ? tx::TxOutcome::kUnknown : it->second;
     if (expected == tx::TxOutcome::kAborted) {
-      EXPECT_TRUE(got == tx::TxOutcome::kAborted || got == tx::TxOutcome::kUnknown) << key.transaction;
+      EXPECT_TRUE(got == tx::TxOutcome::kAborted || got == tx::TxOutcome::kUnknown)
+          << key.transaction;
     } else {
       EXPECT_EQ(got, expected) << "transaction " << key.transaction;
     }
@@ -305,18 +316,22 @@ TEST(CheckpointTest, CheckpointsPlusTheRestReplayExactlyAsTheWholeLogAtEveryCut)
     const std::string scratch = absl::StrCat(dir, "/scratch-", self);
     // The ends, the whole log, and random cuts.
     CheckEquivalent(fs.get(), scratch, identity, self, records, 0, 0, records.size(), &coverage);
-    CheckEquivalent(fs.get(), scratch, identity, self, records, records.size(), records.size(), records.size(),
-                    &coverage);
+    CheckEquivalent(fs.get(), scratch, identity, self, records, records.size(), records.size(),
+                    records.size(), &coverage);
     for (int trial = 0; trial < 25 && !HasFatalFailure(); ++trial) {
-      size_t cut[3] = {rng() % (records.size() + 1), rng() % (records.size() + 1), rng() % (records.size() + 1)};
+      size_t cut[3] = {rng() % (records.size() + 1), rng() % (records.size() + 1),
+                       rng() % (records.size() + 1)};
       std::sort(cut, cut + 3);
-      CheckEquivalent(fs.get(), scratch, identity, self, records, cut[0], cut[1], cut[2], &coverage);
+      CheckEquivalent(fs.get(), scratch, identity, self, records, cut[0], cut[1], cut[2],
+                      &coverage);
     }
   }
-  std::printf("%d cuts compared: %d with records carried over a checkpoint, %d ending with transactions in doubt, "
-              "%lu bytes of region images\n",
-              coverage.trials, coverage.with_carried, coverage.with_in_doubt,
-              static_cast<unsigned long>(coverage.image_bytes));
+  std::printf(
+      "%d cuts compared: %d with records carried over a checkpoint, %d ending with transactions in "
+      "doubt, "
+      "%lu bytes of region images\n",
+      coverage.trials, coverage.with_carried, coverage.with_in_doubt,
+      static_cast<unsigned long>(coverage.image_bytes));
   // The workload must have made the cases that matter.
   EXPECT_GT(coverage.with_carried, 5);
   EXPECT_GT(coverage.with_in_doubt, 5);
@@ -342,10 +357,12 @@ TEST(CheckpointTest, CheckpointsRunUnderLoadKeepTheDirectoryBoundedAndRestartSer
     for (NodeId n = 1; n <= kNodes; ++n) {
       const node::LogState s = (*c)->node(n).log_state();
       const uint64_t on_disk = DirectoryBytes(absl::StrCat(dir, "/node-", n));
-      std::printf("node %u: %lu checkpoints, the last %lu bytes in %.3f s; %lu log bytes since; directory %lu bytes\n",
-                  n, static_cast<unsigned long>(s.checkpoints), static_cast<unsigned long>(s.checkpoint_bytes),
-                  s.last_checkpoint_seconds, static_cast<unsigned long>(s.file_bytes),
-                  static_cast<unsigned long>(on_disk));
+      std::printf(
+          "node %u: %lu checkpoints, the last %lu bytes in %.3f s; %lu log bytes since; directory "
+          "%lu bytes\n",
+          n, static_cast<unsigned long>(s.checkpoints),
+          static_cast<unsigned long>(s.checkpoint_bytes), s.last_checkpoint_seconds,
+          static_cast<unsigned long>(s.file_bytes), static_cast<unsigned long>(on_disk));
       EXPECT_GE(s.checkpoints, 2u) << "node " << n;
       EXPECT_TRUE(s.checkpoint_error.empty()) << s.checkpoint_error;
       // Bounded: the checkpoint, the segments up to the next one (the threshold or the
