@@ -44,9 +44,9 @@ class ThreadLog {
                    });
                  });
   }
-  // A record nobody waits for (nothing is posted when it is durable).
+  // A record nobody waits for, harmless to lose (RecordLog::AppendUnwaited).
   void AppendUnwaited(storage::NodeLogType type, absl::string_view payload) {
-    if (log_ != nullptr) log_->Append(storage::TypeByte(type), payload, [](const absl::Status&) {});
+    if (log_ != nullptr) log_->AppendUnwaited(storage::TypeByte(type), payload);
   }
   // Later completions are dropped. On the loop's thread.
   void Stop() { *alive_ = false; }

@@ -119,8 +119,7 @@ absl::StatusOr<tx::ReplayResult> NodeStorage::Start(NodeId self, alloc::BackupRe
   if (!boot_status.ok()) return boot_status;
   // Decisions a crash kept from the log (replay applied these commits).
   for (uint64_t id : replay->presumed_committed) {
-    writer_->Append(storage::TypeByte(storage::NodeLogType::kTxCommitted), WireWriter().Put(id).Take(),
-                    [](absl::Status) {});
+    writer_->AppendUnwaited(storage::TypeByte(storage::NodeLogType::kTxCommitted), WireWriter().Put(id).Take());
   }
   if (options_.checkpoint_bytes > 0) checkpointer_ = std::thread([this] { CheckpointLoop(); });
   return replay;

@@ -103,6 +103,29 @@ void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable)
   durable(absl::FailedPreconditionError("append after the log was closed"));
 }
 
+void LogWriter::AppendUnwaited(uint8_t type, absl::string_view payload) {
+  if (policy_.kind == SyncPolicy::Kind::kAlways) return Append(type, payload, [](absl::Status) {});
+  MutexLock lock(&mu_);
+  if (closing_ || !failed_.ok()) return;
+  EncodeRecord(type, payload, &unwaited_);
+  ++stats_.records;
+  dirty_ = true;  // interval: the syncer writes it at the latest
+}
+
+absl::Status LogWriter::WriteWithUnwaited(std::string bytes) {
+  std::string all;
+  {
+    MutexLock lock(&mu_);
+    all.swap(unwaited_);
+  }
+  if (all.empty()) {
+    all = std::move(bytes);
+  } else {
+    all += bytes;
+  }
+  return all.empty() ? absl::OkStatus() : WriteBatch(all);
+}
+
 absl::Status LogWriter::Rotate(std::string next_path) {
   std::vector<Durable> batch;
   absl::Status batch_status;  // what the records queued before the rotation get
@@ -115,7 +138,10 @@ absl::Status LogWriter::Rotate(std::string next_path) {
     }
     if (result.ok() && policy_.kind != SyncPolicy::Kind::kAlways) {
       // Under always every batch was synced as written.
-      if (absl::Status synced = file_->Sync(); !synced.ok()) result = FailSync(synced);
+      result = WriteWithUnwaited("");
+      if (absl::Status synced = result.ok() ? file_->Sync() : absl::OkStatus(); !synced.ok()) {
+        result = FailSync(synced);
+      }
     }
     if (result.ok()) {
       absl::StatusOr<std::unique_ptr<WritableFile>> next = OpenWithHeader(fs_, next_path, identity_, 0);
@@ -140,10 +166,15 @@ absl::Status LogWriter::Rotate(std::string next_path) {
 void LogWriter::Close() {
   {
     MutexLock lock(&mu_);
+    if (closing_) return;
     closing_ = true;
     cv_.SignalAll();
   }
   if (flusher_.joinable()) flusher_.join();
+  if (policy_.kind == SyncPolicy::Kind::kNone) {
+    MutexLock file_lock(&file_mu_);
+    (void)WriteWithUnwaited("");
+  }
 }
 
 absl::Status LogWriter::status() const {
@@ -167,7 +198,7 @@ void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable du
     std::string bytes;
     EncodeRecord(type, payload, &bytes);
     MutexLock file_lock(&file_mu_);
-    result = WriteBatch(bytes);
+    result = WriteWithUnwaited(std::move(bytes));
     MutexLock lock(&mu_);
     ++stats_.records;
     dirty_ |= result.ok();
@@ -196,6 +227,8 @@ void LogWriter::SyncLoop() {
     }
     {
       MutexLock file_lock(&file_mu_);
+      // A failed write loses only unwaited records (harmless by their contract).
+      (void)WriteWithUnwaited("");
       if (absl::Status synced = file_->Sync(); !synced.ok()) {
         (void)FailSync(synced);
       } else {

@@ -29,6 +29,10 @@
 // destructor) writes what is queued, syncs unless the policy is none, and joins; call it
 // from one thread.
 //
+// Unwaited records (RecordLog::AppendUnwaited): under always they join the next group
+// write; under interval and none they wait in memory for the next write, sync, rotation
+// or close, so a commit decision costs no write of its own.
+//
 // Segments: Rotate(next) ends the current file — every record appended before Rotate
 // began is in it, written and synced (whatever the policy) — and appends every later
 // record to `next`, a new file with its own header. The closed file is then complete
@@ -87,6 +91,8 @@ class LogWriter final : public RecordLog {
   // Queues a record; `durable` runs once it is durable as the policy promises, or with
   // the error that kept it from being so.
   void Append(uint8_t type, absl::string_view payload, Durable durable) override;
+  // Under interval and none: kept in memory until the next write (no write of its own).
+  void AppendUnwaited(uint8_t type, absl::string_view payload) override;
   // Ends the current file and continues in `next_path` (created with a synced header).
   // On error the current file stays in use (nothing is lost); a failed sync of the
   // current file fails the log, as any failed sync does.
@@ -106,6 +112,8 @@ class LogWriter final : public RecordLog {
   absl::Status WriteBatch(const std::string& bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
   // always: takes what is queued and writes it (the caller reports `batch`).
   absl::Status WriteQueued(std::vector<Durable>* batch, bool* closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
+  // interval, none: writes the unwaited records ahead of `bytes` (or alone).
+  absl::Status WriteWithUnwaited(std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
   absl::Status FailSync(const absl::Status& synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
 
   FileSystem* const fs_;
@@ -121,6 +129,7 @@ class LogWriter final : public RecordLog {
   mutable Mutex mu_;
   CondVar cv_;
   std::string buffer_ ABSL_GUARDED_BY(mu_);
+  std::string unwaited_ ABSL_GUARDED_BY(mu_);  // interval, none: written before the next write
   std::vector<Durable> waiting_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

@@ -23,6 +23,12 @@ class RecordLog {
   using Durable = absl::AnyInvocable<void(absl::Status)>;
   virtual ~RecordLog() = default;
   virtual void Append(uint8_t type, absl::string_view payload, Durable durable) = 0;
+  // A record nobody waits for, whose loss in a crash is harmless (a commit decision that
+  // replay presumes anyway): it keeps its place in the order of appends, but may reach
+  // the file only with a later record, a sync, a rotation or the close.
+  virtual void AppendUnwaited(uint8_t type, absl::string_view payload) {
+    Append(type, payload, [](absl::Status) {});
+  }
 };
 
 }  // namespace farm::storage

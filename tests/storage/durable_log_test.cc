@@ -241,6 +241,39 @@ TEST(RotateFailureTest, ARotationThatCannotCreateItsFileKeepsTheCurrentOne) {
   EXPECT_EQ(Payloads(*log), (std::vector<std::string>{Payload(0), Payload(1)}));
 }
 
+// Unwaited records keep their place in the order and reach the file with the next
+// write, the syncer's tick or the close, under every policy.
+TEST_P(RotateTest, UnwaitedRecordsKeepTheirPlaceAndReachTheFile) {
+  FaultInjectingFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir(kDir).ok());
+  absl::StatusOr<SyncPolicy> policy = SyncPolicy::Parse(GetParam());
+  ASSERT_TRUE(policy.ok());
+  Recorder rec;
+  std::unique_ptr<LogWriter> w = MustOpen(fs, *policy);
+  w->Append(0, "a", rec.Track(0));
+  w->AppendUnwaited(0, "b");
+  w->Append(0, "c", rec.Track(1));
+  w->AppendUnwaited(0, "d");
+  rec.WaitAll();
+  if (policy->kind == SyncPolicy::Kind::kInterval) {
+    // The syncer writes "d" on its next tick, with nothing else appended.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    std::string bytes;
+    size_t seen = 0;
+    while (absl::Now() < deadline && seen < 4) {
+      absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+      seen = log.ok() ? log->records.size() : 0;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_EQ(seen, 4u) << "the syncer did not write the unwaited record";
+  }
+  w->Close();
+  std::string bytes;
+  absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(Payloads(*log), (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
 void Touch(FileSystem& fs, const std::string& path) { ASSERT_TRUE(fs.OpenForAppend(path).ok()); }
 
 TEST(LogFilesTest, ReadsTheNewestCheckpointAndTheSegmentsAfterItAndNamesWhatIsStale) {
