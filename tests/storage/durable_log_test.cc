@@ -166,15 +166,23 @@ TEST(LogTest, GroupCommitSyncsManyRecordsAtOnce) {
 // Rotation while threads append: every record lands in exactly one segment, each thread's
 // records in its order across the segments, every record reported durable; after a
 // power cut the closed segments are whole (a rotation syncs them, whatever the policy).
-class RotateTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(RotateTest, ConcurrentAppendsLandInOrderInExactlyOneSegment) {
+// A new log under the parameter's policy.
+class PolicyTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs.CreateDir(kDir).ok());
+    absl::StatusOr<SyncPolicy> parsed = SyncPolicy::Parse(GetParam());
+    ASSERT_TRUE(parsed.ok());
+    policy = *parsed;
+    w = MustOpen(fs, policy);
+  }
   FaultInjectingFileSystem fs;
-  ASSERT_TRUE(fs.CreateDir(kDir).ok());
-  absl::StatusOr<SyncPolicy> policy = SyncPolicy::Parse(GetParam());
-  ASSERT_TRUE(policy.ok());
+  SyncPolicy policy;
   Recorder rec;
-  std::unique_ptr<LogWriter> w = MustOpen(fs, *policy);
+  std::unique_ptr<LogWriter> w;
+};
+
+TEST_P(PolicyTest, ConcurrentAppendsLandInOrderInExactlyOneSegment) {
   constexpr int kThreads = 3, kPerThread = 400, kSegments = 6;
   std::atomic<int> running{kThreads};
   std::vector<std::thread> threads;
@@ -200,7 +208,7 @@ TEST_P(RotateTest, ConcurrentAppendsLandInOrderInExactlyOneSegment) {
   for (const absl::Status& s : rec.results()) ASSERT_TRUE(s.ok()) << s;
   const uint64_t last_segment_bytes = w->stats().segment_bytes;
   w.reset();
-  if (policy->kind != SyncPolicy::Kind::kNone) fs.Restart();  // closed: everything was synced
+  if (policy.kind != SyncPolicy::Kind::kNone) fs.Restart();  // closed: everything was synced
   std::vector<int> next(kThreads, 0);
   for (size_t s = 0; s < paths.size(); ++s) {
     absl::StatusOr<std::string> bytes = fs.ReadFile(paths[s]);
@@ -243,19 +251,13 @@ TEST(RotateFailureTest, ARotationThatCannotCreateItsFileKeepsTheCurrentOne) {
 
 // Unwaited records keep their place in the order and reach the file with the next
 // write, the syncer's tick or the close, under every policy.
-TEST_P(RotateTest, UnwaitedRecordsKeepTheirPlaceAndReachTheFile) {
-  FaultInjectingFileSystem fs;
-  ASSERT_TRUE(fs.CreateDir(kDir).ok());
-  absl::StatusOr<SyncPolicy> policy = SyncPolicy::Parse(GetParam());
-  ASSERT_TRUE(policy.ok());
-  Recorder rec;
-  std::unique_ptr<LogWriter> w = MustOpen(fs, *policy);
+TEST_P(PolicyTest, UnwaitedRecordsKeepTheirPlaceAndReachTheFile) {
   w->Append(0, "a", rec.Track(0));
   w->AppendUnwaited(0, "b");
   w->Append(0, "c", rec.Track(1));
   w->AppendUnwaited(0, "d");
   rec.WaitAll();
-  if (policy->kind == SyncPolicy::Kind::kInterval) {
+  if (policy.kind == SyncPolicy::Kind::kInterval) {
     // The syncer writes "d" on its next tick, with nothing else appended.
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
     std::string bytes;
@@ -310,7 +312,7 @@ TEST(LogFilesTest, AMissingSegmentOrCheckpointIsDataLoss) {
   EXPECT_EQ(no_checkpoint.status().code(), absl::StatusCode::kDataLoss);
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, RotateTest, ::testing::Values("always", "interval:1", "none"),
+INSTANTIATE_TEST_SUITE_P(Policies, PolicyTest, ::testing::Values("always", "interval:1", "none"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name) {
