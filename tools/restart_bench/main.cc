@@ -14,6 +14,7 @@
 //
 //   build/tools/restart_bench/restart_bench --data_mb=256,1024 --checkpoint_mb=0,256
 //   --dir=build/restart-bench
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -36,6 +37,9 @@ ABSL_FLAG(std::string, log_sync, "none",
           "the fill's --log_sync (the restart reads what was written)");
 ABSL_FLAG(std::vector<std::string>, checkpoint_mb, (std::vector<std::string>{"0", "256"}),
           "checkpoint thresholds to compare (farm_node --checkpoint_mb; 0: no checkpoints)");
+ABSL_FLAG(uint32_t, writes, 1,
+          "times the data is written: the first allocates it, the others overwrite it in place "
+          "(a steady workload: without checkpoints the log grows with every pass)");
 ABSL_FLAG(std::string, dir, "/tmp/farm-restart-bench",
           "data directory (put it on the disk to measure)");
 
@@ -57,10 +61,37 @@ absl::Status OnThread(
   return *result;
 }
 
-// One transaction allocating `count` objects of `bytes` filled with `fill`; the last
-// one's pointer in *last.
-absl::Status AllocateBatch(Host& host, uint32_t count, uint32_t bytes, char fill, FatPtr* last) {
-  return OnThread(host, [count, bytes, fill, last](Context& ctx, auto finish) {
+// One transaction allocating `count` objects of `bytes` filled with `fill`; their
+// One transaction overwriting `objects` with `fill`.
+absl::Status OverwriteBatch(Host& host, std::vector<FatPtr> objects, char fill) {
+  return OnThread(host, [objects = std::move(objects), fill](Context& ctx, auto finish) {
+    TxHandle tx = txCreate(ctx);
+    auto left = std::make_shared<size_t>(objects.size());
+    auto failed = std::make_shared<absl::Status>();
+    auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+    for (const FatPtr& p : objects) {
+      txRead(*tx, p, [=](absl::StatusOr<ObjBuf*> o) mutable {
+        if (o.ok()) {
+          std::fill((*o)->data().begin(), (*o)->data().end(), fill);
+          failed->Update(txWrite(*tx, *o));
+        } else {
+          failed->Update(o.status());
+        }
+        if (--*left > 0) return;
+        if (!failed->ok()) {
+          txAbort(*tx);
+          return (*shared_finish)(*failed);
+        }
+        txCommit(*tx, [tx, shared_finish](absl::Status s) mutable { (*shared_finish)(s); });
+      });
+    }
+  });
+}
+
+// pointers appended to *made.
+absl::Status AllocateBatch(Host& host, uint32_t count, uint32_t bytes, char fill,
+                           std::vector<FatPtr>* made) {
+  return OnThread(host, [count, bytes, fill, made](Context& ctx, auto finish) {
     TxHandle tx = txCreate(ctx);
     auto left = std::make_shared<uint32_t>(count);
     auto failed = std::make_shared<absl::Status>();
@@ -69,7 +100,7 @@ absl::Status AllocateBatch(Host& host, uint32_t count, uint32_t bytes, char fill
       txAlloc(*tx, bytes, Addr(), [=](absl::StatusOr<ObjBuf*> o) mutable {
         if (o.ok()) {
           std::fill((*o)->data().begin(), (*o)->data().end(), fill);
-          *last = (*o)->ptr();
+          made->push_back((*o)->ptr());
         } else {
           failed->Update(o.status());
         }
@@ -131,11 +162,11 @@ uint64_t LogBytes() {
 int Main() {
   const uint32_t object = absl::GetFlag(FLAGS_object_kb) << 10;
   const uint32_t per_tx = absl::GetFlag(FLAGS_per_tx);
+  const uint32_t writes = std::max<uint32_t>(1, absl::GetFlag(FLAGS_writes));
   std::printf(
-      "restart of a one-node cluster (r = 1) on its data: %u KiB objects, %u per transaction, fill "
-      "with "
-      "--log_sync=%s, in %s\n",
-      object >> 10, per_tx, absl::GetFlag(FLAGS_log_sync).c_str(),
+      "restart of a one-node cluster (r = 1) on its data: %u KiB objects, %u per transaction, "
+      "written %u times with --log_sync=%s, in %s\n",
+      object >> 10, per_tx, writes, absl::GetFlag(FLAGS_log_sync).c_str(),
       absl::GetFlag(FLAGS_dir).c_str());
   std::printf("%10s %14s %12s %14s %12s %16s %14s\n", "data MB", "checkpoint MB", "on disk MB",
               "transactions", "fill s", "disk B/payload B", "restart s");
@@ -153,8 +184,9 @@ int Main() {
         return 2;
       }
       const uint64_t bytes = mb << 20;
-      const uint64_t transactions = bytes / (uint64_t{object} * per_tx);
-      FatPtr last;
+      const uint64_t batches = bytes / (uint64_t{object} * per_tx);
+      const uint64_t transactions = batches * writes;
+      std::vector<FatPtr> objects;
       std::filesystem::remove_all(absl::GetFlag(FLAGS_dir));
       const absl::Time fill_start = absl::Now();
       {
@@ -166,8 +198,16 @@ int Main() {
           return 1;
         }
         for (uint64_t t = 0; t < transactions; ++t) {
-          if (absl::Status s = AllocateBatch((*c)->host(1), per_tx, object, 'a' + t % 26, &last);
-              !s.ok()) {
+          const char fill = 'a' + t % 26;
+          const uint64_t batch = t % batches;
+          absl::Status s =
+              t < batches
+                  ? AllocateBatch((*c)->host(1), per_tx, object, fill, &objects)
+                  : OverwriteBatch((*c)->host(1),
+                                   std::vector<FatPtr>(objects.begin() + batch * per_tx,
+                                                       objects.begin() + (batch + 1) * per_tx),
+                                   fill);
+          if (!s.ok()) {
             std::fprintf(stderr, "restart_bench: fill: %s\n", s.ToString().c_str());
             return 1;
           }
@@ -183,7 +223,7 @@ int Main() {
         return 1;
       }
       absl::Status read;
-      while (!(read = ReadOne((*c)->host(1), last, 'a' + (transactions - 1) % 26)).ok() &&
+      while (!(read = ReadOne((*c)->host(1), objects.back(), 'a' + (transactions - 1) % 26)).ok() &&
              absl::Now() - restart < absl::Seconds(120)) {
         absl::SleepFor(absl::Milliseconds(1));
       }
@@ -195,8 +235,7 @@ int Main() {
       std::printf("%10lu %14lu %12.1f %14lu %12.2f %16.3f %14.2f\n", static_cast<unsigned long>(mb),
                   static_cast<unsigned long>(checkpoint_mb), log_bytes / 1048576.0,
                   static_cast<unsigned long>(transactions), fill_s,
-                  static_cast<double>(log_bytes) / (transactions * uint64_t{object} * per_tx),
-                  restart_s);
+                  static_cast<double>(log_bytes) / bytes, restart_s);
       c->reset();
       std::filesystem::remove_all(absl::GetFlag(FLAGS_dir));
     }
@@ -207,11 +246,11 @@ int Main() {
     absl::StatusOr<std::unique_ptr<InProcessCluster>> c =
         InProcessCluster::Start(ClusterOptions(64u << 20, true, 0));
     if (!c.ok()) return 1;
-    FatPtr last;
+    std::vector<FatPtr> made;
     const uint64_t before = LogBytes();
     constexpr int kSmall = 2000;
     for (int t = 0; t < kSmall; ++t) {
-      if (!AllocateBatch((*c)->host(1), 1, 64, 'x', &last).ok()) return 1;
+      if (!AllocateBatch((*c)->host(1), 1, 64, 'x', &made).ok()) return 1;
     }
     c->reset();  // the log closed: every record written
     std::printf(
