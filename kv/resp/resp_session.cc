@@ -207,12 +207,12 @@ void RespSession::Start(const CommandSpec& spec) {
     case CommandId::kDiscard:
       if (!in_multi_) return ReplyNow(ErrorReply("ERR DISCARD without MULTI"));
       ResetMulti();
-      watch_txn_.reset();
+      Unwatch();
       return ReplyNow(SimpleStringReply("OK"));
     case CommandId::kWatch:
       return StartWatch(spec);
     case CommandId::kUnwatch:
-      watch_txn_.reset();
+      Unwatch();
       return ReplyNow(SimpleStringReply("OK"));
     case CommandId::kDbSize:
       return StartAsync(

@@ -28,7 +28,9 @@
 //      may call back into the session (or destroy its owner's reference).
 //
 // Transactions (Redis semantics on StoreTxn): WATCH begins a StoreTxn (at the first
-// WATCH) and reads the keys in it. MULTI queues commands (+QUEUED; unknown-command and
+// WATCH) and reads the keys in it; WATCH always answers +OK, as Redis's does — a key
+// that cannot be read (a conflict, a node away) dooms the transaction and EXEC answers
+// nil. MULTI queues commands (+QUEUED; unknown-command and
 // arity errors are replied at once and make EXEC fail with EXECABORT). EXEC runs the
 // queue inside the watched transaction, or a fresh one, and commits: Aborted with WATCH
 // -> null array; without WATCH the whole transaction is retried (up to
@@ -142,6 +144,7 @@ class RespSession final : public ::farm::resp::ProtocolSession,
   // --- MULTI / EXEC / WATCH (resp_session_txn.cc) ---
   void Queue(const CommandSpec& spec);
   void ResetMulti();
+  void Unwatch();
   void StartExec(const CommandSpec& spec);
   void StartWatch(const CommandSpec& spec);
   void RunQueued(const std::shared_ptr<Call>& call, const std::shared_ptr<KeyOps>& ops,
@@ -182,6 +185,9 @@ class RespSession final : public ::farm::resp::ProtocolSession,
   std::vector<std::shared_ptr<Call>> queued_;
   size_t queued_bytes_ = 0;
   std::shared_ptr<StoreTxn> watch_txn_;  // begun by the first WATCH; null: none
+  // Set when a WATCHed key could not be read in watch_txn_ (a conflict, a node away):
+  // WATCH still answered +OK, as Redis's always does, and EXEC answers nil.
+  std::shared_ptr<bool> watch_doomed_;
 };
 
 }  // namespace farm::kv::resp

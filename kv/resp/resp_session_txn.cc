@@ -36,16 +36,29 @@ void RespSession::ResetMulti() {
   queued_bytes_ = 0;
 }
 
+void RespSession::Unwatch() {
+  watch_txn_.reset();
+  watch_doomed_.reset();
+}
+
 void RespSession::StartExec(const CommandSpec& spec) {
   if (!in_multi_) return ReplyNow(ErrorReply("ERR EXEC without MULTI"));
   if (multi_failed_) {
     ResetMulti();
-    watch_txn_.reset();
+    Unwatch();
     return ReplyNow(ErrorReply("EXECABORT Transaction discarded because of previous errors."));
   }
   auto calls = std::make_shared<std::vector<std::shared_ptr<Call>>>(std::move(queued_));
   ResetMulti();
+  const bool doomed = watch_doomed_ != nullptr && *watch_doomed_;
   std::shared_ptr<StoreTxn> txn = std::exchange(watch_txn_, nullptr);  // EXEC unwatches
+  watch_doomed_.reset();
+  // A watched key that could not be read counts as changed: Redis's null array, and
+  // nothing of the queue runs. Behind the commands before it, as every reply.
+  if (doomed) {
+    return StartAsync(spec, Access::kExclusive, /*exclusive=*/true,
+                      [](std::shared_ptr<Call>, ReplyDone done) { done("*-1\r\n"); });
+  }
   const bool watched = txn != nullptr;
   const int attempts = watched ? 1 : options_.max_txn_attempts;
   const std::weak_ptr<RespSession> weak = weak_from_this();
@@ -101,11 +114,15 @@ void RespSession::StartExec(const CommandSpec& spec) {
 
 void RespSession::StartWatch(const CommandSpec& spec) {
   if (in_multi_) return ReplyNow(ErrorReply("ERR WATCH inside MULTI is not allowed"));
-  if (watch_txn_ == nullptr) watch_txn_ = std::shared_ptr<StoreTxn>(store_->BeginTxn());
+  if (watch_txn_ == nullptr) {
+    watch_txn_ = std::shared_ptr<StoreTxn>(store_->BeginTxn());
+    watch_doomed_ = std::make_shared<bool>(false);
+  }
   std::shared_ptr<StoreTxn> txn = watch_txn_;
+  std::shared_ptr<bool> doomed = watch_doomed_;
   const StoreLimits limits = data_env_.limits;
   StartAsync(spec, Access::kExclusive, /*exclusive=*/true,
-             [txn, limits](std::shared_ptr<Call> call, ReplyDone done) {
+             [txn, doomed, limits](std::shared_ptr<Call> call, ReplyDone done) {
                struct State {
                  absl::Status status;
                  ReplyDone done;
@@ -126,9 +143,11 @@ void RespSession::StartWatch(const CommandSpec& spec) {
                        next();
                      });
                    },
-                   [state] {
-                     state->done(state->status.ok() ? SimpleStringReply("OK")
-                                                    : StoreErrorReply(state->status));
+                   [state, doomed] {
+                     // Redis never fails a WATCH: a key that could not be read dooms
+                     // the transaction instead (EXEC answers nil).
+                     if (!state->status.ok()) *doomed = true;
+                     state->done(SimpleStringReply("OK"));
                    });
              });
 }

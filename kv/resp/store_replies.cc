@@ -7,11 +7,52 @@
 
 namespace farm::kv::resp {
 
+namespace {
+
+size_t Digits(absl::string_view s, size_t at, bool hex) {
+  size_t n = 0;
+  while (at + n < s.size() && (hex ? absl::ascii_isxdigit(s[at + n]) : absl::ascii_isdigit(s[at + n]))) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string WithoutInternalAddresses(absl::string_view message) {
+  // Addresses print as r<region>+0x<offset> (farm/base/address.h), regions as
+  // "region <id>": neither means anything to a client.
+  std::string out;
+  out.reserve(message.size());
+  for (size_t i = 0; i < message.size();) {
+    const bool word_start = i == 0 || !absl::ascii_isalnum(message[i - 1]);
+    if (word_start && message[i] == 'r') {
+      const size_t region = Digits(message, i + 1, false);
+      if (region > 0 && message.substr(i + 1 + region, 3) == "+0x") {
+        const size_t offset = Digits(message, i + 4 + region, true);
+        if (offset > 0) {
+          out += "an object";
+          i += 4 + region + offset;
+          continue;
+        }
+      }
+    }
+    if (word_start && message.substr(i, 7) == "region ") {
+      const size_t id = Digits(message, i + 7, false);
+      if (id > 0) {
+        out += "a region";
+        i += 7 + id;
+        continue;
+      }
+    }
+    out += message[i++];
+  }
+  return out;
+}
+
 std::string StoreErrorReply(const absl::Status& status) {
   const absl::string_view message = status.message();
   if (message.empty())
     return ErrorReply(absl::StrCat("ERR ", absl::StatusCodeToString(status.code())));
-  return ErrorReply(absl::StrCat("ERR ", message));
+  return ErrorReply(absl::StrCat("ERR ", WithoutInternalAddresses(message)));
 }
 
 std::string IncrementErrorReply(const absl::Status& status) {

@@ -12,8 +12,11 @@
 
 namespace farm::kv::resp {
 
-// Any store error: "-ERR <message>" (the code's name when the message is empty).
+// Any store error: "-ERR <message>" (the code's name when the message is empty), with
+// internal addresses and region ids replaced by "an object" / "a region".
 std::string StoreErrorReply(const absl::Status& status);
+// `message` without internal addresses (r<region>+0x<offset>) and region ids.
+std::string WithoutInternalAddresses(absl::string_view message);
 
 // An error of Store::Increment / StoreTxn::Increment, in Redis's words:
 // InvalidArgument about overflow, or OutOfRange -> "ERR increment or decrement would

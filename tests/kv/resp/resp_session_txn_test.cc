@@ -156,6 +156,42 @@ TEST_F(RespTxnTest, UnwatchAndExecForgetWatchedKeys) {
   EXPECT_THAT(A({"EXEC"}), ElementsAre("[]"));
 }
 
+TEST_F(RespTxnTest, AWatchedKeyThatCannotBeReadDoomsTheTransactionAndWatchStillAnswersOk) {
+  // What a concurrent overwrite can make the store say (issue 20): Redis never fails a
+  // WATCH, and no internal address may reach the client.
+  A({"SET", "k", "1"});
+  env_.cluster().InjectError(
+      absl::AbortedError("the table changed meanwhile: the object at r3301630274+0xd101ae0 is "
+                         "not allocated (freed)"));
+  EXPECT_THAT(A({"WATCH", "k"}), ElementsAre("+OK"));
+  A({"MULTI"});
+  A({"SET", "k", "mine"});
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("(nil array)"));
+  EXPECT_EQ(env_.cluster().Peek("k"), "1");  // nothing of the queue ran
+  // The next transaction starts clean.
+  EXPECT_THAT(A({"WATCH", "k"}), ElementsAre("+OK"));
+  A({"MULTI"});
+  A({"SET", "k", "2"});
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("[+OK]"));
+  // UNWATCH forgets a doomed watch too.
+  env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"));
+  EXPECT_THAT(A({"WATCH", "k"}), ElementsAre("+OK"));
+  A({"UNWATCH"});
+  A({"MULTI"});
+  A({"SET", "k", "3"});
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("[+OK]"));
+}
+
+TEST_F(RespTxnTest, ErrorRepliesNameNoInternalAddress) {
+  env_.cluster().InjectError(absl::AbortedError(
+      "the object at r3301630274+0xd101ae0 is not allocated; region 17 moved (retry)"));
+  const Replies r = A({"GET", "k"});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].find("r3301630274"), std::string::npos) << r[0];
+  EXPECT_EQ(r[0].find("region 17"), std::string::npos) << r[0];
+  EXPECT_NE(r[0].find("an object is not allocated; a region moved"), std::string::npos) << r[0];
+}
+
 TEST_F(RespTxnTest, CommitErrors) {
   env_.cluster().InjectCommitError(absl::UnavailableError("node 2 did not answer"));
   A({"MULTI"});
