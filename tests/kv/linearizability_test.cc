@@ -54,6 +54,37 @@ TEST(RegisterCheckerTest, AcceptsOverlapsAndRejectsStaleReads) {
   EXPECT_EQ(CheckRegister(ops).code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(RegisterCheckerTest, APendingUpdateMayHaveHappenedWithinItsWindowOrNotAtAll) {
+  // put a [0,10] acked; put b pending [20,100] (the cluster died under it).
+  std::vector<RegisterOp> base = {{Kind::kPut, "a", false, 0, 10},
+                                  {Kind::kPut, "b", true, 20, 100, /*pending=*/true}};
+  base[1].existed = false;  // unknown: ignored for a pending update
+  // Later reads of a (b never happened) or of b (it did) are both fine ...
+  for (const char* seen : {"a", "b"}) {
+    std::vector<RegisterOp> ops = base;
+    ops.push_back({Kind::kGet, seen, false, 150, 160});
+    EXPECT_TRUE(CheckRegister(ops).ok()) << seen;
+  }
+  // ... but not b and then a again, nor b before the pending put started.
+  std::vector<RegisterOp> flip = base;
+  flip.push_back({Kind::kGet, "b", false, 150, 160});
+  flip.push_back({Kind::kGet, "a", false, 170, 180});
+  EXPECT_EQ(CheckRegister(flip).code(), absl::StatusCode::kFailedPrecondition);
+  std::vector<RegisterOp> early = base;
+  early.push_back({Kind::kGet, "b", false, 12, 15});
+  EXPECT_EQ(CheckRegister(early).code(), absl::StatusCode::kFailedPrecondition);
+  // Its window is respected: it cannot take effect after it ended (a read of a after a
+  // read of b inside the window is stale).
+  std::vector<RegisterOp> inside = base;
+  inside.push_back({Kind::kGet, "b", false, 30, 40});
+  inside.push_back({Kind::kGet, "a", false, 110, 120});
+  EXPECT_EQ(CheckRegister(inside).code(), absl::StatusCode::kFailedPrecondition);
+  // A pending get is no evidence of anything.
+  std::vector<RegisterOp> get = base;
+  get.push_back({Kind::kGet, "zzz", false, 30, 40, /*pending=*/true});
+  EXPECT_TRUE(CheckRegister(get).ok());
+}
+
 TEST(RegisterCheckerTest, CarriesEveryPossibleStateAcrossQuietMoments) {
   // Concurrent puts a and b, then (after a pause) a get of a: the order was b, a. A
   // later get of b is stale.

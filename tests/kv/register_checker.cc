@@ -45,6 +45,7 @@ class OrderSearch {
   void Flip(size_t i) { done_[i / 64] ^= uint64_t{1} << (i % 64); }
   const RegisterOp& Op(size_t i) const { return ops_[begin_ + i]; }
   bool LeavesAsIs(const RegisterOp& op, int state) const {
+    if (op.pending) return false;  // it may also change the state: both are searched
     if (op.kind == Kind::kGet) return (op.value ? writer_of_.at(*op.value) : kAbsent) == state;
     return op.kind == Kind::kRemove && !op.existed && state == kAbsent;
   }
@@ -77,7 +78,14 @@ class OrderSearch {
     }
     for (size_t i = first_open; i < size_ && Op(i).start_ns <= min_end && !over_budget(); ++i) {
       const RegisterOp& op = Op(i);
-      if (Done(i) || op.kind == Kind::kGet || op.existed != (state != kAbsent)) continue;
+      if (Done(i) || op.kind == Kind::kGet) continue;
+      if (op.pending) {  // it never took effect: placed as nothing
+        Flip(i);
+        Dfs(state, count + 1);
+        Flip(i);
+      } else if (op.existed != (state != kAbsent)) {
+        continue;
+      }
       Flip(i);
       Dfs(op.kind == Kind::kPut ? static_cast<int>(begin_ + i) : kAbsent, count + 1);
       Flip(i);
@@ -99,13 +107,17 @@ std::string Describe(const RegisterOp& op, int64_t origin) {
   const char* kind = op.kind == Kind::kGet ? "get" : op.kind == Kind::kPut ? "put" : "remove";
   std::string what = op.value ? *op.value : "-";
   if (what.size() > 24) what = absl::StrCat(what.substr(0, 21), "...");
-  return absl::StrFormat("  %-6s %-24s existed=%d [%d, %d] us\n", kind, what, op.existed ? 1 : 0,
+  return absl::StrFormat("  %-6s %-24s existed=%s [%d, %d] us\n", kind, what,
+                         op.pending ? "?(pending)" : op.existed ? "1" : "0",
                          (op.start_ns - origin) / 1000, (op.end_ns - origin) / 1000);
 }
 
 }  // namespace
 
 absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
+  ops.erase(std::remove_if(ops.begin(), ops.end(),
+                           [](const RegisterOp& op) { return op.pending && op.kind == Kind::kGet; }),
+            ops.end());
   std::sort(ops.begin(), ops.end(),
             [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
   absl::flat_hash_map<std::string, int> writer_of;

@@ -27,6 +27,10 @@ struct RegisterOp {
   bool existed = false;              // kPut, kRemove: the key existed before
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  // An update whose outcome its client never learned (the cluster died under it): it
+  // took effect once within [start_ns, end_ns] or not at all, and `existed` is unknown.
+  // A pending get says nothing and is ignored.
+  bool pending = false;
 };
 
 // OK, or FailedPrecondition listing the first segment no order can place (a window of

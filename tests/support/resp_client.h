@@ -36,7 +36,8 @@ class RespClient {
   }
 
   // Sends a command as a RESP array and returns the reply: "+OK", "-ERR ...", ":1",
-  // the bulk string's bytes, "(nil)"; "(timeout)" or "(closed)" when none came.
+  // the bulk string's bytes, "(nil)", an array as "[a,b]" (its elements so rendered),
+  // "(nil array)"; "(timeout)" or "(closed)" when none came.
   std::string Call(const std::vector<std::string>& args) {
     std::string request = absl::StrCat("*", args.size(), "\r\n");
     for (const std::string& a : args) absl::StrAppend(&request, "$", a.size(), "\r\n", a, "\r\n");
@@ -55,6 +56,14 @@ class RespClient {
   std::string Reply() {
     std::optional<std::string> line = Line();
     if (!line) return errno == EAGAIN ? "(timeout)" : "(closed)";
+    if (!line->empty() && (*line)[0] == '*') {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(line->substr(1), &n)) return "(bad reply)";
+      if (n < 0) return "(nil array)";
+      std::string all = "[";
+      for (int64_t i = 0; i < n; ++i) absl::StrAppend(&all, i == 0 ? "" : ",", Reply());
+      return all + "]";
+    }
     if (line->empty() || (*line)[0] != '$') return *line;
     int64_t n = 0;
     if (!absl::SimpleAtoi(line->substr(1), &n)) return "(bad reply)";
