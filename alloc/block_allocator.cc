@@ -105,6 +105,12 @@ absl::StatusOr<SlabBlock*> BlockAllocator::Acquire(SizeClass size_class, const B
   return Carve(r, static_cast<uint32_t>(first), size_class, update);
 }
 
+bool BlockAllocator::HasRoom(RegionId region, SizeClass size_class) const {
+  MutexLock lock(&mu_);
+  auto it = by_id_.find(region);
+  return it != by_id_.end() && FindFreeRun(*it->second, ClassInfo(size_class).block_units) >= 0;
+}
+
 SlabBlock* BlockAllocator::Carve(LocalRegion* r, uint32_t first, SizeClass size_class,
                                  BlockTableUpdate* update) {
   const uint32_t units = ClassInfo(size_class).block_units;

@@ -145,6 +145,11 @@ class BlockAllocator {
   // published.
   void Release(SlabBlock* block, BlockTableUpdate* update);
 
+  // Whether region `region` has a free run for a new block of `size_class` now (false for
+  // a region this node does not hold). Only a snapshot: blocks are carved and released
+  // meanwhile.
+  bool HasRoom(RegionId region, SizeClass size_class) const;
+
   // Registers the blocks a scan found in `region` (already added) as adoptable;
   // `live[i]` lists the live slots of the i-th slab block in `firsts`.
   absl::Status AdoptScanned(RegionId region, const std::vector<uint32_t>& firsts,

@@ -149,6 +149,26 @@ SlabBlock* ThreadAllocator::FindOwnedBlock(ClassState& cls, RegionId region) {
   return nullptr;
 }
 
+SlabBlock* ThreadAllocator::FindOwnedBlockNear(ClassState& cls, const LocalRegion& hint) {
+  SlabBlock* best = nullptr;
+  uint64_t best_distance = 0;
+  auto consider = [&](SlabBlock* b) {
+    const LocalRegion& r = *b->region();
+    if (r.ring() != hint.ring() || !(b->HasLocalFree() || b->remote_pending())) return;
+    const uint64_t d = r.position() > hint.position() ? r.position() - hint.position()
+                                                      : hint.position() - r.position();
+    if (best == nullptr || d < best_distance) {
+      best = b;
+      best_distance = d;
+    }
+  };
+  if (cls.current != nullptr) consider(cls.current);
+  for (BlockList* list : {&cls.available, &cls.full}) {
+    for (SlabBlock* b = list->head; b != nullptr; b = b->next) consider(b);
+  }
+  return best;
+}
+
 absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint, Need* need) {
   absl::StatusOr<SizeClass> c = ClassForPayload(payload);
   if (!c.ok()) return c.status();
@@ -205,6 +225,27 @@ absl::StatusOr<FatPtr> ThreadAllocator::AllocateHere(uint64_t payload, Addr hint
     Own(b);
     absl::StatusOr<FatPtr> p = TakeSlot(cls, b, payload);
     if (!absl::IsUnavailable(p.status())) return p;
+  }
+  // No room for a new block in the hint's region: a block on its ring nearest it, as
+  // GetBlock would carve, but one at hand first. (Carving one each time would take a
+  // block per allocation near this hint and retire the last one empty, faster than
+  // end-of-epoch rounds give them back.) It becomes the class's current block, where a
+  // slot freed next stays available instead of retiring the block.
+  if (!allocator_->blocks().HasRoom(r->id(), *c)) {
+    SlabBlock* b = FindOwnedBlockNear(cls, *r);
+    while (b == nullptr) {
+      SlabBlock* adopted = allocator_->blocks().Adopt(*c, BlockPlace::Near(r->ring(), r->position()), this);
+      if (adopted == nullptr) break;
+      ++stats_.blocks_adopted;
+      adopted->CollectRemoteFrees();
+      Own(adopted);
+      if (adopted->HasLocalFree()) b = adopted;
+    }
+    if (b != nullptr) {
+      MakeCurrent(cls, b);
+      absl::StatusOr<FatPtr> p = TakeSlot(cls, b, payload);
+      if (!absl::IsUnavailable(p.status())) return p;
+    }
   }
   need->place = BlockPlace::In(r->id());
   return Miss();

@@ -9,7 +9,9 @@
 //   - a hint in a region this node holds: the hint's block when this thread owns it and
 //     it is of the same class and has a free slot; else a block of this thread in the
 //     hint's region; else a new block there; else a block in a local region on the
-//     same ring whose position is nearest the hint's; else a new region near it;
+//     same ring whose position is nearest the hint's — one of this thread's with a free
+//     slot (or an adoptable one) before a new one, so that a full hint region costs no
+//     new block per allocation; else a new region near it;
 //   - a hint in another machine's region: an RPC to that region's primary, which
 //     allocates near the hint as above.
 // The allocated object has its allocated bit set and keeps the incarnation its slot
@@ -137,6 +139,9 @@ class ThreadAllocator {
   absl::StatusOr<FatPtr> TakeSlot(ClassState& cls, SlabBlock* block, uint64_t payload);
   // A block of `cls` with a free slot in region `region` (kNullRegion: any), or null.
   SlabBlock* FindOwnedBlock(ClassState& cls, RegionId region);
+  // The block of `cls` (the current one included) with a free slot, or remote frees to
+  // collect, in a region on `hint`'s ring whose position is nearest `hint`'s, or null.
+  SlabBlock* FindOwnedBlockNear(ClassState& cls, const LocalRegion& hint);
   void MakeCurrent(ClassState& cls, SlabBlock* block);
   // Puts an owned, non-current block on the list its free slots say (available/full);
   // Unlist takes it off its list.

@@ -256,6 +256,46 @@ TEST(Allocator, HintsPlaceObjectsInTheSameBlockThenRegionThenNearby) {
   EXPECT_EQ(q.addr.region(), p.addr.region());
 }
 
+TEST(Allocator, AFullHintRegionCostsNoNewBlockPerAllocation) {
+  // A kv value overwritten with values of changing sizes: each is allocated near the
+  // key's bucket (the hint) and the previous one freed. Once the hint's region is full,
+  // the objects go to blocks at hand in a region nearby, not to a new block each (the
+  // last one retired empty and given back only after an end-of-epoch round: without
+  // rounds, as here, the capacity ran out after a couple hundred allocations).
+  SingleMachine m(32 << 20, 256 << 20);
+  auto t = m.NewThread();
+  const FatPtr hint = *t->Alloc(100);
+  const uint64_t filler = OneUnitPayload(250000);
+  for (int i = 0;; ++i) {
+    ASSERT_LT(i, 1000);
+    absl::StatusOr<FatPtr> f = t->Alloc(filler, hint.addr);
+    ASSERT_TRUE(f.ok()) << f.status();
+    if (f->addr.region() != hint.addr.region()) break;
+  }
+  const auto at = *membership::SplitRegion(hint.addr.region(), m.env().placement()->virtual_rings());
+  const uint64_t acquired = t->allocator->stats().blocks_acquired;
+  std::set<SizeClass> classes;
+  FatPtr previous;
+  for (int k = 0; k < 3000; ++k) {
+    const uint64_t size = 1 + (k * 977) % 3000;
+    classes.insert(*ClassForPayload(size));
+    ASSERT_FALSE(m.allocator().blocks().HasRoom(hint.addr.region(), *ClassForPayload(size)));
+    absl::StatusOr<FatPtr> p = t->Alloc(size, hint.addr);
+    ASSERT_TRUE(p.ok()) << "allocation " << k << ": " << p.status();
+    const auto in = *membership::SplitRegion(p->addr.region(), m.env().placement()->virtual_rings());
+    EXPECT_EQ(in.ring, at.ring) << "a region on the hint's ring";
+    if (!previous.is_null()) {
+      ASSERT_TRUE(t->Free(previous).ok());
+    }
+    previous = *p;
+  }
+  // At most one new block per class; none retired.
+  EXPECT_LE(t->allocator->stats().blocks_acquired - acquired, classes.size());
+  EXPECT_EQ(t->allocator->stats().blocks_retired, 0u);
+  EXPECT_EQ(t->allocator->retired_blocks(), 0u);
+  ASSERT_TRUE(t->Free(previous).ok());
+}
+
 TEST(Allocator, ReclamationWaitsForEveryOperationThatCouldStillRead) {
   // One region of 32 MiB: units 1..31.
   SingleMachine m(32 << 20, 32 << 20);
