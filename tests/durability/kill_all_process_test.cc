@@ -110,6 +110,11 @@ class KillAllProcessTest : public ::testing::TestWithParam<int> {
   void TearDown() override {
     member_.reset();
     KillAll();
+    // FARM_KEEP_FAILED=1: a failed run's data directories stay, for a look at the logs.
+    if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
+      std::printf("data kept in %s\n", dir_.c_str());
+      return;
+    }
     std::filesystem::remove_all(dir_);
   }
 
