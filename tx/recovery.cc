@@ -279,6 +279,14 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                                                    d.primary.transaction, e.address.ToString()));
       }
       char* object = copy->base() + e.address.offset();
+      if (e.op == LogOp::kAlloc) {
+        // The allocator marked the slot allocated when the transaction took it, before
+        // its PREPARE; that mark was never logged. Made again, so that the allocator's
+        // scan does not hand the slot out while recovery may still commit the object
+        // (an abort frees it: ThreadContext::RestoreInDoubt).
+        const uint64_t word = LoadHeaderWord(object + kIncarnationOffset);
+        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(IncarnationOf(word), true));
+      }
       const uint64_t version = LoadHeaderWord(object + kVersionOffset);
       if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {
         return absl::DataLossError(absl::StrFormat("%s is in doubt in two transactions", e.address.ToString()));

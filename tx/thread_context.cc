@@ -142,6 +142,10 @@ void ThreadContext::Decide(const TxDecision& d, TxDone done) {
       return CommitPrimaryWhenDurable(d.transaction, std::move(done));
     case Decision::kAbort: {
       const bool held = participant_.Abort(d.transaction).ok();
+      if (auto it = restored_allocations_.find(d.transaction); it != restored_allocations_.end()) {
+        FreeCommitted(it->second);  // as its coordinator would have on the abort
+        restored_allocations_.erase(it);
+      }
       const bool kept = backup_log_.Abort(d.transaction).ok();
       // Not waited for: without it replay leaves the transaction undecided, and
       // recovery aborts it unless some replica logged a commit (none can have).
@@ -156,6 +160,7 @@ void ThreadContext::Decide(const TxDecision& d, TxDone done) {
 
 void ThreadContext::CommitPrimaryWhenDurable(uint64_t transaction, TxDone done) {
   auto apply = [this, transaction](TxDone& done) {
+    restored_allocations_.erase(transaction);
     freed_.clear();
     absl::Status s = participant_.Commit(transaction, &freed_);
     if (s.ok()) FreeCommitted(freed_);
@@ -281,6 +286,11 @@ void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status
 }
 
 absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup) {
+  std::vector<FatPtr> allocated;
+  for (const LogEntry& e : primary.entries) {
+    if (e.op == LogOp::kAlloc) allocated.push_back(FatPtr{e.address, e.size, e.incarnation});
+  }
+  if (!allocated.empty()) restored_allocations_[primary.transaction] = std::move(allocated);
   if (!primary.entries.empty()) {
     if (absl::Status s = participant_.Restore(std::move(primary)); !s.ok()) return s;
   }

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -161,6 +162,9 @@ class ThreadContext final : public Context {
   const uint32_t boot_;
   uint64_t next_transaction_ = 1;
   std::vector<FatPtr> freed_;  // scratch for Participant::Commit
+  // Restored in-doubt transactions (RestoreInDoubt): the slots they allocated here,
+  // freed if recovery aborts them (their coordinator, who would have, is gone).
+  absl::flat_hash_map<uint64_t, std::vector<FatPtr>> restored_allocations_;
   std::shared_ptr<ThreadContext*> alive_;
   TxStats stats_;
 };

@@ -90,6 +90,39 @@ absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& 
       t);
 }
 
+absl::StatusOr<FatPtr> ReplaceInOneTx(node::Node& node, FatPtr old, const std::string& content,
+                                      Addr hint, FatPtr also, size_t t) {
+  return RunInContext<absl::StatusOr<FatPtr>>(
+      node,
+      [old, content, hint, also](Context& ctx, auto finish) {
+        TxHandle tx = txCreate(ctx);
+        auto fail = [tx, finish](absl::Status s) mutable {
+          txAbort(*tx);
+          finish(s);
+        };
+        txRead(*tx, old, [=](absl::StatusOr<ObjBuf*> o) mutable {
+          if (!o.ok()) return fail(o.status());
+          if (absl::Status s = txFree(*tx, old); !s.ok()) return fail(s);
+          txRead(*tx, also, [=](absl::StatusOr<ObjBuf*> a) mutable {
+            if (!a.ok()) return fail(a.status());
+            std::copy(content.begin(), content.begin() + std::min(content.size(), (*a)->data().size()),
+                      (*a)->data().begin());
+            if (absl::Status s = txWrite(*tx, *a); !s.ok()) return fail(s);
+            txAlloc(*tx, content.size(), hint, [=](absl::StatusOr<ObjBuf*> n) mutable {
+              if (!n.ok()) return fail(n.status());
+              std::copy(content.begin(), content.end(), (*n)->data().begin());
+              const FatPtr p = (*n)->ptr();
+              txCommit(*tx, [tx, p, finish](absl::Status s) mutable {
+                if (!s.ok()) return finish(s);
+                finish(p);
+              });
+            });
+          });
+        });
+      },
+      t);
+}
+
 absl::Status FreeInOneTx(node::Node& node, FatPtr object, size_t t) {
   return RunInContext<absl::Status>(
       node,

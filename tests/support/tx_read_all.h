@@ -29,6 +29,12 @@ absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, cons
 absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint = {},
                                            size_t t = 0);
 
+// Frees `old`, allocates its replacement holding `content` near `hint` and overwrites
+// `also` with `content` (cut to its size), all in one transaction: distributed when they
+// live on different nodes. Returns the replacement.
+absl::StatusOr<FatPtr> ReplaceInOneTx(node::Node& node, FatPtr old, const std::string& content,
+                                      Addr hint, FatPtr also, size_t t = 0);
+
 // Frees `object` (read, then freed at commit).
 absl::Status FreeInOneTx(node::Node& node, FatPtr object, size_t t = 0);
 
