@@ -66,7 +66,11 @@ void BackupLog::ApplyEntries(const LogRecord& record) {
     char* object = ObjectAt(e);
     const uint64_t from =
         e.version == kAnyVersion ? Unlocked(LoadHeaderWord(object + kVersionOffset)) : e.version;
-    const uint64_t incarnation = IncarnationOf(LoadHeaderWord(object + kIncarnationOffset));
+    // The entry's pointer names the object's incarnation (its primary checked it when
+    // it locked the object); this copy may be behind it: the frees of allocations that
+    // aborted move a slot's incarnation on without a record (alloc/README.md).
+    const uint64_t incarnation =
+        IncarnationNamed(IncarnationOf(LoadHeaderWord(object + kIncarnationOffset)), e.incarnation);
     switch (e.op) {
       case LogOp::kFree:
         StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, false));

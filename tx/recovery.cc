@@ -283,9 +283,12 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         // The allocator marked the slot allocated when the transaction took it, before
         // its PREPARE; that mark was never logged. Made again, so that the allocator's
         // scan does not hand the slot out while recovery may still commit the object
-        // (an abort frees it: ThreadContext::RestoreInDoubt).
+        // (an abort frees it: ThreadContext::RestoreInDoubt). At the incarnation the
+        // entry names: the replayed slot can be behind it by allocations that aborted
+        // (their frees are not logged).
         const uint64_t word = LoadHeaderWord(object + kIncarnationOffset);
-        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(IncarnationOf(word), true));
+        StoreHeaderWord(object + kIncarnationOffset,
+                        IncarnationWord(IncarnationNamed(IncarnationOf(word), e.incarnation), true));
       }
       const uint64_t version = LoadHeaderWord(object + kVersionOffset);
       if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {

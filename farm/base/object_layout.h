@@ -40,6 +40,16 @@ constexpr bool IsAllocated(uint64_t incarnation_word) { return (incarnation_word
 constexpr uint64_t IncarnationOf(uint64_t incarnation_word) { return incarnation_word >> 1; }
 // The low 32 bits a FatPtr carries.
 constexpr uint32_t FatIncarnation(uint64_t incarnation) { return static_cast<uint32_t>(incarnation); }
+// The full incarnation a FatPtr's `fat` names, given the slot's `current` one: the
+// value with those low 32 bits nearest `current` (never below 0). A copy rebuilt from the
+// log (or a backup's copy) can be behind the primary's slot by allocations that aborted
+// (each free of one moves the incarnation on, unlogged and unreplicated), so a committed
+// entry's pointer, not the copy, says which incarnation the object has.
+constexpr uint64_t IncarnationNamed(uint64_t current, uint32_t fat) {
+  const int64_t delta = static_cast<int32_t>(fat - FatIncarnation(current));
+  if (delta < 0 && static_cast<uint64_t>(-delta) > current) return current + static_cast<uint32_t>(delta);
+  return current + static_cast<uint64_t>(delta);
+}
 
 // Number of 64-byte boundaries b with offset < b < offset + length.
 constexpr uint64_t LineBoundariesInside(uint64_t offset, uint64_t length) {

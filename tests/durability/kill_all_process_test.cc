@@ -60,14 +60,6 @@ constexpr int kChains = 2;  // concurrent transfer clients
 constexpr int kRegisterKeys = 4;      // keys of the history workload
 constexpr int kRegisterClients = 2;   // its concurrent clients
 
-// The history workload runs at r = 3. At r = 1 it makes an open defect show (about one
-// run in three of 10 rounds: after a restart some acknowledged key's lookup keeps
-// failing with "lookup restarted 64 times (last: chain changed)"), so there it runs only
-// with FARM_HISTORY_R1=1 until that is fixed (issue 16's note).
-int RegisterClients(int replication) {
-  return replication == 1 && std::getenv("FARM_HISTORY_R1") == nullptr ? 0 : kRegisterClients;
-}
-
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -318,7 +310,7 @@ TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
         kv_this_round[key] = value;
       }
     });
-    for (int c = 0; c < RegisterClients(GetParam()); ++c) {
+    for (int c = 0; c < kRegisterClients; ++c) {
       threads.emplace_back([&, c] {
         using Kind = kv::testing::RegisterOp::Kind;
         absl::BitGen g;
