@@ -352,7 +352,8 @@ class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
     absl::StatusOr<RegisteredRegion> registered = node_->fabric_->RegisterRegion(region);
     if (!registered.ok()) return registered.status();
     Log(node_->options_.node_id,
-        absl::StrFormat("region %d (%d MB) created, this node primary", region.id(), region.size() >> 20));
+        absl::StrFormat("region %d (%d MB) registered, this node primary (new, or taken back from the log)",
+                        region.id(), region.size() >> 20));
     return registered->capability;
   }
   absl::Status DeregisterRegion(RegionId region) override {
