@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,55 +62,56 @@ absl::Status OnThread(
   return *result;
 }
 
-// One transaction allocating `count` objects of `bytes` filled with `fill`; their
+// What both batch kinds share: each object's answer is counted; once all answered, the
+// transaction commits (finish gets the commit's status), or aborts with the first error.
+class BatchJoin : public std::enable_shared_from_this<BatchJoin> {
+ public:
+  BatchJoin(Context& ctx, size_t count, absl::AnyInvocable<void(absl::Status)> finish)
+      : tx_(txCreate(ctx)), left_(count), finish_(std::move(finish)) {}
+  Tx& tx() { return *tx_; }
+  void Answered(const absl::Status& s) {
+    failed_.Update(s);
+    if (--left_ > 0) return;
+    if (!failed_.ok()) {
+      txAbort(*tx_);
+      return finish_(failed_);
+    }
+    txCommit(*tx_, [self = shared_from_this()](absl::Status s) { self->finish_(s); });
+  }
+
+ private:
+  TxHandle tx_;
+  size_t left_;
+  absl::Status failed_;
+  absl::AnyInvocable<void(absl::Status)> finish_;
+};
+
 // One transaction overwriting `objects` with `fill`.
 absl::Status OverwriteBatch(Host& host, std::vector<FatPtr> objects, char fill) {
   return OnThread(host, [objects = std::move(objects), fill](Context& ctx, auto finish) {
-    TxHandle tx = txCreate(ctx);
-    auto left = std::make_shared<size_t>(objects.size());
-    auto failed = std::make_shared<absl::Status>();
-    auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+    auto join = std::make_shared<BatchJoin>(ctx, objects.size(), std::move(finish));
     for (const FatPtr& p : objects) {
-      txRead(*tx, p, [=](absl::StatusOr<ObjBuf*> o) mutable {
-        if (o.ok()) {
-          std::fill((*o)->data().begin(), (*o)->data().end(), fill);
-          failed->Update(txWrite(*tx, *o));
-        } else {
-          failed->Update(o.status());
-        }
-        if (--*left > 0) return;
-        if (!failed->ok()) {
-          txAbort(*tx);
-          return (*shared_finish)(*failed);
-        }
-        txCommit(*tx, [tx, shared_finish](absl::Status s) mutable { (*shared_finish)(s); });
+      txRead(join->tx(), p, [join, fill](absl::StatusOr<ObjBuf*> o) {
+        if (!o.ok()) return join->Answered(o.status());
+        std::fill((*o)->data().begin(), (*o)->data().end(), fill);
+        join->Answered(txWrite(join->tx(), *o));
       });
     }
   });
 }
 
+// One transaction allocating `count` objects of `bytes` filled with `fill`; their
 // pointers appended to *made.
 absl::Status AllocateBatch(Host& host, uint32_t count, uint32_t bytes, char fill,
                            std::vector<FatPtr>* made) {
   return OnThread(host, [count, bytes, fill, made](Context& ctx, auto finish) {
-    TxHandle tx = txCreate(ctx);
-    auto left = std::make_shared<uint32_t>(count);
-    auto failed = std::make_shared<absl::Status>();
-    auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+    auto join = std::make_shared<BatchJoin>(ctx, count, std::move(finish));
     for (uint32_t i = 0; i < count; ++i) {
-      txAlloc(*tx, bytes, Addr(), [=](absl::StatusOr<ObjBuf*> o) mutable {
-        if (o.ok()) {
-          std::fill((*o)->data().begin(), (*o)->data().end(), fill);
-          made->push_back((*o)->ptr());
-        } else {
-          failed->Update(o.status());
-        }
-        if (--*left > 0) return;
-        if (!failed->ok()) {
-          txAbort(*tx);
-          return (*shared_finish)(*failed);
-        }
-        txCommit(*tx, [tx, shared_finish](absl::Status s) mutable { (*shared_finish)(s); });
+      txAlloc(join->tx(), bytes, Addr(), [join, fill, made](absl::StatusOr<ObjBuf*> o) {
+        if (!o.ok()) return join->Answered(o.status());
+        std::fill((*o)->data().begin(), (*o)->data().end(), fill);
+        made->push_back((*o)->ptr());
+        join->Answered(absl::OkStatus());
       });
     }
   });
