@@ -52,8 +52,7 @@ absl::StatusOr<LogFiles> ListLogFiles(FileSystem* fs, const std::string& dir) {
     }
   }
   if (files.segments.empty()) {
-    // A new directory, or a crash right after a checkpoint named a segment the rotation
-    // had not created yet (it creates the segment first: not possible): start one.
+    // A new directory: the writer creates the first segment (empty until then).
     files.segments.push_back(first);
   }
   if (files.segments.front() != first) {
