@@ -47,7 +47,7 @@ std::vector<LocalRegion*> BlockAllocator::Regions() const {
 }
 
 int64_t BlockAllocator::FindFreeRun(const LocalRegion& r, uint32_t n) {
-  if (r.free_units_ < n) return -1;
+  if (r.free_units_ < n || r.frozen()) return -1;  // a frozen region's table must not change
   uint32_t run = 0;
   for (uint32_t u = r.search_from_; u < r.units_; ++u) {
     const bool free = BlockState::Decode(LoadBlockWord(r.base(), u)).kind == BlockKind::kFree;

@@ -57,6 +57,13 @@ class LocalRegion {
   Region& region() const { return *region_; }
   const RegionCapability& capability() const { return capability_; }
 
+  // Frozen while the region is being re-replicated after a configuration change (a
+  // backup lacks a copy, or a promoted copy is sent to every backup): no transaction may
+  // lock its objects (the participant refuses, Aborted) and no block is carved in it, so
+  // the copy sent is the region's state. Lock-free reads go on. Any thread.
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+  void set_frozen(bool frozen) { frozen_.store(frozen, std::memory_order_release); }
+
   // The published slab block covering `offset`, or null. Any thread; the block stays
   // valid while the caller is inside the epoch operation it was found in (blocks are
   // unpublished, then deleted only after an end-of-epoch round).
@@ -79,6 +86,7 @@ class LocalRegion {
   absl::flat_hash_map<uint32_t, std::unique_ptr<SlabBlock>> owned_;
   uint32_t free_units_ = 0;   // guarded by the BlockAllocator lock
   uint32_t search_from_ = 1;  // no free run starts below this (a hint)
+  std::atomic<bool> frozen_{false};
 };
 
 // Where a block should come from.

@@ -7,11 +7,21 @@ namespace farm::tx {
 
 char* BackupLog::ObjectAt(const LogEntry& e) const {
   const Region* copy = copies_->Find(e.address.region());
+  if (copy == nullptr && promoted_ != nullptr) {
+    if (const alloc::LocalRegion* r = promoted_->FindRegion(e.address.region())) copy = &r->region();
+  }
   if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
       !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
     return nullptr;
   }
   return copy->base() + e.address.offset();
+}
+
+std::vector<uint64_t> BackupLog::PendingTransactions() const {
+  std::vector<uint64_t> out;
+  out.reserve(pending_.size());
+  for (const auto& [id, record] : pending_) out.push_back(id);
+  return out;
 }
 
 absl::Status BackupLog::CheckEntries(const LogRecord& record) const {

@@ -19,10 +19,12 @@
 #define FARM_TX_BACKUP_LOG_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "alloc/backup_regions.h"
+#include "alloc/block_allocator.h"
 #include "tx/log_record.h"
 
 namespace farm::tx {
@@ -36,7 +38,11 @@ struct BackupLogStats {
 
 class BackupLog {
  public:
-  explicit BackupLog(const alloc::BackupRegions* copies) : copies_(copies) {}
+  // `promoted` (may be null): the node's own regions, where a kept record's entries are
+  // found once their copy was promoted to primary by failover (the record is then
+  // settled by recovery, and applied to the promoted region).
+  explicit BackupLog(const alloc::BackupRegions* copies, const alloc::BlockAllocator* promoted = nullptr)
+      : copies_(copies), promoted_(promoted) {}
 
   // Keeps `record` (a lock record whose entries are all in copies held here).
   // InvalidArgument for an entry outside every copy; AlreadyExists for a second record
@@ -51,6 +57,13 @@ class BackupLog {
   absl::Status Abort(uint64_t transaction);
 
   size_t pending() const { return pending_.size(); }
+  // The kept record of `transaction`, or null.
+  const LogRecord* Find(uint64_t transaction) const {
+    auto it = pending_.find(transaction);
+    return it == pending_.end() ? nullptr : &it->second;
+  }
+  // The transactions with a kept record.
+  std::vector<uint64_t> PendingTransactions() const;
   const BackupLogStats& stats() const { return stats_; }
 
  private:
@@ -59,6 +72,7 @@ class BackupLog {
   void ApplyEntries(const LogRecord& record);
 
   const alloc::BackupRegions* const copies_;
+  const alloc::BlockAllocator* const promoted_;
   absl::flat_hash_map<uint64_t, LogRecord> pending_;
   BackupLogStats stats_;
 };

@@ -271,6 +271,10 @@ void ObjectReader::Finish(Attempt* a, absl::Status error) {
 }
 
 void ObjectReader::FinishAccepted(Attempt* a) {
+  if (gate_ != nullptr && !gate_->serving()) {
+    return Finish(a, absl::UnavailableError(
+                         "this node is not serving (its lease is lost, or it is not a member of the configuration)"));
+  }
   ReadDone done = std::move(a->done);
   ReadManyDone done_many = std::move(a->done_many);
   const uint32_t count = a->count;

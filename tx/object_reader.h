@@ -47,6 +47,7 @@
 #include "farm/base/region.h"
 #include "farm/fabric/fabric.h"
 #include "farm/msg/msg_thread.h"
+#include "membership/membership.h"
 
 namespace farm::tx {
 
@@ -92,6 +93,11 @@ class ObjectReader {
   void ReadMany(std::span<const FatPtr> objects, ReadManyDone done);
 
   const ObjectReaderStats& stats() const { return stats_; }
+  // The node's serving gate (membership.h): an accepted copy is returned only while the
+  // node serves — a node cut off from the cluster, whose regions may have a new primary
+  // elsewhere, answers Unavailable instead of what may be stale. Null: always serve
+  // (tests without membership). Before the first read.
+  void set_gate(const membership::ServingGate* gate) { gate_ = gate; }
 
  private:
   struct Attempt {
@@ -142,6 +148,7 @@ class ObjectReader {
   absl::BitGen rng_;
   std::shared_ptr<ObjectReader*> alive_;
   ObjectReaderStats stats_;
+  const membership::ServingGate* gate_ = nullptr;
 };
 
 }  // namespace farm::tx

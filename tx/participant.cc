@@ -51,6 +51,10 @@ absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "no object of %d bytes at %s on this node", e.size, e.address.ToString()));
     }
+    if (regions_->FindRegion(e.address.region())->frozen()) {
+      return absl::AbortedError(absl::StrFormat(
+          "region %d is being re-replicated after a configuration change (try again)", e.address.region()));
+    }
     if (!seen.insert(e.address.raw()).second) {
       return absl::InvalidArgumentError(absl::StrFormat("%s appears twice in one lock record",
                                                         e.address.ToString()));
@@ -158,6 +162,19 @@ absl::Status Participant::Restore(LogRecord held) {
   const uint64_t id = held.transaction;
   locked_.emplace(id, std::move(held));
   return absl::OkStatus();
+}
+
+std::vector<uint64_t> Participant::LockedTransactions() const {
+  std::vector<uint64_t> out;
+  out.reserve(locked_.size());
+  for (const auto& [id, record] : locked_) out.push_back(id);
+  return out;
+}
+
+size_t Participant::LocksIn(RegionId region) const {
+  size_t n = 0;
+  for (const auto& [raw, holder] : holders_) n += Addr::FromRaw(raw).region() == region;
+  return n;
 }
 
 }  // namespace farm::tx

@@ -52,7 +52,8 @@ class Participant {
   // `regions` finds this node's regions; it must outlive the participant.
   explicit Participant(const alloc::BlockAllocator* regions) : regions_(regions) {}
 
-  // Aborted (naming the object and why) when an object is locked or its version moved;
+  // Aborted (naming the object and why) when an object is locked or its version moved,
+  // or its region is frozen for re-replication (alloc::LocalRegion::frozen);
   // FailedPrecondition when it was freed or reallocated (another incarnation);
   // InvalidArgument for a record that is not a lock record or names no object here;
   // AlreadyExists for a transaction locked already.
@@ -73,6 +74,15 @@ class Participant {
   // locked from. AlreadyExists as Lock; InvalidArgument for an object not here.
   absl::Status Restore(LogRecord held);
   bool Holds(uint64_t transaction) const { return locked_.contains(transaction); }
+  // The lock record `transaction` holds here, or null.
+  const LogRecord* Find(uint64_t transaction) const {
+    auto it = locked_.find(transaction);
+    return it == locked_.end() ? nullptr : &it->second;
+  }
+  // The transactions holding locks here.
+  std::vector<uint64_t> LockedTransactions() const;
+  // Locks held on objects of `region` (re-replication waits for none).
+  size_t LocksIn(RegionId region) const;
 
   size_t locked_transactions() const { return locked_.size(); }
 

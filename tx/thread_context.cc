@@ -19,11 +19,12 @@ ThreadContext::ThreadContext(NodeId self, MsgThread* thread, alloc::ThreadAlloca
                              const TxOptions& options, alloc::ThreadLog* log, uint32_t boot)
     : self_(self),
       thread_(thread),
+      copies_(copies),
       allocator_(allocator),
       reader_(std::move(reader)),
       options_(options),
       participant_(&allocator->allocator().blocks()),
-      backup_log_(copies),
+      backup_log_(copies, &allocator->allocator().blocks()),
       log_(log),
       boot_(boot),
       alive_(std::make_shared<ThreadContext*>(this)) {}
@@ -49,6 +50,15 @@ uint64_t ThreadContext::NewTransactionId() {
 }
 
 absl::Status ThreadContext::CheckEpoch(uint64_t epoch) const {
+  if (gate_ != nullptr && !gate_->serving()) {
+    return absl::UnavailableError(absl::StrFormat(
+        "node %d is not serving (its lease is lost, or it is not a member of the configuration)", self_));
+  }
+  if (epoch < fence_epoch_) {
+    return absl::AbortedError(absl::StrFormat(
+        "the configuration changed (transaction in epoch %d; node %d recovers from a failure in epoch %d)", epoch,
+        self_, fence_epoch_));
+  }
   std::shared_ptr<const membership::Placement> p = placement();
   const uint64_t now = p == nullptr ? 0 : p->epoch();
   if (epoch == now) return absl::OkStatus();
@@ -70,6 +80,7 @@ void ThreadContext::Log(storage::NodeLogType type, const LogRecord& record, absl
 void ThreadContext::Prepare(const LogRecord& record, const std::vector<NodeId>& participants,
                             absl::string_view encoded, TxDone done) {
   if (absl::Status s = PrepareHere(record); !s.ok()) return done(s);
+  participants_[record.transaction].assign(participants.begin(), participants.end());
   if (!log_->durable()) return done(absl::OkStatus());
   std::string bytes;
   if (encoded.empty()) {
@@ -130,37 +141,60 @@ std::string EncodeTransactionId(uint64_t transaction) { return WireWriter().Put(
 }  // namespace
 
 void ThreadContext::Decide(const TxDecision& d, TxDone done) {
+  if (d.decision != Decision::kAbort && recovering_.contains(d.transaction)) {
+    return done(absl::AbortedError(absl::StrFormat(
+        "transaction %x is recovered after a failure: recovery decides its outcome", d.transaction)));
+  }
   switch (d.decision) {
     case Decision::kCommitBackup:
       if (absl::Status s = backup_log_.Commit(d.transaction); !s.ok()) return done(s);
+      if (recent_ != nullptr) recent_->Add(d.transaction);
+      ForgetIfDone(d.transaction);
       if (!log_->durable()) return done(absl::OkStatus());
       return log_->Append(storage::NodeLogType::kTxCommitted, EncodeTransactionId(d.transaction), std::move(done));
     case Decision::kCommitPrimary:
       if (!participant_.Holds(d.transaction)) {
         return done(absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", d.transaction)));
       }
+      if (recent_ != nullptr) recent_->Add(d.transaction);
       return CommitPrimaryWhenDurable(d.transaction, std::move(done));
-    case Decision::kAbort: {
-      const bool held = participant_.Abort(d.transaction).ok();
-      if (auto it = restored_allocations_.find(d.transaction); it != restored_allocations_.end()) {
-        FreeCommitted(it->second);  // as its coordinator would have on the abort
-        restored_allocations_.erase(it);
-      }
-      const bool kept = backup_log_.Abort(d.transaction).ok();
-      // Not waited for: without it replay leaves the transaction undecided, and
-      // recovery aborts it unless some replica logged a commit (none can have).
-      if ((held || kept) && log_->durable()) {
-        log_->AppendUnwaited(storage::NodeLogType::kTxAborted, EncodeTransactionId(d.transaction));
-      }
+    case Decision::kAbort:
+      AbortHere(d.transaction);
       return done(absl::OkStatus());
-    }
   }
   done(absl::InvalidArgumentError("unknown decision"));
+}
+
+void ThreadContext::AbortHere(uint64_t transaction) {
+  const bool held = participant_.Abort(transaction).ok();
+  if (auto it = restored_allocations_.find(transaction); it != restored_allocations_.end()) {
+    FreeCommitted(it->second);  // as its coordinator would have on the abort
+    restored_allocations_.erase(it);
+  }
+  const bool kept = backup_log_.Abort(transaction).ok();
+  if (auto it = recovering_.find(transaction); it != recovering_.end()) {
+    for (const FatPtr& p : it->second.promoted) recovery_locks_->Drop(p.addr, /*committed=*/false);
+    FreeCommitted(it->second.promoted_allocations);
+    recovering_.erase(it);
+  }
+  participants_.erase(transaction);
+  // Not waited for: without it replay leaves the transaction undecided, and recovery
+  // aborts it unless some replica logged a commit (none can have).
+  if ((held || kept) && log_->durable()) {
+    log_->AppendUnwaited(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction));
+  }
+}
+
+void ThreadContext::ForgetIfDone(uint64_t transaction) {
+  if (!participant_.Holds(transaction) && backup_log_.Find(transaction) == nullptr) {
+    participants_.erase(transaction);
+  }
 }
 
 void ThreadContext::CommitPrimaryWhenDurable(uint64_t transaction, TxDone done) {
   auto apply = [this, transaction](TxDone& done) {
     restored_allocations_.erase(transaction);
+    participants_.erase(transaction);
     freed_.clear();
     absl::Status s = participant_.Commit(transaction, &freed_);
     if (s.ok()) FreeCommitted(freed_);
@@ -184,6 +218,16 @@ void ThreadContext::CommitPrimaryWhenDurable(uint64_t transaction, TxDone done) 
 }
 
 void ThreadContext::ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done) {
+  if (gate_ != nullptr && !gate_->serving()) {
+    return done(absl::UnavailableError(absl::StrFormat("node %d is not serving", self_)));
+  }
+  if (commit.epoch < fence_epoch_) {
+    // A primary that failed may have sent it: its region's new primary decides what the
+    // copies hold (it sends them its own).
+    return done(absl::AbortedError(absl::StrFormat(
+        "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", commit.epoch, self_,
+        fence_epoch_)));
+  }
   if (absl::Status s = backup_log_.Apply(commit); !s.ok()) return done(s);
   Log(storage::NodeLogType::kTxApplied, commit, encoded, std::move(done));
 }
@@ -285,7 +329,11 @@ void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status
   (void)participant_.Abort(transaction);
 }
 
-absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup) {
+absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup,
+                                           const std::vector<NodeId>& participants) {
+  if (!participants.empty()) {
+    participants_[primary.transaction].assign(participants.begin(), participants.end());
+  }
   std::vector<FatPtr> allocated;
   for (const LogEntry& e : primary.entries) {
     if (e.op == LogOp::kAlloc) allocated.push_back(FatPtr{e.address, e.size, e.incarnation});
@@ -296,6 +344,94 @@ absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup) 
   }
   if (!backup.entries.empty()) return backup_log_.Prepare(std::move(backup));
   return absl::OkStatus();
+}
+
+// --- Failover ---
+
+absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
+  fence_epoch_ = std::max(fence_epoch_, fence.epoch);
+  std::vector<uint64_t> candidates = participant_.LockedTransactions();
+  for (uint64_t t : backup_log_.PendingTransactions()) {
+    if (!participant_.Holds(t)) candidates.push_back(t);
+  }
+  for (uint64_t t : candidates) {
+    if (recovering_.contains(t)) continue;
+    auto p = participants_.find(t);
+    if (p == participants_.end()) continue;  // this thread's own single-machine commit: it ends by itself
+    const bool lost = fence.departed.contains(CoordinatorOf(t)) ||
+                      std::any_of(p->second.begin(), p->second.end(),
+                                  [&](NodeId n) { return fence.departed.contains(n); });
+    if (!lost) continue;
+    RecoveryState r;
+    r.participants.assign(p->second.begin(), p->second.end());
+    const LogRecord* held = participant_.Find(t);
+    const LogRecord* kept = backup_log_.Find(t);
+    r.epoch = held != nullptr ? held->epoch : kept->epoch;
+    if (kept != nullptr) {
+      for (const LogEntry& e : kept->entries) {
+        if (!fence.promoting.contains(e.address.region())) continue;
+        const Region* copy = copies_->Find(e.address.region());
+        if (copy == nullptr || !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
+          return absl::InternalError(absl::StrFormat("transaction %x: %s is in no copy held here", t,
+                                                     e.address.ToString()));
+        }
+        char* object = copy->base() + e.address.offset();
+        const FatPtr ptr{e.address, e.size, e.incarnation};
+        if (e.op == LogOp::kAlloc) {
+          // As at a restart (recovery.cc): the old primary marked the slot allocated when
+          // the transaction took it; the copy learns it only at commit. Marked here so the
+          // promoted region's allocator scan keeps the slot while recovery decides.
+          const uint64_t word = LoadHeaderWord(object + kIncarnationOffset);
+          StoreHeaderWord(object + kIncarnationOffset,
+                          IncarnationWord(IncarnationNamed(IncarnationOf(word), e.incarnation), true));
+          r.promoted_allocations.push_back(ptr);
+        }
+        if (absl::Status s = recovery_locks_->Take(e.address, object); !s.ok()) return s;
+        r.promoted.push_back(ptr);
+      }
+    }
+    recovering_.emplace(t, std::move(r));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<RecoveringTx> ThreadContext::Recovering() const {
+  std::vector<RecoveringTx> out;
+  out.reserve(recovering_.size());
+  for (const auto& [t, r] : recovering_) out.push_back(RecoveringTx{t, r.epoch, r.participants});
+  return out;
+}
+
+void ThreadContext::SettleRecovered(uint64_t transaction, bool commit, TxDone done) {
+  auto it = recovering_.find(transaction);
+  if (it == recovering_.end()) return done(absl::OkStatus());  // its coordinator aborted it meanwhile
+  if (!commit) {
+    AbortHere(transaction);
+    return done(absl::OkStatus());
+  }
+  RecoveryState r = std::move(it->second);
+  recovering_.erase(it);
+  if (recent_ != nullptr) recent_->Add(transaction);
+  auto all = StatusJoin::Create(2, std::move(done));
+  // Its backup copies (promoted ones included: the write publishes an unlocked version),
+  // then its objects here as primary.
+  if (backup_log_.Find(transaction) != nullptr) {
+    (void)backup_log_.Commit(transaction);
+    for (const FatPtr& p : r.promoted) recovery_locks_->Drop(p.addr, /*committed=*/true);
+    if (log_->durable()) {
+      log_->Append(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction), StatusJoin::Part(all));
+    } else {
+      StatusJoin::Part(all)(absl::OkStatus());
+    }
+  } else {
+    StatusJoin::Part(all)(absl::OkStatus());
+  }
+  if (participant_.Holds(transaction)) {
+    CommitPrimaryWhenDurable(transaction, StatusJoin::Part(all));
+  } else {
+    participants_.erase(transaction);
+    StatusJoin::Part(all)(absl::OkStatus());
+  }
 }
 
 }  // namespace farm::tx

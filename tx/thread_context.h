@@ -43,6 +43,8 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -52,11 +54,14 @@
 #include "alloc/thread_log.h"
 #include "farm/event/context.h"
 #include "farm/msg/msg_thread.h"
+#include "membership/membership.h"
 #include "membership/placement.h"
 #include "tx/backup_log.h"
 #include "tx/log_record.h"
 #include "tx/object_reader.h"
 #include "tx/participant.h"
+#include "tx/recent_commits.h"
+#include "tx/recovery_locks.h"
 #include "tx/tx_messages.h"
 
 namespace farm::tx {
@@ -80,6 +85,24 @@ struct TxStats {
 };
 
 using TxDone = absl::AnyInvocable<void(const absl::Status&)>;
+
+// The node that coordinates `transaction` (ThreadContext::NewTransactionId's layout).
+constexpr NodeId CoordinatorOf(uint64_t transaction) { return static_cast<NodeId>(transaction >> 44); }
+
+// What a configuration that lost members tells each worker thread, before the node
+// uses its placement (failover; tx_service.h has the protocol).
+struct FailoverFence {
+  uint64_t epoch = 0;                         // the new configuration's
+  absl::flat_hash_set<NodeId> departed;       // members of the previous one that left
+  absl::flat_hash_set<RegionId> promoting;    // backup copies here about to become primary
+};
+
+// A transaction whose fate failover recovery decides on this thread.
+struct RecoveringTx {
+  uint64_t transaction = 0;
+  uint64_t epoch = 0;                 // the transaction's
+  std::vector<NodeId> participants;   // every node its PREPARE went to
+};
 
 class ThreadContext final : public Context {
  public:
@@ -135,7 +158,34 @@ class ThreadContext final : public Context {
   // doubt by a crash — its locks here (`primary`: entries locked already, at the
   // versions they were locked from) and its records for backup copies — so that a later
   // Decide settles it like any other.
-  absl::Status RestoreInDoubt(LogRecord primary, LogRecord backup);
+  absl::Status RestoreInDoubt(LogRecord primary, LogRecord backup, const std::vector<NodeId>& participants = {});
+
+  // Failover, on this thread, before the node adopts the new configuration: every
+  // transaction with locks or a kept record here whose coordinator or some participant
+  // departed is recovering — recovery decides it (SettleRecovered), its coordinator can
+  // no longer commit it here (an abort is still taken) — and its entries in `promoting`
+  // regions are locked (RecoveryLocks) and their allocations marked, so the promoted
+  // region's allocator scan keeps them. From here requests of an earlier epoch than
+  // `fence.epoch` are refused (Aborted), single-machine replication included.
+  absl::Status FenceForFailover(const FailoverFence& fence);
+  std::vector<RecoveringTx> Recovering() const;
+  uint64_t fence_epoch() const { return fence_epoch_; }
+  // Recovery's decision for a recovering transaction: applies (commit) or drops (abort)
+  // its records and locks here, logs the decision, and remembers a commit in
+  // RecentCommits. OK for one decided meanwhile (its coordinator aborted it).
+  void SettleRecovered(uint64_t transaction, bool commit, TxDone done);
+  // Node-wide state shared by the node's threads (owned by TxService); before use.
+  void SetShared(RecentCommits* recent, RecoveryLocks* recovery_locks) {
+    recent_ = recent;
+    recovery_locks_ = recovery_locks;
+  }
+  // The node's serving gate (membership.h), on this thread: from then on a node that does
+  // not serve (lease lost, or not a member) refuses PREPARE, VALIDATE, shipped and
+  // replicated commits (Unavailable), and its lock-free reads answer Unavailable.
+  void SetGate(const membership::ServingGate* gate) {
+    gate_ = gate;
+    reader_->set_gate(gate);
+  }
 
  private:
   absl::Status CheckEpoch(uint64_t epoch) const;
@@ -151,8 +201,15 @@ class ThreadContext final : public Context {
   // record after it).
   void FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here, TxDone done);
 
+  // Aborts `transaction` here: locks, kept records, recovery's locks and the
+  // allocations only it held; logs the abort (unwaited) when it had anything here.
+  void AbortHere(uint64_t transaction);
+  // Drops the participants of a transaction that holds nothing here any more.
+  void ForgetIfDone(uint64_t transaction);
+
   const NodeId self_;
   MsgThread* const thread_;
+  const alloc::BackupRegions* const copies_;
   alloc::ThreadAllocator* const allocator_;
   std::unique_ptr<ObjectReader> reader_;
   const TxOptions options_;
@@ -165,6 +222,21 @@ class ThreadContext final : public Context {
   // Restored in-doubt transactions (RestoreInDoubt): the slots they allocated here,
   // freed if recovery aborts them (their coordinator, who would have, is gone).
   absl::flat_hash_map<uint64_t, std::vector<FatPtr>> restored_allocations_;
+  // Distributed transactions prepared here: the nodes their PREPARE went to.
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<NodeId, 8>> participants_;
+  // Failover: requests of earlier epochs are refused; the transactions recovery decides
+  // (and, per transaction, its objects in promoted regions: RecoveryLocks holders).
+  uint64_t fence_epoch_ = 0;
+  struct RecoveryState {
+    uint64_t epoch = 0;
+    std::vector<NodeId> participants;
+    std::vector<FatPtr> promoted;  // locked in RecoveryLocks
+    std::vector<FatPtr> promoted_allocations;  // freed if aborted
+  };
+  absl::flat_hash_map<uint64_t, RecoveryState> recovering_;
+  RecentCommits* recent_ = nullptr;
+  RecoveryLocks* recovery_locks_ = nullptr;
+  const membership::ServingGate* gate_ = nullptr;
   std::shared_ptr<ThreadContext*> alive_;
   TxStats stats_;
 };

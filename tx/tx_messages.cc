@@ -85,6 +85,22 @@ absl::StatusOr<std::vector<TxKey>> DecodeOutcomeQuery(absl::string_view in) {
   return out;
 }
 
+std::string EncodeVoteQuery(uint64_t epoch, const std::vector<TxKey>& transactions) {
+  return WireWriter().Put(epoch).Take() + EncodeOutcomeQuery(transactions);
+}
+
+absl::StatusOr<VoteQuery> DecodeVoteQuery(absl::string_view in) {
+  if (in.size() < sizeof(uint64_t)) {
+    return absl::InvalidArgumentError(absl::StrFormat("malformed vote query (%d bytes)", in.size()));
+  }
+  VoteQuery out;
+  out.epoch = LoadLe<uint64_t>(in.data());
+  absl::StatusOr<std::vector<TxKey>> keys = DecodeOutcomeQuery(in.substr(sizeof(uint64_t)));
+  if (!keys.ok()) return keys.status();
+  out.transactions = std::move(*keys);
+  return out;
+}
+
 std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes) {
   WireWriter w;
   w.Put(kTxDecisionFormat).Put(static_cast<uint32_t>(outcomes.size()));

@@ -14,7 +14,12 @@
 //   kTxShipMsgId      a lock record then a kValidate record: a single-machine
 //                     transaction's commit, shipped to the primary of all its objects.
 //   kTxOutcomeMsgId   recovery: what the receiver's log said of these transactions at
-//                     its start (TxOutcome each), for a restarted node's in-doubt ones.
+//                     its start (TxOutcome each), for a restarted node's in-doubt ones;
+//                     kCommitted also for those it committed lately (RecentCommits).
+//   kTxVoteMsgId      failover recovery: like kTxOutcomeMsgId, answered only once the
+//                     receiver has fenced the configuration the asker recovers in
+//                     (Unavailable before: ask again), so that no coordinator of an
+//                     earlier epoch can commit there after it answered.
 // Answers are empty (OK) or the error; every payload is size- and tag-checked.
 #ifndef FARM_TX_TX_MESSAGES_H_
 #define FARM_TX_TX_MESSAGES_H_
@@ -36,6 +41,7 @@ inline constexpr MsgId kTxDecideMsgId = kTxMsgIds[3];
 inline constexpr MsgId kTxApplyMsgId = kTxMsgIds[4];
 inline constexpr MsgId kTxShipMsgId = kTxMsgIds[5];
 inline constexpr MsgId kTxOutcomeMsgId = kTxMsgIds[6];
+inline constexpr MsgId kTxVoteMsgId = kTxMsgIds[7];
 
 inline constexpr uint8_t kTxDecisionFormat = 1;
 
@@ -86,6 +92,14 @@ struct TxKey {
 inline constexpr uint32_t kMaxOutcomeQuery = 4096;
 std::string EncodeOutcomeQuery(const std::vector<TxKey>& transactions);
 absl::StatusOr<std::vector<TxKey>> DecodeOutcomeQuery(absl::string_view in);
+// kTxVoteMsgId's request: u64 the epoch recovery runs in, then an outcome query. The
+// answer is EncodeOutcomes'.
+struct VoteQuery {
+  uint64_t epoch = 0;
+  std::vector<TxKey> transactions;
+};
+std::string EncodeVoteQuery(uint64_t epoch, const std::vector<TxKey>& transactions);
+absl::StatusOr<VoteQuery> DecodeVoteQuery(absl::string_view in);
 std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes);
 absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size_t expected);
 

@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
                                                              alloc::AllocService* alloc_service,
                                                              const TxOptions& options, TxRecovery recovery) {
   std::unique_ptr<TxService> service(new TxService());
+  service->self_ = self;
   service->outcomes_ = std::move(recovery.outcomes);
   for (size_t i = 0; i < alloc_service->thread_count(); ++i) {
     ObjectReaderOptions ro = options.reader;
@@ -48,6 +49,7 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
     service->contexts_.push_back(std::make_unique<ThreadContext>(
         self, &messenger->thread(i), alloc_service->thread(i), &alloc_service->backups(),
         std::move(*reader), options, alloc_service->log(i), recovery.boot));
+    service->contexts_.back()->SetShared(&service->recent_commits_, &service->recovery_locks_);
   }
   if (absl::Status s = service->RegisterHandlers(messenger); !s.ok()) return s;
   return service;
@@ -114,16 +116,33 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
                         if (!keys.ok()) return Answer(thread, message, keys.status());
                         std::vector<TxOutcome> answer;
                         answer.reserve(keys->size());
-                        for (const TxKey& key : *keys) {
-                          auto it = outcomes_.find(key);
-                          answer.push_back(it == outcomes_.end() ? TxOutcome::kUnknown : it->second);
+                        for (const TxKey& key : *keys) answer.push_back(OutcomeHere(key));
+                        (void)thread.Reply(message.reply_to, EncodeOutcomes(answer));
+                      }});
+  handlers.push_back({kTxVoteMsgId, [this](MsgThread& thread, const Message& message) {
+                        if (!message.expects_reply()) return;
+                        absl::StatusOr<VoteQuery> q = DecodeVoteQuery(message.payload);
+                        if (!q.ok()) return Answer(thread, message, q.status());
+                        if (fenced_epoch_.load(std::memory_order_acquire) < q->epoch) {
+                          return Answer(thread, message, absl::UnavailableError(absl::StrFormat(
+                                                             "node %d has not fenced epoch %d yet",
+                                                             self_, q->epoch)));
                         }
+                        std::vector<TxOutcome> answer;
+                        answer.reserve(q->transactions.size());
+                        for (const TxKey& key : q->transactions) answer.push_back(OutcomeHere(key));
                         (void)thread.Reply(message.reply_to, EncodeOutcomes(answer));
                       }});
   for (Entry& e : handlers) {
     if (absl::Status s = messenger->RegisterHandler(e.id, std::move(e.handler), "tx"); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+TxOutcome TxService::OutcomeHere(const TxKey& key) const {
+  if (recent_commits_.Contains(key.transaction)) return TxOutcome::kCommitted;
+  auto it = outcomes_.find(key);
+  return it == outcomes_.end() ? TxOutcome::kUnknown : it->second;
 }
 
 // --- Recovery of in-doubt transactions ---
@@ -149,7 +168,7 @@ void TxService::ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable
         resolution->ask.push_back(n);
       }
     }
-    if (absl::Status s = ctx->RestoreInDoubt(std::move(d.primary), std::move(d.backup)); !s.ok()) {
+    if (absl::Status s = ctx->RestoreInDoubt(std::move(d.primary), std::move(d.backup), d.participants); !s.ok()) {
       return resolution->done(absl::Status(
           s.code(), absl::StrFormat("transaction %x in doubt cannot be restored: %s", id, s.message())));
     }

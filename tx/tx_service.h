@@ -16,12 +16,31 @@
 // restarted yet) is asked again until it does (a node that never comes back is
 // failover's to handle).
 //
+// Failover (a configuration that lost members; FaRM, SOSP 2015, section 5.3, adapted):
+// before the node uses the new configuration, each thread fences it
+// (ThreadContext::FenceForFailover): requests of earlier epochs are refused from then on,
+// and every transaction with records here whose coordinator or some participant left is
+// recovering — its coordinator can no longer commit it here. Fenced(epoch) then says so
+// node-wide. ResolveRecovering asks every surviving participant of each (kTxVoteMsgId;
+// a participant answers only once it has fenced the same epoch) whether it committed
+// it, commits those that one did, and aborts the rest. Why every thread that recovers a
+// transaction reaches the same decision: a replica's "committed" answer can only come
+// from a commit it took before it fenced (the coordinator's COMMIT-BACKUP or
+// COMMIT-PRIMARY: the coordinator had decided commit), or from recovery's own commit,
+// which needs such an answer first; after every survivor fenced, no new commit can
+// come from the coordinator, so the set of survivors that committed is fixed and every
+// asker sees it (RecentCommits keeps it long enough). A commit reported to an
+// application was taken by every replica of every written region, so with r >= 2 some
+// survivor answers committed and the transaction commits. The participants that left
+// are not asked: their data is never used again (a node that left rejoins empty).
+//
 // Threads: Create on the node's start-up thread (before Messenger::Start); context(i)
 // only on messenger thread i. Destroy each context on its thread (StopThread), before
 // the messenger and the allocator service go.
 #ifndef FARM_TX_TX_SERVICE_H_
 #define FARM_TX_TX_SERVICE_H_
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -59,15 +78,30 @@ class TxService {
   // `done` (on that loop) once every one is decided, or with the error that stopped it.
   void ResolveInDoubt(std::vector<InDoubt> in_doubt, absl::AnyInvocable<void(const absl::Status&)> done);
 
+  // Failover: every thread has fenced `epoch` (ThreadContext::FenceForFailover), or the
+  // configuration lost nobody; votes of that epoch are answered from now on. Any thread.
+  void Fenced(uint64_t epoch);
+  // On thread `thread`'s loop: decides the transactions that thread recovers (above).
+  void ResolveRecovering(size_t thread);
+  const RecoveryLocks& recovery_locks() const { return recovery_locks_; }
+  const RecentCommits& recent_commits() const { return recent_commits_; }
+
  private:
   TxService() = default;
   absl::Status RegisterHandlers(Messenger* messenger);
   ThreadContext* ContextFor(MsgThread& thread, const Message& message);
   void AskOutcomes(std::shared_ptr<struct Resolution> resolution);
   void Settle(std::shared_ptr<struct Resolution> resolution);
+  void AskVotes(std::shared_ptr<struct FailoverResolution> resolution);
+  void SettleFailover(std::shared_ptr<struct FailoverResolution> resolution);
+  TxOutcome OutcomeHere(const TxKey& key) const;
 
+  NodeId self_ = kInvalidNode;
   std::vector<std::unique_ptr<ThreadContext>> contexts_;
   absl::flat_hash_map<TxKey, TxOutcome> outcomes_;  // fixed after Create
+  RecentCommits recent_commits_;
+  RecoveryLocks recovery_locks_;
+  std::atomic<uint64_t> fenced_epoch_{0};
 };
 
 }  // namespace farm::tx
