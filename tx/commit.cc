@@ -49,6 +49,10 @@ bool OutcomeUnknown(const absl::Status& s) {
 
 }  // namespace
 
+void Transaction::Step(CommitStep step) {
+  if (const CommitStepHook& hook = ctx_->options().commit_step_hook) hook(step, id_);
+}
+
 absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placement& placement) {
   Plan plan;
   plan.lock = EmptyRecord(LogKind::kLock, id_, epoch_);
@@ -179,6 +183,7 @@ void Transaction::PrepareAll(std::shared_ptr<Plan> plan) {
       [this, &participants](const LogRecord& r, TxDone done) { ctx_->Prepare(r, participants, "", std::move(done)); },
       [this, plan](const absl::Status& s) {
         if (!s.ok()) return AbortAll(plan, s);
+        Step(CommitStep::kPrepared);
         ValidateAll(plan);
       },
       &participants);
@@ -195,6 +200,7 @@ void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
                                          "the configuration changed before commit (epoch %d, now %d)",
                                          epoch_, now == nullptr ? 0 : now->epoch())));
              }
+             Step(CommitStep::kDecidedCommit);
              Decide(plan, Decision::kCommitBackup);
            });
 }
@@ -265,6 +271,8 @@ void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDec
     }
   }
   TxDone local = JoinLocalAndRemote(std::move(then), &requests, kTxDecideMsgId);
+  if (d.decision == Decision::kCommitBackup) Step(CommitStep::kCommitBackupSent);
+  if (d.decision == Decision::kCommitPrimary) Step(CommitStep::kCommitPrimarySent);
   if (own) return ctx_->Decide(d, std::move(local));
   local(absl::OkStatus());
 }

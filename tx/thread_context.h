@@ -40,6 +40,7 @@
 #define FARM_TX_THREAD_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,10 +67,22 @@
 
 namespace farm::tx {
 
+// The steps of a distributed commit at its coordinator (commit.cc), for CommitStepHook.
+enum class CommitStep {
+  kPrepared,           // every PREPARE answered OK; VALIDATE next
+  kDecidedCommit,      // validated: COMMIT-BACKUP about to be sent
+  kCommitBackupSent,   // COMMIT-BACKUP sent to every backup, no answer yet
+  kCommitPrimarySent,  // COMMIT-PRIMARY sent to every primary, no answer yet
+};
+// A test seam: called on the coordinator's thread at each step, with the transaction;
+// crash tests end the process there (SIGKILL) to leave a commit half done.
+using CommitStepHook = std::function<void(CommitStep step, uint64_t transaction)>;
+
 struct TxOptions {
   // How long a coordinator waits for a participant before it aborts the transaction.
   absl::Duration rpc_timeout = absl::Seconds(5);
   ObjectReaderOptions reader;
+  CommitStepHook commit_step_hook;  // tests only; empty: none
 };
 
 struct TxStats {

@@ -104,6 +104,8 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   // `backups_failed`: the COMMIT-BACKUP round's error, carried to the end (kCommitPrimary).
   void Decide(std::shared_ptr<Plan> plan, Decision decision, absl::Status backups_failed = absl::OkStatus());
   void AbortAll(std::shared_ptr<Plan> plan, absl::Status why);
+  // The test seam at each step of a distributed commit (TxOptions::commit_step_hook).
+  void Step(CommitStep step);
   // This node's part of a step: handles `record` and answers through its callback.
   using LocalStep = absl::FunctionRef<void(const LogRecord& record, TxDone done)>;
   // Sends each node its record as `id` (this node's own handled in place by `here`),
