@@ -1,9 +1,11 @@
 #include "alloc/alloc_service.h"
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "alloc/copy_messages.h"
 #include "alloc/durable_records.h"
 #include "alloc/end_of_epoch.h"
 #include "alloc/messages.h"
@@ -195,7 +197,10 @@ absl::Status AllocService::RegisterHandlers() {
                          Entry{kRemoteFreeMsgId, &AllocService::OnRemoteFree},
                          Entry{kBackupRegionMsgId, &AllocService::OnBackupRegion},
                          Entry{kBlockStateMsgId, &AllocService::OnBlockState},
-                         Entry{kRegionCapabilityMsgId, &AllocService::OnRegionCapability}}) {
+                         Entry{kRegionCapabilityMsgId, &AllocService::OnRegionCapability},
+                         Entry{kRegionCopyBeginMsgId, &AllocService::OnCopyBegin},
+                         Entry{kRegionCopyDataMsgId, &AllocService::OnCopyData},
+                         Entry{kRegionCopyEndMsgId, &AllocService::OnCopyEnd}}) {
     auto handler = e.handler;
     if (absl::Status s = messenger_->RegisterHandler(
             e.id, [this, handler](MsgThread& t, const Message& m) { (this->*handler)(t, m); }, "alloc");
@@ -295,6 +300,44 @@ void AllocService::OnRegionCapability(MsgThread& thread, const Message& message)
                                            .Put(cap.rkey)
                                            .Put(cap.remote_base)
                                            .Take());
+}
+
+void AllocService::OnCopyBegin(MsgThread& thread, const Message& message) {
+  std::optional<CopyBegin> begin = DecodeCopyBegin(message.payload);
+  if (!begin.has_value()) return Answer(thread, message, Malformed("region copy begin", message));
+  if (allocator_->blocks().FindRegion(begin->region) != nullptr) {
+    return Answer(thread, message, absl::FailedPreconditionError(absl::StrFormat(
+        "node %d is the primary of region %d: it takes no copy of it from node %d", messenger_->node_id(),
+        begin->region, message.from)));
+  }
+  auto start = [this, &thread, m = ToAnswerLater(message), begin = *begin](absl::Status admitted) mutable {
+    if (!admitted.ok()) return Answer(thread, m, admitted);
+    if (absl::Status s = copy_receiver_.Begin(m.from, begin); !s.ok()) return Answer(thread, m, s);
+    logs_[thread.index()]->Append(
+        storage::NodeLogType::kRegionReset, EncodeRegionCreated({begin.region, begin.bytes, m.from}),
+        [this, &thread, m, region = begin.region](const absl::Status& s) {
+          if (!s.ok()) copy_receiver_.Abandon(m.from, region);
+          Answer(thread, m, s);
+        });
+  };
+  if (!copy_gate_) return start(absl::OkStatus());
+  copy_gate_(thread.index(), begin->region, message.from, std::move(start));
+}
+
+void AllocService::OnCopyData(MsgThread& thread, const Message& message) {
+  absl::StatusOr<RegionImage> chunk = DecodeRegionImage(message.payload);
+  if (!chunk.ok()) return Answer(thread, message, Malformed("region copy data", message));
+  if (absl::Status s = copy_receiver_.Data(message.from, *chunk); !s.ok()) return Answer(thread, message, s);
+  // The wire payload is the log record (durable_records.h).
+  logs_[thread.index()]->Append(storage::NodeLogType::kRegionImage, message.payload,
+                                [&thread, m = ToAnswerLater(message)](const absl::Status& s) { Answer(thread, m, s); });
+}
+
+void AllocService::OnCopyEnd(MsgThread& thread, const Message& message) {
+  std::optional<CopyEnd> end = DecodeCopyEnd(message.payload);
+  if (!end.has_value()) return Answer(thread, message, Malformed("region copy end", message));
+  // Every DATA was answered, so logged durably, before the sender sent this.
+  Answer(thread, message, copy_receiver_.End(message.from, *end));
 }
 
 }  // namespace farm::alloc

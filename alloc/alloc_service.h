@@ -11,13 +11,17 @@
 //   kBlockStateMsgId    apply block-table entries to a backup copy
 //   kRegionCapabilityMsgId  the capability of a region this node holds as primary
 //   kEndOfEpochMsgId    end_of_epoch.h
+//   kRegionCopy{Begin,Data,End}MsgId  a full copy of a region from its primary
+//                       (region_copy.h; RegionCopyReceiver). Refused for a region this
+//                       node is the primary of
 // Payloads are little-endian, start with the kAllocWireFormat tag, and are checked for
 // size before they are read; a malformed request is answered with InvalidArgument.
 //
 // Durability (with a log): every region copy and block-table change this node holds —
 // as primary when it replicates them, as backup when it applies them — is appended to
 // the node's log (durable_records.h) and acknowledged only once durable, so a block is
-// used only after every copy of its table entry survives a crash.
+// used only after every copy of its table entry survives a crash. A copy received
+// whole is logged the same way: BEGIN as kRegionReset, each DATA as kRegionImage.
 //
 // Threads: one ThreadAllocator per messenger thread, used on that thread's loop only
 // (requests are handled on the thread that receives them). Stop each thread's allocator
@@ -25,12 +29,14 @@
 #ifndef FARM_ALLOC_ALLOC_SERVICE_H_
 #define FARM_ALLOC_ALLOC_SERVICE_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "alloc/allocator.h"
 #include "alloc/backup_regions.h"
+#include "alloc/copy_receiver.h"
 #include "alloc/thread_allocator.h"
 #include "alloc/thread_channel.h"
 #include "alloc/thread_log.h"
@@ -92,20 +98,35 @@ class AllocService {
   ThreadLog* log(size_t i) const { return logs_[i].get(); }
   size_t thread_count() const { return threads_.size(); }
   BackupRegions& backups() const { return *backups_; }
+  // Region copies being received (region_copy.h).
+  const RegionCopyReceiver& copies_in_progress() const { return copy_receiver_; }
+  // Asked before a copy of `region` from `from` begins (on the receiving messenger thread
+  // `thread`; `then` on the same thread, maybe later): OK, or why not yet (the copy is refused with it and
+  // the sender sends it again). The node checks that its configuration names `from` as
+  // the region's primary and that no transaction record it keeps still touches the
+  // region (its decision would land on the copied bytes). Set before the messenger starts.
+  using CopyGate = std::function<void(size_t thread, RegionId region, NodeId from,
+                                      absl::AnyInvocable<void(absl::Status)> then)>;
+  void set_copy_gate(CopyGate gate) { copy_gate_ = std::move(gate); }
 
  private:
   AllocService(Messenger* messenger, Allocator* allocator, BackupRegions* backups)
-      : messenger_(messenger), allocator_(allocator), backups_(backups) {}
+      : messenger_(messenger), allocator_(allocator), backups_(backups), copy_receiver_(backups) {}
   absl::Status RegisterHandlers();
   void OnRemoteAlloc(MsgThread& thread, const Message& message);
   void OnRemoteFree(MsgThread& thread, const Message& message);
   void OnBackupRegion(MsgThread& thread, const Message& message);
   void OnBlockState(MsgThread& thread, const Message& message);
   void OnRegionCapability(MsgThread& thread, const Message& message);
+  void OnCopyBegin(MsgThread& thread, const Message& message);
+  void OnCopyData(MsgThread& thread, const Message& message);
+  void OnCopyEnd(MsgThread& thread, const Message& message);
 
   Messenger* const messenger_;
   Allocator* const allocator_;
   BackupRegions* const backups_;
+  RegionCopyReceiver copy_receiver_;
+  CopyGate copy_gate_;
   std::vector<std::unique_ptr<ThreadLog>> logs_;
   std::vector<std::unique_ptr<MsgChannel>> channels_;
   std::vector<std::unique_ptr<ThreadAllocator>> threads_;

@@ -1,17 +1,41 @@
 #include "alloc/backup_regions.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloc/region_format.h"
 
 namespace farm::alloc {
 
-absl::Status BackupRegions::Create(RegionId region, uint64_t bytes, NodeId primary) {
+namespace {
+
+absl::Status CheckCopySize(RegionId region, uint64_t bytes) {
   if (bytes < kMinRegionBytes || bytes > kMaxRegionSize || bytes % kBlockUnitBytes != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a backup of region %d cannot have %d bytes", region, bytes));
   }
+  return absl::OkStatus();
+}
+
+// A new, formatted copy of `region`.
+absl::StatusOr<std::unique_ptr<Region>> NewCopy(RegionId region, uint64_t bytes,
+                                                const RegionOptions& options) {
+  absl::StatusOr<Region> copy = Region::Create(region, bytes, options);
+  if (!copy.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot hold a backup of region ", region, ": ",
+                                                     copy.status().message()));
+  }
+  auto held = std::make_unique<Region>(std::move(*copy));
+  if (absl::Status s = FormatRegion(held->base(), region, bytes); !s.ok()) return s;
+  return held;
+}
+
+}  // namespace
+
+absl::Status BackupRegions::Create(RegionId region, uint64_t bytes, NodeId primary) {
+  if (absl::Status s = CheckCopySize(region, bytes); !s.ok()) return s;
   MutexLock lock(&mu_);
   if (auto it = copies_.find(region); it != copies_.end()) {
     if (it->second.region->size() == bytes && it->second.primary == primary) return absl::OkStatus();
@@ -19,14 +43,48 @@ absl::Status BackupRegions::Create(RegionId region, uint64_t bytes, NodeId prima
         "a backup of region %d (%d bytes, created by node %d) is held already; node %d asked for "
         "%d bytes", region, it->second.region->size(), it->second.primary, primary, bytes));
   }
-  absl::StatusOr<Region> copy = Region::Create(region, bytes, options_);
-  if (!copy.ok()) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot hold a backup of region ", region, ": ",
-                                                     copy.status().message()));
+  absl::StatusOr<std::unique_ptr<Region>> held = NewCopy(region, bytes, options_);
+  if (!held.ok()) return held.status();
+  copies_[region] = Copy{std::move(*held), primary};
+  return absl::OkStatus();
+}
+
+absl::Status BackupRegions::Reset(RegionId region, uint64_t bytes, NodeId primary) {
+  if (absl::Status s = CheckCopySize(region, bytes); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) {
+    absl::StatusOr<std::unique_ptr<Region>> held = NewCopy(region, bytes, options_);
+    if (!held.ok()) return held.status();
+    copies_[region] = Copy{std::move(*held), primary};
+    return absl::OkStatus();
   }
-  auto held = std::make_unique<Region>(std::move(*copy));
-  if (absl::Status s = FormatRegion(held->base(), region, bytes); !s.ok()) return s;
-  copies_[region] = Copy{std::move(held), primary};
+  Copy& held = it->second;
+  if (held.region->size() != bytes) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot reset the backup of region %d to %d bytes: the copy held has %d", region, bytes,
+        held.region->size()));
+  }
+  if (absl::Status s = held.region->Discard(0, bytes); !s.ok()) {
+    return absl::InternalError(absl::StrCat("zeroing the backup of region ", region, ": ", s.message()));
+  }
+  held.primary = primary;
+  return FormatRegion(held.region->base(), region, bytes);
+}
+
+absl::Status BackupRegions::WriteBytes(RegionId region, uint64_t offset, absl::string_view bytes) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) {
+    return absl::NotFoundError(absl::StrFormat("no backup of region %d is held here", region));
+  }
+  Region& copy = *it->second.region;
+  if (!copy.Contains(offset, bytes.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d bytes at offset %d run past the %d-byte backup of region %d", bytes.size(), offset,
+        copy.size(), region));
+  }
+  if (!bytes.empty()) std::memcpy(copy.base() + offset, bytes.data(), bytes.size());
   return absl::OkStatus();
 }
 

@@ -4,6 +4,9 @@
 // every block-table change; the transaction layer will write committed objects into it,
 // and recovery promotes it (Allocator::AdoptRegion).
 //
+// A copy can also be received whole from a region's primary (region_copy.h, failover's
+// re-replication): Reset empties it, WriteBytes fills it in.
+//
 // Block-table words from one primary may arrive out of order (they travel on different
 // threads' rings). Generations order them: a word is applied when its generation is
 // newer than the entry's, or equal and it frees the unit (the release that ends the
@@ -24,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "farm/base/mutex.h"
 #include "farm/base/region.h"
 
@@ -38,6 +42,16 @@ class BackupRegions {
   // cannot hold; AlreadyExists when a copy of that id from another primary or of
   // another size is held (two nodes must never merge into one copy).
   absl::Status Create(RegionId region, uint64_t bytes, NodeId primary);
+  // Holds an empty, formatted copy of `region` (as Create leaves a new one) whose
+  // primary is `primary` from now on: a new copy, or the one held, zeroed (its pages go
+  // back to the OS) and formatted afresh. The held copy stays the same Region object, so
+  // pointers from Find stay valid — but nobody may use its memory meanwhile (the caller
+  // holds the region frozen). InvalidArgument for a size the format cannot hold;
+  // FailedPrecondition when the copy held has another size (nothing changes).
+  absl::Status Reset(RegionId region, uint64_t bytes, NodeId primary);
+  // Writes `bytes` into the copy of `region` at `offset`. NotFound for a region not
+  // held; InvalidArgument when they run past the copy (nothing is written).
+  absl::Status WriteBytes(RegionId region, uint64_t offset, absl::string_view bytes);
   // Applies block-table words [first_unit, first_unit + words.size()). NotFound for a
   // region not held; InvalidArgument for a word that is not valid at its unit (nothing
   // is applied then).
@@ -47,7 +61,8 @@ class BackupRegions {
   // dropped yet: that is recovery's job).
   const Region* Find(RegionId region) const;
   std::vector<RegionId> Held() const;
-  // The node that created `region`'s copy held here (kInvalidNode when none is held).
+  // The node that created `region`'s copy held here, or the one it was last reset for
+  // (kInvalidNode when none is held).
   NodeId CreatorOf(RegionId region) const;
   // Recovery: hands the copy of `region` over (null when not held) — a restarted node's
   // own regions, rebuilt here from its log, go to its allocator.
@@ -63,7 +78,7 @@ class BackupRegions {
   mutable Mutex mu_;
   struct Copy {
     std::unique_ptr<Region> region;
-    NodeId primary;  // the node that created the region
+    NodeId primary;  // the node that created the region, or sent its copy (Reset)
   };
   absl::flat_hash_map<RegionId, Copy> copies_ ABSL_GUARDED_BY(mu_);
 };

@@ -43,4 +43,22 @@ absl::StatusOr<BlockWords> DecodeBlockWords(absl::string_view payload) {
   return b;
 }
 
+std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_view bytes) {
+  std::string out;
+  out.reserve(kRegionImageHeaderBytes + bytes.size());
+  WireWriter(&out).Put(kAllocWireFormat).Put(region).Put(offset).Bytes(bytes);
+  return out;
+}
+
+absl::StatusOr<RegionImage> DecodeRegionImage(absl::string_view payload) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  RegionImage image;
+  if (!in.Get(&format) || format != kAllocWireFormat || !in.Get(&image.region) || !in.Get(&image.offset)) {
+    return absl::DataLossError(absl::StrFormat("malformed region image record (%d bytes)", payload.size()));
+  }
+  image.bytes = payload.substr(kRegionImageHeaderBytes);
+  return image;
+}
+
 }  // namespace farm::alloc

@@ -1,11 +1,17 @@
 // The allocation layer's records in the node's durable log (storage/node_log_types.h):
-// a region copy this node holds and block-table words applied to it. The same records
-// serve the primary's own copy and its backups', so replay (tx/recovery.h) rebuilds
-// every held region the way backups build theirs (BackupRegions).
+// a region copy this node holds, block-table words applied to it, and copies received
+// whole from a primary (region_copy.h). The same records serve the primary's own copy
+// and its backups', so replay (tx/recovery.h) rebuilds every held region the way
+// backups build theirs (BackupRegions).
 //
 //   kRegionCreated  u8 format (kAllocWireFormat) | u32 region | u64 bytes | u32 primary
 //   kBlockWords     u8 format | u32 region | u32 first unit | u32 count | count × u64
 //                   (the payload of a kBlockStateMsgId request, logged as received)
+//   kRegionReset    the payload of kRegionCreated: a copy received from `primary`
+//                   (region_copy.h) starts here, empty
+//   kRegionImage    u8 format | u32 region | u64 offset | bytes: written over the copy
+//                   (a checkpoint's images, and the payload of a kRegionCopyDataMsgId
+//                   request, logged as received)
 #ifndef FARM_ALLOC_DURABLE_RECORDS_H_
 #define FARM_ALLOC_DURABLE_RECORDS_H_
 
@@ -34,6 +40,18 @@ struct BlockWords {
 };
 std::string EncodeBlockWords(RegionId region, uint32_t first_unit, const uint64_t* words, size_t count);
 absl::StatusOr<BlockWords> DecodeBlockWords(absl::string_view payload);
+
+// Bytes of a region copy at an offset. `bytes` points into the decoded payload.
+struct RegionImage {
+  RegionId region = 0;
+  uint64_t offset = 0;
+  absl::string_view bytes;
+};
+inline constexpr size_t kRegionImageHeaderBytes = 1 + 4 + 8;
+std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_view bytes);
+// DataLoss for a payload too short for the header or of another format; the bytes may
+// be empty.
+absl::StatusOr<RegionImage> DecodeRegionImage(absl::string_view payload);
 
 }  // namespace farm::alloc
 

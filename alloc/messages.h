@@ -25,6 +25,17 @@ inline constexpr MsgId kBlockStateMsgId = kAllocMsgIds[5];
 // To a region's primary: the capability for one-sided access to the region.
 inline constexpr MsgId kRegionCapabilityMsgId = kAllocMsgIds[6];
 
+// The region copy protocol (region_copy.h): a region's primary gives a node a full copy
+// of it. Every request answers the tag alone, or an error.
+//   BEGIN  u8 tag | u32 region | u64 bytes: hold an empty copy of the region from the
+//          sender (created, or the one held zeroed)
+//   DATA   u8 tag | u32 region | u64 offset | bytes: write them into the copy (the
+//          payload is the kRegionImage record: durable_records.h)
+//   END    u8 tag | u32 region | u64 bytes sent | u32 CRC-32C of them: check the copy
+inline constexpr MsgId kRegionCopyBeginMsgId = kAllocMsgIds[7];
+inline constexpr MsgId kRegionCopyDataMsgId = kAllocMsgIds[8];
+inline constexpr MsgId kRegionCopyEndMsgId = kAllocMsgIds[9];
+
 }  // namespace farm::alloc
 
 #endif  // FARM_ALLOC_MESSAGES_H_

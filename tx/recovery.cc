@@ -53,7 +53,7 @@ std::string EncodeMetadata(absl::string_view name, absl::string_view value) {
 }
 
 std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_view bytes) {
-  return WireWriter().Put(kNodeRecordFormat).Put(region).Put(offset).Bytes(bytes).Take();
+  return alloc::EncodeRegionImage(region, offset, bytes);  // one format, alloc's
 }
 
 std::string EncodeTxOutcomes(absl::Span<const TxKey> committed) {
@@ -175,15 +175,18 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         ++result.stats.regions;
         break;
       }
+      case NodeLogType::kRegionReset: {  // a copy received whole starts here (alloc/region_copy.h)
+        absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
+        if (!c.ok()) return Damaged(r, c.status().message());
+        if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
+        break;
+      }
       case NodeLogType::kRegionImage: {
-        WireReader in(r.payload);
-        uint8_t format = 0;
-        RegionId region = 0;
-        uint64_t offset = 0;
-        if (!in.Get(&format) || format != kNodeRecordFormat || !in.Get(&region) || !in.Get(&offset)) {
-          return Damaged(r, "malformed region image record");
-        }
-        const absl::string_view bytes = r.payload.substr(r.payload.size() - in.left());
+        absl::StatusOr<alloc::RegionImage> image = alloc::DecodeRegionImage(r.payload);
+        if (!image.ok()) return Damaged(r, "malformed region image record");
+        const RegionId region = image->region;
+        const uint64_t offset = image->offset;
+        const absl::string_view bytes = image->bytes;
         const Region* copy = copies->Find(region);
         if (copy == nullptr || !copy->Contains(offset, bytes.size())) {
           return Damaged(r, absl::StrFormat("an image of region %d at offset %d (%d bytes) outside every region held",

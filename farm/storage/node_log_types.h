@@ -16,10 +16,16 @@
 //                   own and its backups'): applied at replay unless aborted after it
 //   kMetadata       a service's small named value on this node (u8 format, u16 name
 //                   bytes, name, u32 value bytes, value): the last one of a name wins
+//   kRegionReset    a full copy of a region begins arriving from its primary (alloc's
+//                   region copy protocol; the payload of kRegionCreated): replay creates
+//                   the copy, or zeroes and formats the one held, and records that
+//                   primary; the kRegionImage records after it fill it in
+//   kRegionImage    bytes of a region copy created by a kRegionCreated or kRegionReset
+//                   before it (u8 format, u32 region, u64 offset, bytes): written over
+//                   the copy. In a checkpoint, its regions' contents; in the log, one
+//                   chunk of a region copy received (alloc/durable_records.h)
 //
 // Checkpoints only (a checkpoint is a file of this format too: farm/node/checkpointer.h):
-//   kRegionImage    bytes of a region copy created by a kRegionCreated before it (u8
-//                   format, u32 region, u64 offset, bytes): written over the copy
 //   kTxOutcomes     committed transactions whose prepare records were compacted away
 //                   (u8 format, u32 count, count x (u64 id, u64 epoch)): what recovery
 //                   answers other members about them
@@ -44,6 +50,7 @@ enum class NodeLogType : uint8_t {
   kRegionImage = 9,
   kTxOutcomes = 10,
   kCheckpointEnd = 11,
+  kRegionReset = 12,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

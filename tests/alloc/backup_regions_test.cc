@@ -3,6 +3,7 @@
 // refused whole.
 #include "alloc/backup_regions.h"
 
+#include <string>
 #include <vector>
 
 #include "alloc/region_format.h"
@@ -97,6 +98,39 @@ TEST(BackupRegions, AnInvalidEntryIsRefusedWhole) {
   EXPECT_EQ(At(b, 1).kind, BlockKind::kFree) << "nothing applied";
   EXPECT_FALSE(b.Apply(kRegion, 31, Block(ClassWithUnits(2), 1)).ok()) << "past the end";
   EXPECT_FALSE(b.Apply(kRegion, 0, Block(0, 1)).ok()) << "the metadata unit";
+}
+
+TEST(BackupRegions, ResetEmptiesTheSameCopyForANewPrimary) {
+  BackupRegions b(RegionOptions{HugePages::kNone});
+  ASSERT_TRUE(b.Reset(kRegion, kBytes, 1).ok()) << "creates a copy not held";
+  const Region* copy = b.Find(kRegion);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(b.CreatorOf(kRegion), 1);
+  ASSERT_TRUE(b.Apply(kRegion, 3, Block(ClassWithUnits(1), 1)).ok());
+  ASSERT_TRUE(b.WriteBytes(kRegion, 3 << 20, std::string(5000, 'x')).ok());
+
+  ASSERT_TRUE(b.Reset(kRegion, kBytes, 2).ok());
+  EXPECT_EQ(b.Find(kRegion), copy) << "the same Region object";
+  EXPECT_EQ(b.CreatorOf(kRegion), 2);
+  EXPECT_TRUE(CheckRegionHeader(copy->base(), kRegion, kBytes).ok()) << "formatted afresh";
+  EXPECT_EQ(At(b, 3).kind, BlockKind::kFree);
+  EXPECT_EQ(copy->base()[(3 << 20) + 100], 0);
+  EXPECT_TRUE(ScanRegion(copy->base(), kRegion, kBytes).ok());
+
+  EXPECT_EQ(b.Reset(kRegion, kBytes * 2, 3).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(b.CreatorOf(kRegion), 2) << "a refused reset changes nothing";
+  EXPECT_EQ(b.Reset(8, 4096, 1).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BackupRegions, WriteBytesStaysInsideTheCopy) {
+  BackupRegions b(RegionOptions{HugePages::kNone});
+  ASSERT_TRUE(b.Create(kRegion, kBytes, 1).ok());
+  EXPECT_EQ(b.WriteBytes(99, 0, "x").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(b.WriteBytes(kRegion, kBytes - 1, "xy").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.WriteBytes(kRegion, ~uint64_t{0}, "x").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Find(kRegion)->base()[kBytes - 1], 0) << "nothing written";
+  ASSERT_TRUE(b.WriteBytes(kRegion, kBytes - 2, "xy").ok());
+  EXPECT_EQ(std::string(b.Find(kRegion)->base() + kBytes - 2, 2), "xy");
 }
 
 }  // namespace
