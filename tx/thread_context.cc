@@ -395,6 +395,15 @@ absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
   return absl::OkStatus();
 }
 
+bool ThreadContext::KeepsRecordsIn(RegionId region) const {
+  for (uint64_t t : backup_log_.PendingTransactions()) {
+    for (const LogEntry& e : backup_log_.Find(t)->entries) {
+      if (e.address.region() == region) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<RecoveringTx> ThreadContext::Recovering() const {
   std::vector<RecoveringTx> out;
   out.reserve(recovering_.size());

@@ -182,6 +182,9 @@ class ThreadContext final : public Context {
   // `fence.epoch` are refused (Aborted), single-machine replication included.
   absl::Status FenceForFailover(const FailoverFence& fence);
   std::vector<RecoveringTx> Recovering() const;
+  // Whether a record kept here for backup copies has an entry in `region` (a region copy
+  // must not begin under it: its decision would be applied to the copied bytes).
+  bool KeepsRecordsIn(RegionId region) const;
   uint64_t fence_epoch() const { return fence_epoch_; }
   // Recovery's decision for a recovering transaction: applies (commit) or drops (abort)
   // its records and locks here, logs the decision, and remembers a commit in

@@ -1,9 +1,6 @@
 #include "farm/node/checkpointer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 
@@ -12,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "alloc/backup_regions.h"
 #include "alloc/durable_records.h"
+#include "alloc/region_ranges.h"
 #include "farm/node/log_set.h"
 #include "farm/storage/log_files.h"
 #include "farm/storage/log_format.h"
@@ -57,26 +55,6 @@ class CheckpointFile {
   uint64_t records_ = 0;
 };
 
-// The byte ranges of `region` that were ever written ([begin, end) pairs): the memfd's
-// data extents (SEEK_DATA/SEEK_HOLE), or the whole region where the kernel cannot tell.
-std::vector<std::pair<uint64_t, uint64_t>> WrittenRanges(const Region& region) {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  off_t at = 0;
-  while (static_cast<uint64_t>(at) < region.size()) {
-    const off_t data = lseek(region.fd(), at, SEEK_DATA);
-    if (data < 0) {
-      if (errno == ENXIO) break;  // no data after `at`
-      return {{0, region.size()}};
-    }
-    off_t hole = lseek(region.fd(), data, SEEK_HOLE);
-    if (hole < 0) hole = static_cast<off_t>(region.size());
-    const uint64_t end = std::min<uint64_t>(hole, region.size());
-    ranges.emplace_back(data, end);
-    at = static_cast<off_t>(end);
-  }
-  return ranges;
-}
-
 absl::Status Cancelled(const CheckpointRequest& r) {
   return r.stop != nullptr && r.stop->load(std::memory_order_relaxed)
              ? absl::CancelledError("the node is stopping")
@@ -107,7 +85,7 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
       return s;
     }
     ++stats->regions;
-    for (const auto& [begin, end] : WrittenRanges(*copy)) {
+    for (const auto& [begin, end] : alloc::WrittenRanges(*copy)) {
       for (uint64_t at = begin; at < end; at += kImageChunkBytes) {
         if (absl::Status s = Cancelled(request); !s.ok()) return s;
         const uint64_t n = std::min(kImageChunkBytes, end - at);

@@ -34,6 +34,7 @@ bool IsLoopbackHost(absl::string_view host_port) {
 
 // How often links that failed are retried while their member stays in the configuration.
 constexpr absl::Duration kLinkRetry = absl::Seconds(1);
+constexpr absl::Duration kCopyRetry = absl::Milliseconds(50);
 // How long Stats waits for a worker thread to report its counters.
 constexpr absl::Duration kStatsTimeout = absl::Milliseconds(500);
 
@@ -240,6 +241,9 @@ absl::Status Node::Start() {
       alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get(), storage_->log());
   if (!service.ok()) return service.status();
   alloc_service_ = std::move(*service);
+  alloc_service_->set_copy_gate([this](size_t thread, RegionId region, NodeId from, auto then) {
+    AdmitCopy(thread, region, from, std::move(then));
+  });
   tx::TxRecovery recovery;
   recovery.boot = replay->boot;
   recovery.outcomes = std::move(replay->outcomes);
@@ -269,6 +273,9 @@ absl::Status Node::Start() {
 
   connector_ = std::thread([this] { ConnectLoop(); });
   if (absl::Status s = CreateMembership(); !s.ok()) return s;
+  for (size_t t = 0; t < loops_.size(); ++t) {
+    RunInLoop(loops_[t]->loop(), [this, t] { tx_service_->context(t)->SetGate(&membership_->gate()); });
+  }
   if (absl::Status s = membership_->Start([this](auto config) { OnConfiguration(config); });
       !s.ok()) {
     return s;
@@ -337,11 +344,16 @@ class Node::AllocEnvironment final : public alloc::AllocatorEnvironment {
   // The newest configuration's placement: the membership's current one may be newer
   // than the last OnConfiguration (Start returns once it lists this node).
   std::shared_ptr<const membership::Placement> placement() const override {
+    // Later placements come only through OnConfiguration: failover prepares the node for
+    // one before any thread may use it.
     std::shared_ptr<const membership::Configuration> config = node_->membership_->current();
     MutexLock lock(&node_->mu_);
-    if (config != nullptr && (node_->placement_ == nullptr || node_->placement_->epoch() < config->epoch)) {
+    if (config != nullptr && node_->placement_ == nullptr) {
       absl::StatusOr<membership::Placement> p = membership::Placement::Create(*config);
-      if (p.ok()) node_->SetPlacementLocked(std::make_shared<const membership::Placement>(std::move(*p)));
+      if (p.ok()) {
+        node_->SetPlacementLocked(std::make_shared<const membership::Placement>(std::move(*p)));
+        node_->placed_config_ = config;
+      }
     }
     return node_->placement_;
   }
@@ -385,12 +397,36 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
                                      config->epoch, " (", config->Summary(), ")"));
   absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
   if (!placement.ok()) Log(options_.node_id, absl::StrCat("no placement: ", placement.status().ToString()));
-  MutexLock lock(&mu_);
-  if (placement.ok() && (placement_ == nullptr || placement_->epoch() < placement->epoch())) {
-    SetPlacementLocked(std::make_shared<const membership::Placement>(std::move(*placement)));
+  std::shared_ptr<const membership::Placement> next;
+  if (placement.ok()) next = std::make_shared<const membership::Placement>(std::move(*placement));
+  std::shared_ptr<const membership::Placement> previous;
+  std::shared_ptr<const membership::Configuration> previous_config;
+  {
+    MutexLock lock(&mu_);
+    previous = placement_;
+    previous_config = placed_config_;
   }
-  latest_ = std::move(config);
-  connect_cv_.SignalAll();
+  bool recover = false;
+  if (next != nullptr && (previous == nullptr || previous->epoch() < next->epoch())) {
+    if (previous != nullptr && previous_config != nullptr) {
+      recover = PrepareFailover(*previous_config, *config, *previous, *next);
+    }
+    tx_service_->Fenced(next->epoch());
+  }
+  {
+    MutexLock lock(&mu_);
+    if (next != nullptr && (placement_ == nullptr || placement_->epoch() < next->epoch())) {
+      SetPlacementLocked(next);
+      placed_config_ = config;
+    }
+    latest_ = std::move(config);
+    connect_cv_.SignalAll();
+  }
+  if (recover) {
+    for (size_t t = 0; t < loops_.size(); ++t) {
+      loops_[t]->loop().Post([this, t] { tx_service_->ResolveRecovering(t); });
+    }
+  }
 }
 
 void Node::ConnectLoop() {
@@ -400,13 +436,14 @@ void Node::ConnectLoop() {
   int region_failures = 0;
   uint64_t announced_epoch = 0;  // the last configuration the listeners heard
   uint64_t waited_epoch = 0;     // the last configuration too small for a first region
+  bool copies_done = true;       // no region waits for a copy to a backup
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
       MutexLock lock(&mu_);
       // Wake for a new configuration; after a pass that left links missing, also
-      // after kLinkRetry, to try them again.
-      connect_cv_.WaitFor(&mu_, all_linked ? absl::Hours(1) : kLinkRetry,
+      // after kLinkRetry, to try them again; soon, while region copies are due.
+      connect_cv_.WaitFor(&mu_, !copies_done ? kCopyRetry : all_linked ? absl::Hours(1) : kLinkRetry,
                           [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
                             return stopping_ || latest_ != attempted;
                           });
@@ -445,6 +482,7 @@ void Node::ConnectLoop() {
       }
       recovered_regions_pending_ = false;
     }
+    copies_done = ReplicatePending();
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
     // The first region waits for min_members data-holding members (NodeOptions); later
@@ -639,6 +677,14 @@ NodeStats Node::Stats() const {
     RegionStats* r = s.add_regions();
     r->set_id(region->id());
     r->set_bytes(region->bytes());
+    r->set_frozen(region->frozen());
+  }
+  {
+    MutexLock lock(&copies_mu_);
+    for (RegionStats& r : *s.mutable_regions()) {
+      auto it = pending_copies_.find(r.id());
+      if (it != pending_copies_.end()) r.mutable_copies_due()->Add(it->second.begin(), it->second.end());
+    }
   }
   MutexLock lock(&counters_mu_);
   for (const auto& [service, source] : service_counters_) {

@@ -182,6 +182,22 @@ class Node {
   void SetPlacementLocked(std::shared_ptr<const membership::Placement> placement)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // --- Failover (failover.cc) ---
+  // Before `next` (of `config`) is used, after `previous` (of `previous_config`): fences
+  // every thread when members left (tx::ThreadContext::FenceForFailover), promotes the
+  // backup copies this node is now primary of (their allocator is rebuilt by the scan),
+  // and freezes each region of this node that a backup must receive a copy of, until
+  // ReplicatePending has sent it. True when threads have transactions to recover.
+  bool PrepareFailover(const membership::Configuration& previous_config, const membership::Configuration& config,
+                       const membership::Placement& previous, const membership::Placement& next);
+  // Connector thread: sends each frozen region to the backups that lack it, once no lock
+  // is held on it, then unfreezes it. False while copies remain to send.
+  bool ReplicatePending();
+  bool RegionDrained(RegionId region);
+  // AllocService's copy gate (alloc_service.h), on messenger thread `thread`.
+  void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
+  absl::Status CopyRegion(RegionId region, NodeId to);
+
   const NodeOptions options_;
   const BackendChoice backend_choice_;
   const std::string backend_;
@@ -219,6 +235,11 @@ class Node {
   CondVar connect_cv_;
   std::shared_ptr<const membership::Configuration> latest_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const membership::Placement> placement_ ABSL_GUARDED_BY(mu_);
+  // The configuration placement_ was made from (failover compares it with the next).
+  std::shared_ptr<const membership::Configuration> placed_config_ ABSL_GUARDED_BY(mu_);
+  // Regions of this node frozen until these backups hold a copy (failover.cc).
+  mutable Mutex copies_mu_;
+  absl::flat_hash_map<RegionId, std::vector<NodeId>> pending_copies_ ABSL_GUARDED_BY(copies_mu_);
   // Moves on every change of placement_ (threads' PlacementCache compare it).
   std::atomic<uint64_t> placement_generation_{1};
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -114,7 +114,7 @@ int Placement(const ClusterView& v) {
   }
   std::printf("regions hosted (epoch %lu, r=%u):\n", static_cast<unsigned long>(v.config.epoch),
               v.config.replication);
-  std::printf("%-12s %-10s %-8s %s\n", "region", "reported", "primary", "backups");
+  std::printf("%-12s %-10s %-8s %-12s %s\n", "region", "reported", "primary", "backups", "state");
   for (const Member& m : v.config.members) {
     absl::StatusOr<farm::node::AdminResponse> r = FetchStats(m);
     if (!r.ok()) {
@@ -125,8 +125,13 @@ int Placement(const ClusterView& v) {
       absl::StatusOr<farm::membership::ReplicaSet> set = p->Lookup(region.id());
       if (!set.ok()) continue;
       std::string backups = absl::StrJoin(set->backups(), ",");
-      std::printf("%-12u node %-5u %-8u %s\n", region.id(), m.id, set->primary(),
-                  backups.empty() ? "-" : backups.c_str());
+      // Under-replicated: backups still to receive a copy (writes wait; reads go on).
+      const std::string state =
+          region.copies_due().empty()
+              ? (region.frozen() ? "frozen" : "ok")
+              : absl::StrCat("re-replicating to ", absl::StrJoin(region.copies_due(), ","));
+      std::printf("%-12u node %-5u %-8u %-12s %s\n", region.id(), m.id, set->primary(),
+                  backups.empty() ? "-" : backups.c_str(), state.c_str());
     }
   }
   // How the region space divides: the share of random region ids each node is primary of.
