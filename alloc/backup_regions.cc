@@ -170,6 +170,14 @@ NodeId BackupRegions::CreatorOf(RegionId region) const {
   return it == copies_.end() ? kInvalidNode : it->second.primary;
 }
 
+absl::Status BackupRegions::SetPrimary(RegionId region, NodeId primary) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) return absl::NotFoundError(absl::StrFormat("no copy of region %d is held", region));
+  it->second.primary = primary;
+  return absl::OkStatus();
+}
+
 std::unique_ptr<Region> BackupRegions::Take(RegionId region) {
   MutexLock lock(&mu_);
   auto it = copies_.find(region);

@@ -64,6 +64,9 @@ class BackupRegions {
   // The node that created `region`'s copy held here, or the one it was last reset for
   // (kInvalidNode when none is held).
   NodeId CreatorOf(RegionId region) const;
+  // Replay of a promotion (failover): the copy of `region` is `primary`'s from now on
+  // (a restart takes a region back when its own). NotFound when not held.
+  absl::Status SetPrimary(RegionId region, NodeId primary);
   // Recovery: hands the copy of `region` over (null when not held) — a restarted node's
   // own regions, rebuilt here from its log, go to its allocator.
   std::unique_ptr<Region> Take(RegionId region);

@@ -181,6 +181,12 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
         break;
       }
+      case NodeLogType::kRegionPromoted: {  // failover made this node the region's primary
+        absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
+        if (!c.ok()) return Damaged(r, c.status().message());
+        if (absl::Status s = copies->SetPrimary(c->region, c->primary); !s.ok()) return Damaged(r, s.message());
+        break;
+      }
       case NodeLogType::kRegionImage: {
         absl::StatusOr<alloc::RegionImage> image = alloc::DecodeRegionImage(r.payload);
         if (!image.ok()) return Damaged(r, "malformed region image record");

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "alloc/durable_records.h"
 #include "alloc/region_copy.h"
 #include "farm/base/log.h"
 #include "farm/node/node.h"
@@ -55,8 +56,14 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
   }
   MutexLock lock(&copies_mu_);
   for (RegionId r : fence.promoting) {
+    const Region* copy = backups_->Find(r);
+    if (copy == nullptr) continue;
+    // Durable before the region serves: a restart must take it back as its own.
+    if (absl::Status s = LogPromotion(r, copy->size()); !s.ok()) {
+      Log(self, absl::StrFormat("region %d: promotion not logged, so not taken: %s", r, s.ToString()));
+      continue;
+    }
     std::unique_ptr<Region> region = backups_->Take(r);
-    if (region == nullptr) continue;
     absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region);
     absl::Status adopted = registered.ok() ? allocator_->AdoptRegion(std::move(region), registered->capability)
                                            : registered.status();
@@ -98,6 +105,23 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     pending_copies_[r] = std::move(due);
   }
   return !departed.empty();
+}
+
+absl::Status Node::LogPromotion(RegionId region, uint64_t bytes) {
+  storage::RecordLog* log = storage_->log();
+  if (log == nullptr) return absl::OkStatus();
+  struct Result {
+    absl::Status status;
+    Notification done;
+  };
+  auto result = std::make_shared<Result>();
+  log->Append(storage::TypeByte(storage::NodeLogType::kRegionPromoted),
+              alloc::EncodeRegionCreated({region, bytes, options_.node_id}), [result](absl::Status s) {
+                result->status = std::move(s);
+                result->done.Notify();
+              });
+  result->done.WaitForNotification();
+  return result->status;
 }
 
 bool Node::RegionDrained(RegionId region) {

@@ -194,6 +194,8 @@ class Node {
   // is held on it, then unfreezes it. False while copies remain to send.
   bool ReplicatePending();
   bool RegionDrained(RegionId region);
+  // Appends kRegionPromoted for `region` and waits until it is durable.
+  absl::Status LogPromotion(RegionId region, uint64_t bytes);
   // AllocService's copy gate (alloc_service.h), on messenger thread `thread`.
   void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
   absl::Status CopyRegion(RegionId region, NodeId to);

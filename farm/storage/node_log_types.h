@@ -20,6 +20,9 @@
 //                   region copy protocol; the payload of kRegionCreated): replay creates
 //                   the copy, or zeroes and formats the one held, and records that
 //                   primary; the kRegionImage records after it fill it in
+//   kRegionPromoted this node took its backup copy of a region over as its primary
+//                   (failover; the payload of kRegionCreated, naming this node): replay
+//                   records it as the copy's primary, so a restart serves the region
 //   kRegionImage    bytes of a region copy created by a kRegionCreated or kRegionReset
 //                   before it (u8 format, u32 region, u64 offset, bytes): written over
 //                   the copy. In a checkpoint, its regions' contents; in the log, one
@@ -51,6 +54,7 @@ enum class NodeLogType : uint8_t {
   kTxOutcomes = 10,
   kCheckpointEnd = 11,
   kRegionReset = 12,
+  kRegionPromoted = 13,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }
