@@ -24,6 +24,8 @@ packages=(
   libmimalloc-dev
   # transaction benchmark's baseline (tools/tx_bench): hiredis client, Redis server
   libhiredis-dev redis-server libmemcached-dev memcached  # and tools/ycsb's memcached baseline
+  # the failover benchmark's throughput plot (tools/failover_bench)
+  gnuplot-nox
 )
 
 missing=()

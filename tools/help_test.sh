@@ -15,6 +15,7 @@ checks=(
   tools/fabric_bench/fabric_bench:--serve
   tools/farm_admin/farm_admin:--zookeeper
   tools/cluster_demo/cluster_demo:--node_id
+  tools/failover_bench/failover_bench:--victim
 )
 failed=0
 for check in "${checks[@]}"; do

@@ -30,6 +30,8 @@ absl::StatusOr<std::unique_ptr<ComputeMember>> ComputeMember::Join(const Compute
   o.cluster_secret = *secret;
   o.threads = options.threads;
   o.compute_only = true;
+  o.session_timeout = options.session_timeout;
+  o.tx = options.tx;
   o.log_sync = "off";  // it holds no data: nothing to log or replay
   absl::StatusOr<std::unique_ptr<node::Node>> node = node::Node::Create(o);
   if (!node.ok()) return node.status();

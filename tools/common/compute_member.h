@@ -32,6 +32,10 @@ struct ComputeMemberOptions {
   std::string listen = "127.0.0.1:0";
   uint32_t threads = 2;
   absl::Duration join_timeout = absl::Seconds(30);
+  // Its ZooKeeper session: when the process dies, the cluster drops it (and recovers the
+  // transactions it coordinated) this long after.
+  absl::Duration session_timeout = absl::Seconds(4);
+  tx::TxOptions tx;  // crash tests set a commit-step hook here
 };
 
 class ComputeMember {
