@@ -216,6 +216,7 @@ void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision, absl::St
       // logged it, and recovery commits a transaction that any replica logged a commit
       // for. A backup that failed to answer makes the outcome unreportable, never
       // undoes it: the primaries still commit (and release their locks).
+      if (s.ok()) Step(CommitStep::kCommitBackupsAcked);
       return Decide(plan, Decision::kCommitPrimary, s);
     }
     if (s.ok() && backups_failed.ok()) return Finish(s);

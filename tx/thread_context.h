@@ -72,6 +72,7 @@ enum class CommitStep {
   kPrepared,           // every PREPARE answered OK; VALIDATE next
   kDecidedCommit,      // validated: COMMIT-BACKUP about to be sent
   kCommitBackupSent,   // COMMIT-BACKUP sent to every backup, no answer yet
+  kCommitBackupsAcked, // every backup answered COMMIT-BACKUP (logged the commit)
   kCommitPrimarySent,  // COMMIT-PRIMARY sent to every primary, no answer yet
 };
 // A test seam: called on the coordinator's thread at each step, with the transaction;
