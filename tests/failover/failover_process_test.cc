@@ -1,0 +1,1066 @@
+// Failover across processes (issue 17). A cluster of farm_node processes on a real
+// ZooKeeper (--session_timeout_ms=2000, --log_sync=always, a data directory each) runs a
+// bank workload driven by this process, a compute-only member
+// (tools/common/compute_member.h), while round after round (FARM_FAILOVER_ROUNDS,
+// default 3; the soak runs more) one data node is SIGKILLed at a random moment. The
+// victim rotates by role: a plain data node (primary of some accounts), the
+// configuration manager (CM), the newest member (a replacement an earlier round started,
+// whose copies came from re-replication). After each kill the test checks, each wait
+// bounded:
+//   1. the next configuration drops the victim and every survivor serves in it;
+//   2. the cluster serves again: every transfer chain commits a transfer touching an
+//      account whose region the victim held a copy of, within the session timeout plus
+//      kServeSlack (printed: the time to the first commit, to the first on an account the
+//      victim was primary of, to every chain);
+//   3. the new primary of every account's region lists that region on its admin port
+//      (the backup was promoted; farm_admin and ComputeMember::RegionsByPrimary see it);
+//   4. no money was created or destroyed, and every transfer acknowledged before or
+//      during the failure is visible (each account keeps, per chain, the sequence number
+//      of the last transfer that touched it; transfers whose outcome the client could not
+//      know may or may not be there, never an older one);
+//   5. (FARM_FAILOVER_REPLACE=1 only: rejoining is not built yet — a member that joins
+//      takes primaries of regions it holds no copy of) the victim is replaced by a NEW
+//      member — a new node id, an empty data directory — which serves in a later
+//      configuration, where a transaction writing every account commits;
+//   6. before the next kill, re-replication ends: no node reports a region with copies
+//      still due (RegionStats.copies_due, where the admin port has it; else a pause).
+// Parameters: fabric (shm, tcp) x (nodes, r) in {(5, 3), (4, 2)}. Without replacements a
+// cluster takes nodes - r kills (r copies stay possible); the next round starts a new
+// cluster (another name on the same ZooKeeper).
+// Environment: FARM_FAILOVER_ROUNDS (kills per parameter set); FARM_FAILOVER_SETTLE_MS
+// (the pause for re-replication between rounds where the admin port cannot say when it
+// is done, default 2000); FARM_FAILOVER_KEEP_GOING=1 (run every step of every round after a
+// failed check, to see what the later ones do); FARM_KEEP_FAILED=1 (keep a failed run's
+// directory: node logs and data).
+//
+// The account layout and transfer transaction follow tests/durability/kill_all_process_test.cc
+// (copied, not shared: that file's helpers are local to it).
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "farm/api/farm.h"
+#include "farm/base/mutex.h"
+#include "farm/node/admin_protocol.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+#include "gtest/gtest.h"
+#include "membership/placement.h"
+#include "tests/support/spawn.h"
+#include "tests/support/tx_read_all.h"
+#include "tests/support/zk_test_server.h"
+#include "tools/common/compute_member.h"
+
+namespace farm {
+namespace {
+
+using farm::testing::FileTail;
+using farm::testing::SpawnWithLog;
+using farm::testing::ZkTestServer;
+using membership::Configuration;
+
+constexpr int kAccountsPerNode = 4;
+constexpr int kChains = 3;  // concurrent transfer clients, one member thread each
+constexpr int64_t kInitialBalance = 1000;
+
+constexpr absl::Duration kSessionTimeout = absl::Seconds(2);  // farm_node --session_timeout_ms
+// After a kill, the configuration drops the victim within the session timeout plus this...
+constexpr absl::Duration kConfigSlack = absl::Seconds(5);
+// ...and every chain commits on the victim's accounts again within the session timeout
+// plus this (a coordinator waits 5 s for a participant, tx::TxOptions::rpc_timeout, so a
+// transaction the kill caught may take that long to fail before it is retried).
+constexpr absl::Duration kServeSlack = absl::Seconds(10);
+constexpr absl::Duration kStartTimeout = absl::Seconds(45);   // a node process up and serving
+constexpr absl::Duration kSettleTimeout = absl::Seconds(15);  // reads and writes after failover
+constexpr absl::Duration kNoCompletion = absl::Seconds(30);   // a transaction that never ends
+// Regions back to r copies (32 MB regions; only their used ranges are copied).
+constexpr absl::Duration kReplicateTimeout = absl::Seconds(30);
+
+// ---------------------------------------------------------------------------------------
+// The bank: accounts and the transaction that changes them.
+
+// An account object: balance, then per chain the sequence number of the last transfer
+// of that chain that touched it.
+struct Account {
+  int64_t balance = 0;
+  int64_t last[kChains] = {};
+};
+static_assert(sizeof(Account) == 8 * (1 + kChains));
+
+std::string Encode(const Account& a) {
+  return std::string(reinterpret_cast<const char*>(&a), sizeof(a));
+}
+Account Decode(const char* bytes, size_t size) {
+  Account a;
+  std::memcpy(&a, bytes, std::min(size, sizeof(a)));
+  return a;
+}
+
+// Runs op(context, finish) on `member`'s worker thread t and waits for finish(Status):
+// the status, or nullopt when `timeout` passes or `*abandon` turns true first (the
+// operation may still complete later; what it captures is shared, not borrowed).
+template <typename Op>
+std::optional<absl::Status> RunOnThread(node::Node& member, size_t t, Op op, absl::Duration timeout,
+                                        const std::atomic<bool>* abandon = nullptr) {
+  struct Result {
+    Notification done;
+    absl::Status status;
+  };
+  auto result = std::make_shared<Result>();
+  member.loop(t).Post([&member, t, op, result]() mutable {
+    op(member.context(t), [result](absl::Status s) {
+      result->status = std::move(s);
+      result->done.Notify();
+    });
+  });
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!result->done.WaitForNotificationWithTimeout(absl::Milliseconds(100))) {
+    if (absl::Now() >= deadline || (abandon != nullptr && abandon->load())) return std::nullopt;
+  }
+  return result->status;
+}
+
+// One transaction on the member's thread t: reads `accounts`, applies `change` to their
+// values, writes every one back and commits. A read's error or the commit's status
+// (Aborted: a conflict); nullopt when it did not complete (RunOnThread).
+using Change = std::function<void(std::vector<Account>&)>;
+std::optional<absl::Status> ReadModifyWrite(node::Node& member, size_t t,
+                                            std::vector<FatPtr> accounts, Change change,
+                                            absl::Duration timeout = kNoCompletion,
+                                            const std::atomic<bool>* abandon = nullptr) {
+  auto op = [accounts, change](Context& ctx, auto finish) {
+    TxHandle tx = txCreate(ctx);
+    auto objs = std::make_shared<std::vector<ObjBuf*>>(accounts.size(), nullptr);
+    auto left = std::make_shared<size_t>(accounts.size());
+    auto failed = std::make_shared<absl::Status>();
+    for (size_t i = 0; i < accounts.size(); ++i) {
+      txRead(*tx, accounts[i], [=](absl::StatusOr<ObjBuf*> o) mutable {
+        if (o.ok()) {
+          (*objs)[i] = *o;
+        } else {
+          failed->Update(o.status());
+        }
+        if (--*left > 0) return;
+        if (failed->ok()) {
+          std::vector<Account> values;
+          for (ObjBuf* b : *objs) values.push_back(Decode(b->data().data(), b->data().size()));
+          change(values);
+          for (size_t j = 0; j < values.size(); ++j) {
+            const std::string bytes = Encode(values[j]);
+            std::copy(bytes.begin(),
+                      bytes.begin() + std::min(bytes.size(), (*objs)[j]->data().size()),
+                      (*objs)[j]->data().begin());
+            failed->Update(txWrite(*tx, (*objs)[j]));
+          }
+        }
+        if (!failed->ok()) {
+          txAbort(*tx);
+          return finish(*failed);
+        }
+        txCommit(*tx, [tx, finish](absl::Status s) mutable { finish(s); });
+      });
+    }
+  };
+  return RunOnThread(member, t, op, timeout, abandon);
+}
+
+// A status for a tally: its code and message with every token that holds a digit (ids,
+// addresses, durations) replaced by '#', so that failures of one kind count together.
+std::string Kind(const absl::Status& s) {
+  std::vector<std::string> words = absl::StrSplit(s.message(), ' ');
+  for (std::string& w : words) {
+    if (std::any_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; })) w = "#";
+  }
+  std::string message = absl::StrJoin(words, " ");
+  if (message.size() > 200) message = message.substr(0, 200) + "...";
+  return absl::StrCat(absl::StatusCodeToString(s.code()), ": ", message);
+}
+
+std::string Secs(absl::Duration d) { return absl::StrFormat("%.2f s", absl::ToDoubleSeconds(d)); }
+
+// ---------------------------------------------------------------------------------------
+// The load: kChains sequential transfer clients on the member's threads.
+
+// Per chain, across rounds: what its client knows of its transfers. Written by the
+// chain's thread while a Load runs, read by the test once it stopped.
+struct ChainBook {
+  std::map<size_t, int64_t> acked;              // account -> last acknowledged transfer touching it
+  std::map<size_t, std::set<int64_t>> unknown;  // account -> later transfers of unknown outcome
+  int64_t acked_transfers = 0;
+  int64_t seq = 0;
+};
+
+// The round's kill, as the chains see it.
+struct Kill {
+  absl::Time at;
+  std::set<size_t> primary;   // accounts whose region the victim was primary of
+  std::set<size_t> affected;  // accounts whose region the victim held a copy of
+};
+
+class Load {
+ public:
+  Load(node::Node& member, const std::vector<FatPtr>& accounts, std::vector<ChainBook>& books,
+       int round)
+      : member_(member), accounts_(accounts), books_(books), rounds_(kChains) {
+    for (size_t c = 0; c < kChains; ++c) {
+      books_[c].seq = std::max(books_[c].seq, int64_t{round} << 32);
+      threads_.emplace_back([this, c] { Run(c); });
+    }
+  }
+  // Also on a failed test: stops waiting for transactions in flight.
+  ~Load() {
+    abandon_.store(true);
+    Stop();
+  }
+
+  // From now on the chains measure how they recover from `kill`.
+  void Killed(Kill kill) {
+    absl::MutexLock lock(&mu_);
+    kill_ = std::move(kill);
+  }
+
+  // Waits until every chain has committed a transfer it started after the kill that
+  // touches an account the victim held a copy of (any account if it held none), or a
+  // chain is stuck, or `deadline`. True when every chain recovered.
+  bool WaitRecovered(absl::Time deadline) {
+    auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      bool all = true;
+      for (const Round& r : rounds_) {
+        if (!r.stuck.empty()) return true;
+        all = all && r.recovered.has_value();
+      }
+      return all;
+    };
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
+    for (const Round& r : rounds_) {
+      if (!r.recovered.has_value()) return false;
+    }
+    return true;
+  }
+
+  // Lets each chain finish its transfer in flight, then joins them. Idempotent.
+  void Stop() {
+    stop_.store(true);
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  // Times from the kill: to the first commit, the first on an account the victim was
+  // primary of, the last chain's recovery (WaitRecovered).
+  struct Times {
+    std::optional<absl::Duration> first_commit, first_on_primary, every_chain;
+  };
+  Times Measured() {
+    absl::MutexLock lock(&mu_);
+    Times t;
+    if (!kill_) return t;
+    auto earliest = [&](std::optional<absl::Duration>& out, const std::optional<absl::Time>& at) {
+      if (at && (!out || *at - kill_->at < *out)) out = *at - kill_->at;
+    };
+    bool all = true;
+    absl::Time last = kill_->at;
+    for (const Round& r : rounds_) {
+      earliest(t.first_commit, r.first_commit);
+      earliest(t.first_on_primary, r.first_on_primary);
+      if (r.recovered) last = std::max(last, *r.recovered);
+      all = all && r.recovered.has_value();
+    }
+    if (all) t.every_chain = last - kill_->at;
+    return t;
+  }
+
+  // What the chains went through since the kill, for messages: per chain its state and
+  // its failures by kind.
+  std::string Describe() {
+    absl::MutexLock lock(&mu_);
+    std::string out;
+    const absl::Time now = absl::Now();
+    for (size_t c = 0; c < rounds_.size(); ++c) {
+      const Round& r = rounds_[c];
+      absl::StrAppend(&out, "  chain ", c, ": ");
+      if (!r.stuck.empty()) {
+        absl::StrAppend(&out, r.stuck);
+      } else if (r.recovered && kill_) {
+        absl::StrAppend(&out, "committed on the victim's accounts ", Secs(*r.recovered - kill_->at),
+                        " after the kill",
+                        kill_->affected.empty() ? " (it held no copy of any: on any account)" : "");
+      } else {
+        absl::StrAppend(&out, "no commit on the victim's accounts since the kill");
+        if (r.first_commit && kill_) {
+          absl::StrAppend(&out, " (its first commit elsewhere: ", Secs(*r.first_commit - kill_->at),
+                          ")");
+        }
+        if (r.in_flight_since) {
+          absl::StrAppend(&out, "; ", r.in_flight, " in flight for ",
+                          Secs(now - *r.in_flight_since));
+        }
+      }
+      absl::StrAppend(&out, "\n");
+      for (const auto& [kind, f] : r.failures) {
+        absl::StrAppend(&out, "    ", f.count, " x ", kind, "\n      from ",
+                        Secs(f.first - kill_->at), " to ", Secs(f.last - kill_->at),
+                        " after the kill; the last: ", f.example, "\n");
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Failures {  // of one kind
+    int count = 0;
+    absl::Time first, last;
+    std::string example;  // the last one's message
+  };
+  struct Round {                                 // one chain since the kill
+    std::optional<absl::Time> first_commit;      // of a transfer started after the kill
+    std::optional<absl::Time> first_on_primary;  // ...touching an account the victim was primary of
+    std::optional<absl::Time> recovered;         // ...touching an account the victim held a copy of
+    std::map<std::string, Failures>
+        failures;  // by "on the victim's accounts: " + Kind(status), or other
+    std::optional<absl::Time> in_flight_since;
+    std::string in_flight;
+    std::string stuck;  // a transfer that never completed
+  };
+
+  void Run(size_t c) {
+    absl::BitGen gen;
+    ChainBook& book = books_[c];
+    size_t a = 0, b = 0;
+    int64_t amount = 0;
+    bool retry = false;
+    while (!stop_.load()) {
+      if (!retry) {  // a failed transfer is tried again (a fresh seq): failover must let it through
+        a = absl::Uniform<size_t>(gen, 0, accounts_.size());
+        b = absl::Uniform<size_t>(gen, 0, accounts_.size() - 1);
+        if (b >= a) ++b;
+        amount = absl::Uniform<int64_t>(gen, 1, 50);
+      }
+      const int64_t seq = ++book.seq;
+      const absl::Time start = absl::Now();
+      {
+        absl::MutexLock lock(&mu_);
+        rounds_[c].in_flight_since = start;
+        rounds_[c].in_flight = absl::StrCat("transfer ", seq, " between accounts ", a, " and ", b);
+      }
+      std::optional<absl::Status> s = ReadModifyWrite(
+          member_, c, {accounts_[a], accounts_[b]},
+          [c, seq, amount](std::vector<Account>& v) {
+            v[0].balance -= amount;
+            v[1].balance += amount;
+            v[0].last[c] = v[1].last[c] = seq;
+          },
+          kNoCompletion, &abandon_);
+      // Aborted (a conflict) and FailedPrecondition are definite: not committed. Anything
+      // else (Unavailable "outcome unknown", a timeout, no completion) may have committed.
+      const bool committed = s.has_value() && s->ok();
+      const bool not_committed =
+          s.has_value() && (absl::IsAborted(*s) || absl::IsFailedPrecondition(*s));
+      for (size_t i : {a, b}) {
+        if (committed) {
+          book.acked[i] = seq;
+          book.unknown[i].clear();
+        } else if (!not_committed) {
+          book.unknown[i].insert(seq);
+        }
+      }
+      if (committed) ++book.acked_transfers;
+      Note(c, start, a, b, s);
+      if (!s.has_value()) return;  // stuck (noted) or abandoned
+      retry = !committed;
+      if (retry && !absl::IsAborted(*s)) absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+
+  // Records the outcome of chain c's transfer between a and b started at `start`.
+  void Note(size_t c, absl::Time start, size_t a, size_t b, const std::optional<absl::Status>& s) {
+    absl::MutexLock lock(&mu_);
+    Round& r = rounds_[c];
+    r.in_flight_since.reset();
+    if (!kill_ || start < kill_->at) return;  // before the kill: nothing to measure
+    if (!s.has_value()) {
+      if (!abandon_.load())
+        r.stuck = absl::StrCat(r.in_flight, " did not complete within ", Secs(kNoCompletion));
+      return;
+    }
+    const bool on_primary = kill_->primary.contains(a) || kill_->primary.contains(b);
+    const bool on_copies = kill_->affected.contains(a) || kill_->affected.contains(b);
+    if (!s->ok()) {
+      Failures& f = r.failures[absl::StrCat(
+          on_copies ? "on the victim's accounts: " : "on other accounts: ", Kind(*s))];
+      if (f.count++ == 0) f.first = start;
+      f.last = start;
+      f.example = s->ToString();
+      return;
+    }
+    const absl::Time now = absl::Now();
+    if (!r.first_commit) r.first_commit = now;
+    if (on_primary && !r.first_on_primary) r.first_on_primary = now;
+    if ((on_copies || kill_->affected.empty()) && !r.recovered) r.recovered = now;
+  }
+
+  node::Node& member_;
+  const std::vector<FatPtr>& accounts_;
+  std::vector<ChainBook>& books_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> abandon_{false};
+  absl::Mutex mu_;
+  std::optional<Kill> kill_ ABSL_GUARDED_BY(mu_);
+  std::vector<Round> rounds_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The cluster.
+
+struct FailoverParam {
+  const char* fabric;
+  int nodes;
+  int replication;
+};
+
+std::string ParamName(const FailoverParam& p) {
+  return absl::StrCat(p.fabric, "_n", p.nodes, "_r", p.replication);
+}
+void PrintTo(const FailoverParam& p, std::ostream* os) { *os << ParamName(p); }
+
+int EnvInt(const char* name, int fallback) {
+  const char* env = std::getenv(name);
+  int value = 0;
+  return env != nullptr && absl::SimpleAtoi(env, &value) && value >= 0 ? value : fallback;
+}
+int Rounds() { return std::max(1, EnvInt("FARM_FAILOVER_ROUNDS", 3)); }
+// Before the next kill, where the admin port does not say when re-replication is done
+// (RegionsReReplicating), the test pauses this long.
+absl::Duration SettleTime() { return absl::Milliseconds(EnvInt("FARM_FAILOVER_SETTLE_MS", 2000)); }
+
+// The regions `s` reports as still re-replicating — RegionStats.copies_due (backups yet
+// to receive a copy) not empty, or .frozen — as "region R: copies due to [..]"; nullopt
+// when RegionStats has no copies_due field. Those fields come with failover: they are
+// read by name (protobuf reflection) so that this file builds without them.
+std::optional<std::vector<std::string>> RegionsReReplicating(const node::NodeStats& s) {
+  const google::protobuf::Descriptor* d = node::RegionStats::descriptor();
+  const google::protobuf::FieldDescriptor* due = d->FindFieldByName("copies_due");
+  const google::protobuf::FieldDescriptor* frozen = d->FindFieldByName("frozen");
+  if (due == nullptr || !due->is_repeated() ||
+      due->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT32) {
+    return std::nullopt;
+  }
+  if (frozen != nullptr &&
+      (frozen->is_repeated() ||
+       frozen->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_BOOL)) {
+    frozen = nullptr;
+  }
+  std::vector<std::string> busy;
+  for (const node::RegionStats& r : s.regions()) {
+    const google::protobuf::Reflection* reflection = r.GetReflection();
+    std::vector<uint32_t> due_to;
+    for (int i = 0; i < reflection->FieldSize(r, due); ++i)
+      due_to.push_back(reflection->GetRepeatedUInt32(r, due, i));
+    const bool is_frozen = frozen != nullptr && reflection->GetBool(r, frozen);
+    if (!due_to.empty() || is_frozen) {
+      busy.push_back(absl::StrCat("region ", r.id(), is_frozen ? " frozen" : "",
+                                  ", copies due to [", absl::StrJoin(due_to, ","), "]"));
+    }
+  }
+  return busy;
+}
+
+enum class Role { kPlain, kManager, kNewest };
+
+std::string RoleName(Role r) {
+  switch (r) {
+    case Role::kPlain:
+      return "a plain data node";
+    case Role::kManager:
+      return "the configuration manager";
+    case Role::kNewest:
+      return "the newest member";
+  }
+  return "?";
+}
+
+struct Victim {
+  NodeId id = 0;
+  Role role = Role::kPlain;
+  std::string note;  // why another role was taken, if one was
+  std::string Describe() const {
+    return absl::StrCat("node ", id, " (", RoleName(role), note, ")");
+  }
+};
+
+class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
+ protected:
+  // A farm_node process this test started.
+  struct DataNode {
+    pid_t pid = -1;
+    std::string data_dir;
+    int started_round = 0;  // 0: one of the first nodes; else the round that replaced a victim
+  };
+
+  void SetUp() override {
+    char tmpl[] = "/tmp/farm-failover-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/secret") << "failover-process-test-secret-0123456";
+    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk);
+  }
+
+  void TearDown() override {
+    StopCluster();
+    if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
+      std::printf("logs and data kept in %s\n", dir_.c_str());
+      return;
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  const FailoverParam& P() const { return GetParam(); }
+  std::string Tag() const { return absl::StrCat("[", ParamName(P()), "]"); }
+  std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/", cluster_, "-node-", id, ".log"); }
+
+  void StartNode(NodeId id, int round) {
+    DataNode n;
+    n.data_dir = absl::StrCat(dir_, "/", cluster_, "-node-", id);  // a new id: never used before, empty
+    n.started_round = round;
+    const std::vector<std::string> argv = {
+        FARM_NODE_BINARY,
+        absl::StrCat("--node_id=", id),
+        "--cluster=" + cluster_,
+        "--zookeeper=" + zk_->address(),
+        "--secret_file=" + dir_ + "/secret",
+        "--data_dir=" + n.data_dir,
+        "--region_mb=32",
+        "--threads=2",
+        absl::StrCat("--session_timeout_ms=", absl::ToInt64Milliseconds(kSessionTimeout)),
+        absl::StrCat("--fabric=", P().fabric),
+        absl::StrCat("--replication=", P().replication),
+        absl::StrCat("--min_members=", P().nodes),
+        "--log_sync=always",
+        "--join_timeout_ms=40000"};
+    absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
+    ASSERT_TRUE(pid.ok()) << pid.status();
+    n.pid = *pid;
+    nodes_[id] = n;
+  }
+
+  // Waits until node `id` logged "ready" and reports over its admin port that it serves
+  // in the newest configuration it knows, linked to every other member of it. An error
+  // naming what it lacked (or how its process ended) after `deadline`.
+  absl::Status WaitServing(NodeId id, absl::Time deadline) {
+    std::string lacking = "no \"ready\" line in its log";
+    while (absl::Now() < deadline) {
+      int status = 0;
+      if (::waitpid(nodes_[id].pid, &status, WNOHANG) == nodes_[id].pid) {
+        nodes_.erase(id);
+        return absl::InternalError(absl::StrCat("node ", id, " exited (wait status ", status, ")"));
+      }
+      if (std::optional<std::string> admin = testing::LoggedAdminAddress(LogOf(id))) {
+        admin_[id] = *admin;
+        absl::StatusOr<node::NodeStats> s = Stats(id);
+        std::shared_ptr<const Configuration> c = member_ ? Config() : nullptr;
+        if (!s.ok()) {
+          lacking = absl::StrCat("its admin port: ", s.status().ToString());
+        } else if (!s->serving()) {
+          lacking = absl::StrCat("not serving (epoch ", s->epoch(), ", session ", s->session(),
+                                 ", last error '", s->last_error(), "')");
+        } else if (c != nullptr && (!c->Contains(id) || s->epoch() != c->epoch)) {
+          lacking =
+              absl::StrCat("serving in epoch ", s->epoch(), ", the member sees ", c->Summary());
+        } else if (c != nullptr && s->connected_peers() + 1 < c->members.size()) {
+          lacking = absl::StrCat("linked to ", s->connected_peers(), " of the other ",
+                                 c->members.size() - 1, " members of ", c->Summary());
+        } else if (c == nullptr && s->connected_peers() + 1 < static_cast<uint32_t>(P().nodes)) {
+          lacking = absl::StrCat("linked to ", s->connected_peers(), " peers");
+        } else if (c == nullptr && s->regions_size() == 0) {
+          lacking = "no region yet";
+        } else {
+          return absl::OkStatus();
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return absl::DeadlineExceededError(absl::StrCat("node ", id, ": ", lacking));
+  }
+
+  absl::StatusOr<node::NodeStats> Stats(NodeId id) {
+    auto it = admin_.find(id);
+    if (it == admin_.end())
+      return absl::NotFoundError(absl::StrCat("no admin address for node ", id));
+    node::AdminRequest request;
+    request.set_format(node::kAdminFormat);
+    request.set_command(node::AdminRequest::STATS);
+    absl::StatusOr<node::AdminResponse> r = node::AdminCall(it->second, request, absl::Seconds(2));
+    if (!r.ok()) return r.status();
+    return r->stats();
+  }
+
+  // The configuration this process (the compute member) applied last.
+  std::shared_ptr<const Configuration> Config() { return member_->node().membership().current(); }
+
+  void JoinMember() {
+    tools::ComputeMemberOptions o;
+    o.zookeeper = zk_->address();
+    o.cluster = cluster_;
+    o.secret_file = dir_ + "/secret";
+    o.fabric = P().fabric;
+    o.threads = kChains;
+    absl::StatusOr<std::unique_ptr<tools::ComputeMember>> m = tools::ComputeMember::Join(o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    member_ = std::move(*m);
+  }
+
+  // The log tails of the live data nodes and of the last two victims (their last words).
+  std::string Logs() {
+    std::string out;
+    auto append = [&](NodeId id, const char* what) {
+      absl::StrAppend(&out, "--- node ", id, what, ": ", LogOf(id), "\n", FileTail(LogOf(id), 1500),
+                      "\n");
+    };
+    for (const auto& [id, n] : nodes_) append(id, "");
+    for (size_t i = killed_.size() >= 2 ? killed_.size() - 2 : 0; i < killed_.size(); ++i)
+      append(killed_[i], " (killed)");
+    return out;
+  }
+
+  // Accounts whose region `node` is primary of / holds a copy of, in `config`.
+  std::pair<std::set<size_t>, std::set<size_t>> AccountsOf(NodeId node,
+                                                           const Configuration& config) {
+    std::set<size_t> primary, affected;
+    absl::StatusOr<membership::Placement> placement = membership::Placement::Create(config);
+    if (!placement.ok()) return {};
+    for (size_t i = 0; i < accounts_.size(); ++i) {
+      absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(accounts_[i].addr.region());
+      if (!rs.ok()) continue;
+      if (rs->primary() == node) primary.insert(i);
+      if (rs->Contains(node)) affected.insert(i);
+    }
+    return {primary, affected};
+  }
+
+  // This round's victim: the role in rotation (plain, manager, newest), falling back to a
+  // plain data node when the role's holder is not a data node this test can kill (the
+  // compute member can become the manager once every original node was replaced) or there
+  // is no replacement yet.
+  Victim PickVictim(int round, const Configuration& config) {
+    Victim v;
+    const Role wanted = static_cast<Role>((round - 1) % 3);
+    if (wanted == Role::kManager) {
+      if (nodes_.contains(config.manager)) return {config.manager, Role::kManager, ""};
+      v.note = absl::StrCat("; the manager is node ", config.manager, ", this process");
+    }
+    if (wanted == Role::kNewest) {
+      NodeId newest = 0;
+      for (const auto& [id, n] : nodes_) {
+        if (n.started_round > 0 && id != config.manager &&
+            (newest == 0 || n.started_round > nodes_[newest].started_round)) {
+          newest = id;
+        }
+      }
+      if (newest != 0)
+        return {newest, Role::kNewest,
+                absl::StrCat(", started in round ", nodes_[newest].started_round)};
+      v.note = "; no replacement yet";
+    }
+    // A plain data node, preferably the primary of some accounts, by rotation.
+    std::vector<NodeId> plain, with_accounts;
+    for (const auto& [id, n] : nodes_) {
+      if (id == config.manager) continue;
+      plain.push_back(id);
+      if (!AccountsOf(id, config).first.empty()) with_accounts.push_back(id);
+    }
+    const std::vector<NodeId>& from = with_accounts.empty() ? plain : with_accounts;
+    v.id = from[static_cast<size_t>(round / 3) % from.size()];
+    v.role = Role::kPlain;
+    if (wanted != Role::kPlain) v.note = absl::StrCat(", instead of ", RoleName(wanted), v.note);
+    return v;
+  }
+
+  // Check 1: the configuration the member applies drops `victim`, in a later epoch than
+  // `before`, and every survivor serves in it (or a later one).
+  std::shared_ptr<const Configuration> WaitConfigWithout(NodeId victim, uint64_t before,
+                                                         absl::Time deadline, std::string* why) {
+    std::shared_ptr<const Configuration> c;
+    while (absl::Now() < deadline) {
+      c = Config();
+      if (c != nullptr && c->epoch > before && !c->Contains(victim)) break;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    if (c == nullptr || c->Contains(victim)) {
+      *why = absl::StrCat("the member's configuration still lists it: ",
+                          c ? c->Summary() : std::string("none"));
+      return nullptr;
+    }
+    for (const auto& [id, n] : nodes_) {
+      std::string lacking;
+      while (true) {
+        absl::StatusOr<node::NodeStats> s = Stats(id);
+        if (s.ok() && s->serving() && s->epoch() >= c->epoch) break;
+        lacking = s.ok() ? absl::StrCat("serving ", s->serving(), " in epoch ", s->epoch(),
+                                        ", last error '", s->last_error(), "'")
+                         : s.status().ToString();
+        if (absl::Now() >= deadline) {
+          *why = absl::StrCat("survivor ", id, " does not serve in ", c->Summary(), ": ", lacking);
+          return nullptr;
+        }
+        absl::SleepFor(absl::Milliseconds(20));
+      }
+    }
+    return c;
+  }
+
+  // Check 3: the primary of each account's region, in the current configuration, lists
+  // the region on its admin port. An empty string, or what is missing.
+  std::string CheckPrimariesListRegions(absl::Time deadline) {
+    std::string missing;
+    do {
+      missing.clear();
+      std::shared_ptr<const Configuration> c = Config();
+      absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*c);
+      if (!placement.ok()) return placement.status().ToString();
+      std::map<RegionId, NodeId> regions;
+      for (const FatPtr& a : accounts_) {
+        absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(a.addr.region());
+        if (rs.ok()) regions[a.addr.region()] = rs->primary();
+      }
+      for (const auto& [region, primary] : regions) {
+        absl::StatusOr<node::NodeStats> s = Stats(primary);
+        std::vector<uint32_t> listed;
+        if (s.ok()) {
+          for (const node::RegionStats& r : s->regions()) listed.push_back(r.id());
+        }
+        if (std::find(listed.begin(), listed.end(), region) == listed.end()) {
+          absl::StrAppend(&missing, "region ", region, " is primary on node ", primary, " in ",
+                          c->Summary(), ", which lists ",
+                          s.ok() ? absl::StrCat("regions [", absl::StrJoin(listed, ","), "]")
+                                 : s.status().ToString(),
+                          "; ");
+        }
+      }
+      if (missing.empty()) return "";
+      absl::SleepFor(absl::Milliseconds(100));
+    } while (absl::Now() < deadline);
+    return missing;
+  }
+
+  // Check 4: every account read in one transaction (retried for kSettleTimeout): the
+  // total holds and each chain's acknowledged transfers are visible. `failure` names the
+  // kill, for messages.
+  void CheckBank(const std::string& failure) {
+    absl::StatusOr<std::vector<std::string>> seen = absl::UnavailableError("not read");
+    const absl::Time deadline = absl::Now() + kSettleTimeout;
+    while (absl::Now() < deadline) {
+      seen = testing::ReadAllInOneTx(member_->node(), accounts_);
+      if (seen.ok()) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    if (!seen.ok()) {
+      ADD_FAILURE() << "the accounts could not be read in one transaction for "
+                    << Secs(kSettleTimeout) << " after the failure of " << failure << ": "
+                    << seen.status() << "\n"
+                    << Logs();
+      return;
+    }
+    int64_t sum = 0;
+    int invisible = 0;
+    for (size_t i = 0; i < seen->size(); ++i) {
+      const Account a = Decode((*seen)[i].data(), (*seen)[i].size());
+      sum += a.balance;
+      for (int c = 0; c < kChains; ++c) {
+        const ChainBook& book = books_[c];
+        auto acked = book.acked.find(i);
+        if (acked == book.acked.end()) continue;
+        auto unknown = book.unknown.find(i);
+        const int64_t held = a.last[c];
+        // The chain's last acknowledged transfer touching the account, or a later one
+        // whose outcome it could not know; an older one means an acknowledged commit is lost.
+        const bool ok = held == acked->second ||
+                        (unknown != book.unknown.end() && unknown->second.contains(held));
+        EXPECT_TRUE(ok) << "account " << i << " (region " << accounts_[i].addr.region()
+                        << ") shows chain " << c << "'s transfer " << held << ", but transfer "
+                        << acked->second << " was acknowledged before or during the failure of "
+                        << failure;
+        invisible += ok ? 0 : 1;
+      }
+    }
+    const int64_t total = kInitialBalance * static_cast<int64_t>(accounts_.size());
+    EXPECT_EQ(sum, total) << "money was created or destroyed across the failure of " << failure;
+    EXPECT_EQ(invisible, 0) << invisible
+                            << " acknowledged transfers are not visible after the failure of "
+                            << failure;
+  }
+
+  // Check 6: re-replication ends — no live node reports a region still re-replicating
+  // (RegionsReReplicating) — within kReplicateTimeout. Where the admin port does not say,
+  // a pause of SettleTime(). What it did, for the round's summary.
+  std::string WaitReReplicated(const std::string& failure) {
+    const absl::Time start = absl::Now();
+    std::vector<std::string> busy;
+    while (true) {
+      busy.clear();
+      for (const auto& [id, n] : nodes_) {
+        absl::StatusOr<node::NodeStats> s = Stats(id);
+        if (!s.ok()) {
+          busy.push_back(absl::StrCat("node ", id, ": ", s.status().ToString()));
+          continue;
+        }
+        std::optional<std::vector<std::string>> regions = RegionsReReplicating(*s);
+        if (!regions.has_value()) {
+          absl::SleepFor(SettleTime());
+          return absl::StrCat("paused ", Secs(SettleTime()), " for it (no RegionStats.copies_due)");
+        }
+        for (const std::string& r : *regions) busy.push_back(absl::StrCat("node ", id, ": ", r));
+      }
+      if (busy.empty()) return absl::StrCat("done after ", Secs(absl::Now() - start));
+      if (absl::Now() - start > kReplicateTimeout) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ADD_FAILURE() << "after the failure of " << failure
+                  << " and its replacement, regions still re-replicate " << Secs(kReplicateTimeout)
+                  << " later: " << absl::StrJoin(busy, "; ") << "\n"
+                  << Logs();
+    return "not done";
+  }
+
+  // Check 5 (the end): a transaction writing every account commits, so every region has
+  // a working replica set in the configuration with the replacement. Retried until
+  // `deadline`; the last error otherwise.
+  absl::Status WriteEveryAccount(absl::Time deadline) {
+    absl::Status last = absl::UnavailableError("not tried");
+    while (absl::Now() < deadline) {
+      std::optional<absl::Status> s =
+          ReadModifyWrite(member_->node(), 0, accounts_, [](std::vector<Account>&) {});
+      last = s.value_or(absl::DeadlineExceededError("no completion"));
+      if (last.ok()) return last;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return last;
+  }
+
+  // Everything of the current cluster stops; the next StartCluster begins a new one
+  // (another cluster name on the same ZooKeeper, new directories).
+  void StopCluster() {
+    load_.reset();
+    member_.reset();
+    for (auto& [id, n] : nodes_) ::kill(n.pid, SIGKILL);
+    for (auto& [id, n] : nodes_) ::waitpid(n.pid, nullptr, 0);
+    nodes_.clear();
+    admin_.clear();
+    killed_.clear();
+    accounts_.clear();
+    for (const ChainBook& book : books_) acked_before_ += book.acked_transfers;
+    books_.clear();
+  }
+
+  // The first nodes, the member, and kAccountsPerNode accounts in a region each node is
+  // primary of.
+  void StartCluster(int generation) {
+    cluster_ = absl::StrCat("failover", generation);
+    books_.assign(kChains, ChainBook{});
+    for (NodeId id = 1; id <= static_cast<NodeId>(P().nodes); ++id) StartNode(id, 0);
+    const absl::Time deadline = absl::Now() + kStartTimeout;
+    for (NodeId id = 1; id <= static_cast<NodeId>(P().nodes); ++id) {
+      absl::Status s = WaitServing(id, deadline);
+      ASSERT_TRUE(s.ok()) << "the cluster did not start: " << s << "\n" << Logs();
+    }
+    next_id_ = P().nodes + 1;
+    JoinMember();
+    absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions =
+        member_->RegionsByPrimary();
+    ASSERT_TRUE(regions.ok()) << regions.status();
+    ASSERT_EQ(regions->size(), static_cast<size_t>(P().nodes));
+    Account initial;
+    initial.balance = kInitialBalance;
+    for (const auto& [primary, ids] : *regions) {
+      ASSERT_FALSE(ids.empty()) << "node " << primary << " is primary of no region";
+      for (int i = 0; i < kAccountsPerNode; ++i) {
+        absl::StatusOr<FatPtr> p =
+            testing::CreateObjectInOneTx(member_->node(), Encode(initial), Addr(ids.front(), 0));
+        ASSERT_TRUE(p.ok()) << p.status();
+        accounts_.push_back(*p);
+      }
+    }
+  }
+
+  std::string dir_;
+  std::string cluster_ = "failover0";    // the current cluster's name
+  int64_t acked_before_ = 0;             // transfers acknowledged in earlier clusters
+  std::unique_ptr<ZkTestServer> zk_;
+  std::map<NodeId, DataNode> nodes_;     // live data nodes
+  std::map<NodeId, std::string> admin_;  // admin addresses, from the logs
+  std::vector<NodeId> killed_;           // the victims, in order
+  NodeId next_id_ = 0;
+  std::unique_ptr<tools::ComputeMember> member_;
+  std::vector<FatPtr> accounts_;
+  std::vector<ChainBook> books_;
+  std::unique_ptr<Load> load_;
+};
+
+TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowledgedTransfers) {
+  absl::BitGen gen;
+  const int rounds = Rounds();
+  // Victims are not replaced by default (a member that joins takes primaries of regions it
+  // holds no copy of: rejoining is not built yet), so a cluster of n nodes takes n - r
+  // kills — r copies stay possible — and the next rounds start a new cluster.
+  const bool replace = EnvInt("FARM_FAILOVER_REPLACE", 0) != 0;
+  const int kills_per_cluster = replace ? rounds : std::max(1, P().nodes - P().replication);
+  int generation = 0;
+  // A failed check ends the test, unless FARM_FAILOVER_KEEP_GOING=1 asks to see every
+  // round anyway (while failover is being built: what each later step does).
+  const bool keep_going = EnvInt("FARM_FAILOVER_KEEP_GOING", 0) != 0;
+  auto show = [](const std::optional<absl::Duration>& d) {
+    return d ? Secs(*d) : std::string("n/a");
+  };
+  for (int round = 1; round <= rounds; ++round) {
+    if ((round - 1) % kills_per_cluster == 0) {
+      if (round > 1) StopCluster();
+      ASSERT_NO_FATAL_FAILURE(StartCluster(generation++));
+    }
+    std::shared_ptr<const Configuration> before = Config();
+    const Victim victim = PickVictim(round, *before);
+    const auto [primary_of, copies_of] = AccountsOf(victim.id, *before);
+    const std::string who = absl::StrCat(Tag(), " round ", round, ": ", victim.Describe());
+    SCOPED_TRACE(who);
+
+    // The kill, at a random moment under load.
+    load_ = std::make_unique<Load>(member_->node(), accounts_, books_, round);
+    const absl::Duration into_load = absl::Milliseconds(absl::Uniform(gen, 300, 1500));
+    absl::SleepFor(into_load);
+    ::kill(nodes_[victim.id].pid, SIGKILL);
+    ::waitpid(nodes_[victim.id].pid, nullptr, 0);
+    const absl::Time killed = absl::Now();
+    load_->Killed({killed, primary_of, copies_of});
+    std::filesystem::remove_all(nodes_[victim.id].data_dir);  // it never comes back on it
+    nodes_.erase(victim.id);
+    killed_.push_back(victim.id);
+    std::printf(
+        "%s killed, %s into the load; it was primary of %zu accounts and held copies of %zu; %s\n",
+        who.c_str(), Secs(into_load).c_str(), primary_of.size(), copies_of.size(),
+        before->Summary().c_str());
+
+    // 1. A configuration without it, where every survivor serves.
+    std::string why;
+    std::shared_ptr<const Configuration> after =
+        WaitConfigWithout(victim.id, before->epoch, killed + kSessionTimeout + kConfigSlack, &why);
+    if (after == nullptr) {
+      ADD_FAILURE() << "after the SIGKILL of " << victim.Describe()
+                    << ", no configuration without it within "
+                    << Secs(kSessionTimeout + kConfigSlack) << " (session timeout "
+                    << Secs(kSessionTimeout) << "): " << why << "\n"
+                    << Logs();
+      if (!keep_going) return;
+      after = Config();
+    }
+    const absl::Duration reconfigured = absl::Now() - killed;
+
+    // 2. Serving again: every chain commits on the victim's accounts.
+    const bool recovered = load_->WaitRecovered(killed + kSessionTimeout + kServeSlack);
+    const std::string chains = load_->Describe();
+    const Load::Times times = load_->Measured();
+    std::printf(
+        "  %s after %s; first commit after %s, first on an account it was primary of after %s, "
+        "every chain on its accounts after %s\n%s",
+        after->Summary().c_str(), Secs(reconfigured).c_str(), show(times.first_commit).c_str(),
+        show(times.first_on_primary).c_str(), show(times.every_chain).c_str(),
+        recovered ? chains.c_str() : "");  // else the failure shows them
+    if (!recovered) {
+      ADD_FAILURE() << "after the SIGKILL of " << victim.Describe() << " and " << after->Summary()
+                    << " (reached " << Secs(reconfigured)
+                    << " after the kill), the cluster did not serve its accounts again within "
+                    << Secs(kSessionTimeout + kServeSlack)
+                    << ": expected every chain to commit a transfer touching "
+                    << "an account whose region it held a copy of (" << copies_of.size()
+                    << " accounts; primary of " << primary_of.size() << ")\n"
+                    << chains << Logs();
+      if (!keep_going) return;
+    }
+    load_->Stop();
+
+    // 3. The promoted primaries list their regions.
+    const std::string unlisted =
+        CheckPrimariesListRegions(absl::Now() + (recovered ? kSettleTimeout : absl::Seconds(1)));
+    EXPECT_TRUE(unlisted.empty()) << "after the failover of " << victim.Describe() << ": "
+                                  << unlisted;
+
+    // 4. The bank: total and every acknowledged transfer.
+    CheckBank(absl::StrCat(victim.Describe(), " in round ", round));
+    load_.reset();
+    if (HasFailure() && !keep_going) return;
+
+    // 5. A new member in its place: a new id, an empty data directory (only with
+    // FARM_FAILOVER_REPLACE=1: rejoining is not built yet).
+    if (!replace) {
+      const std::string replicated = WaitReReplicated(victim.Describe());
+      std::printf("  re-replication: %s\n", replicated.c_str());
+      if (HasFailure() && !keep_going) return;
+      continue;
+    }
+    const NodeId fresh = next_id_++;
+    const absl::Time restart = absl::Now();
+    ASSERT_NO_FATAL_FAILURE(StartNode(fresh, round));
+    absl::Status serving = WaitServing(fresh, restart + kStartTimeout);
+    if (!serving.ok()) {
+      ADD_FAILURE() << "the replacement of " << victim.Describe() << " did not serve within "
+                    << Secs(kStartTimeout) << ": " << serving << "\n"
+                    << Logs();
+      if (!keep_going) return;
+    }
+    const absl::Duration joined = absl::Now() - restart;
+    absl::Status written = WriteEveryAccount(absl::Now() + kSettleTimeout);
+    EXPECT_TRUE(written.ok()) << "with node " << fresh << " (replacing " << victim.Describe()
+                              << ") in " << Config()->Summary()
+                              << ", a transaction writing every account did not commit for "
+                              << Secs(kSettleTimeout) << ": " << written << "\n"
+                              << Logs();
+    std::printf(
+        "  replaced by node %d (empty data directory): serving after %s in %s; writing every "
+        "account: %s\n",
+        static_cast<int>(fresh), Secs(joined).c_str(), Config()->Summary().c_str(),
+        written.ToString().c_str());
+    if (HasFailure() && !keep_going) return;
+
+    // 6. Every region back to r copies before the next kill.
+    const std::string replicated = WaitReReplicated(victim.Describe());
+    std::printf("  re-replication: %s\n", replicated.c_str());
+    if (HasFailure() && !keep_going) return;
+  }
+  int64_t acked = acked_before_;
+  for (const ChainBook& book : books_) acked += book.acked_transfers;
+  std::printf("%s %d kills; %lld transfers acknowledged\n", Tag().c_str(), rounds,
+              static_cast<long long>(acked));
+  EXPECT_GT(acked, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Failover, FailoverProcessTest,
+                         ::testing::Values(FailoverParam{"shm", 5, 3}, FailoverParam{"shm", 4, 2},
+                                           FailoverParam{"tcp", 5, 3}, FailoverParam{"tcp", 4, 2}),
+                         [](const auto& info) { return ParamName(info.param); });
+
+}  // namespace
+}  // namespace farm
