@@ -211,6 +211,16 @@ absl::Status AllocService::RegisterHandlers() {
   return RegisterEndOfEpochHandler(*messenger_, allocator_->epochs());
 }
 
+absl::Status AllocService::NotHeld(RegionId region, absl::Status otherwise) const {
+  std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
+  if (placement == nullptr) return otherwise;
+  absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(region);
+  if (!rs.ok() || rs->primary() != messenger_->node_id()) return otherwise;
+  return absl::UnavailableError(absl::StrFormat(
+      "node %d is becoming the primary of region %d (its copy is on the way): try again", messenger_->node_id(),
+      region));
+}
+
 void AllocService::OnRemoteAlloc(MsgThread& thread, const Message& message) {
   if (!message.expects_reply()) return;
   TaggedReader r(message.payload);
@@ -224,8 +234,10 @@ void AllocService::OnRemoteAlloc(MsgThread& thread, const Message& message) {
   if (allocator_->blocks().FindRegion(at.region()) == nullptr) {
     // Never forwarded again: two nodes with different configurations must not bounce
     // the request between them.
-    (void)thread.ReplyError(message.reply_to, absl::FailedPreconditionError(absl::StrFormat(
-        "node %d holds no region %d to allocate near", messenger_->node_id(), at.region())));
+    (void)thread.ReplyError(message.reply_to,
+                            NotHeld(at.region(), absl::FailedPreconditionError(absl::StrFormat(
+                                                     "node %d holds no region %d to allocate near",
+                                                     messenger_->node_id(), at.region()))));
     return;
   }
   ThreadAllocator* allocator = threads_[thread.index()].get();
@@ -288,8 +300,10 @@ void AllocService::OnRegionCapability(MsgThread& thread, const Message& message)
   }
   const LocalRegion* held = allocator_->blocks().FindRegion(region);
   if (held == nullptr) {
-    (void)thread.ReplyError(message.reply_to, absl::NotFoundError(absl::StrFormat(
-        "node %d is not the primary of region %d", messenger_->node_id(), region)));
+    (void)thread.ReplyError(message.reply_to,
+                            NotHeld(region, absl::NotFoundError(absl::StrFormat(
+                                                "node %d is not the primary of region %d",
+                                                messenger_->node_id(), region))));
     return;
   }
   const RegionCapability& cap = held->capability();
@@ -337,7 +351,9 @@ void AllocService::OnCopyEnd(MsgThread& thread, const Message& message) {
   std::optional<CopyEnd> end = DecodeCopyEnd(message.payload);
   if (!end.has_value()) return Answer(thread, message, Malformed("region copy end", message));
   // Every DATA was answered, so logged durably, before the sender sent this.
-  Answer(thread, message, copy_receiver_.End(message.from, *end));
+  absl::Status ended = copy_receiver_.End(message.from, *end);
+  if (ended.ok() && on_copy_complete_) on_copy_complete_(end->region);
+  Answer(thread, message, ended);
 }
 
 }  // namespace farm::alloc

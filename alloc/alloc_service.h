@@ -108,6 +108,10 @@ class AllocService {
   using CopyGate = std::function<void(size_t thread, RegionId region, NodeId from,
                                       absl::AnyInvocable<void(absl::Status)> then)>;
   void set_copy_gate(CopyGate gate) { copy_gate_ = std::move(gate); }
+  // Called (on the receiving thread) when a copy of `region` arrived whole (its END
+  // matched): the node may now make it its primary copy (a handover). Before the
+  // messenger starts.
+  void set_on_copy_complete(std::function<void(RegionId region)> done) { on_copy_complete_ = std::move(done); }
 
  private:
   AllocService(Messenger* messenger, Allocator* allocator, BackupRegions* backups)
@@ -118,6 +122,10 @@ class AllocService {
   void OnBackupRegion(MsgThread& thread, const Message& message);
   void OnBlockState(MsgThread& thread, const Message& message);
   void OnRegionCapability(MsgThread& thread, const Message& message);
+  // For a region this node does not hold: Unavailable (ask again) when its configuration
+  // makes it the region's primary — a handover or promotion is under way — else
+  // `otherwise`.
+  absl::Status NotHeld(RegionId region, absl::Status otherwise) const;
   void OnCopyBegin(MsgThread& thread, const Message& message);
   void OnCopyData(MsgThread& thread, const Message& message);
   void OnCopyEnd(MsgThread& thread, const Message& message);
@@ -127,6 +135,7 @@ class AllocService {
   BackupRegions* const backups_;
   RegionCopyReceiver copy_receiver_;
   CopyGate copy_gate_;
+  std::function<void(RegionId)> on_copy_complete_;
   std::vector<std::unique_ptr<ThreadLog>> logs_;
   std::vector<std::unique_ptr<MsgChannel>> channels_;
   std::vector<std::unique_ptr<ThreadAllocator>> threads_;

@@ -178,6 +178,15 @@ absl::Status BackupRegions::SetPrimary(RegionId region, NodeId primary) {
   return absl::OkStatus();
 }
 
+bool BackupRegions::Drop(RegionId region) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) return false;
+  dropped_.push_back(std::move(it->second.region));
+  copies_.erase(it);
+  return true;
+}
+
 std::unique_ptr<Region> BackupRegions::Take(RegionId region) {
   MutexLock lock(&mu_);
   auto it = copies_.find(region);

@@ -70,6 +70,11 @@ class BackupRegions {
   // Recovery: hands the copy of `region` over (null when not held) — a restarted node's
   // own regions, rebuilt here from its log, go to its allocator.
   std::unique_ptr<Region> Take(RegionId region);
+  // Failover: this node is no longer in the region's replica set, so its copy goes
+  // stale and must never serve (be promoted) again: it is found no more. The memory
+  // stays mapped until this object goes (other threads may be using it right now).
+  // False when not held.
+  bool Drop(RegionId region);
 
  private:
   // Frees the units of the block that `unit` belongs to before an update rewrites it,
@@ -84,6 +89,7 @@ class BackupRegions {
     NodeId primary;  // the node that created the region, or sent its copy (Reset)
   };
   absl::flat_hash_map<RegionId, Copy> copies_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Region>> dropped_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm::alloc

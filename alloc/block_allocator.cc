@@ -42,8 +42,22 @@ LocalRegion* BlockAllocator::FindRegion(RegionId id) const {
 std::vector<LocalRegion*> BlockAllocator::Regions() const {
   MutexLock lock(&mu_);
   std::vector<LocalRegion*> out;
-  for (const auto& r : regions_) out.push_back(r.get());
+  for (const auto& r : regions_) {
+    if (!r->retired_) out.push_back(r.get());
+  }
   return out;
+}
+
+absl::Status BlockAllocator::Retire(RegionId id) {
+  MutexLock lock(&mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return absl::NotFoundError(absl::StrFormat("region %d is not held", id));
+  LocalRegion* r = it->second;
+  r->set_leaving(true);
+  r->set_frozen(true);
+  r->retired_ = true;
+  by_id_.erase(it);
+  return absl::OkStatus();
 }
 
 int64_t BlockAllocator::FindFreeRun(const LocalRegion& r, uint32_t n) {
@@ -148,6 +162,7 @@ SlabBlock* BlockAllocator::Adopt(SizeClass size_class, const BlockPlace& place,
   std::vector<SlabBlock*>& list = adoptable_[size_class];
   for (size_t i = 0; i < list.size(); ++i) {
     SlabBlock* b = list[i];
+    if (b->region()->leaving()) continue;  // handed over: never used again here
     if (place.kind == BlockPlace::Kind::kRegion && b->region()->id() != place.region) continue;
     if (place.kind == BlockPlace::Kind::kNear && b->region()->ring() != place.ring) continue;
     list[i] = list.back();

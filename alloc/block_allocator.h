@@ -63,6 +63,12 @@ class LocalRegion {
   // the copy sent is the region's state. Lock-free reads go on. Any thread.
   bool frozen() const { return frozen_.load(std::memory_order_acquire); }
   void set_frozen(bool frozen) { frozen_.store(frozen, std::memory_order_release); }
+  // Leaving: another node became the region's primary (a member joined) and this node
+  // hands the region over (node/failover.cc). Its thread allocators take no slot from it
+  // any more and release none of its blocks (the block table is the new primary's);
+  // transactions locked on it still finish here. Then BlockAllocator::Retire.
+  bool leaving() const { return leaving_.load(std::memory_order_acquire); }
+  void set_leaving(bool leaving) { leaving_.store(leaving, std::memory_order_release); }
 
   // The published slab block covering `offset`, or null. Any thread; the block stays
   // valid while the caller is inside the epoch operation it was found in (blocks are
@@ -87,6 +93,8 @@ class LocalRegion {
   uint32_t free_units_ = 0;   // guarded by the BlockAllocator lock
   uint32_t search_from_ = 1;  // no free run starts below this (a hint)
   std::atomic<bool> frozen_{false};
+  std::atomic<bool> leaving_{false};
+  bool retired_ = false;  // guarded by the BlockAllocator lock: BlockAllocator::Retire
 };
 
 // Where a block should come from.
@@ -131,6 +139,11 @@ class BlockAllocator {
   // The region with `id`, or null when this node holds no such region.
   LocalRegion* FindRegion(RegionId id) const;
   std::vector<LocalRegion*> Regions() const;
+  // Hands region `id` over for good (its new primary has it: node/failover.cc): it is
+  // found no more and gets no block, but the LocalRegion and its memory stay (thread
+  // allocators and blocks may still point at them; nothing uses them). NotFound when not
+  // held. A later AddRegion of the same id adds a new region.
+  absl::Status Retire(RegionId id);
 
   // A new block of `size_class` at `place`; its table entries are written and returned
   // in `update` for the backups. The block has no owner and is not published yet.

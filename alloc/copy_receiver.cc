@@ -9,6 +9,7 @@ absl::Status RegionCopyReceiver::Begin(NodeId from, const CopyBegin& begin) {
   MutexLock lock(&mu_);
   if (absl::Status s = copies_->Reset(begin.region, begin.bytes, from); !s.ok()) return s;
   in_progress_[begin.region] = InProgress{.from = from};
+  incomplete_.insert(begin.region);
   return absl::OkStatus();
 }
 
@@ -55,6 +56,7 @@ absl::Status RegionCopyReceiver::End(NodeId from, const CopyEnd& end) {
         "%d bytes arrived in %d chunks (CRC-32C %08x)",
         end.region, from, from, end.bytes_sent, end.crc, copy.bytes, copy.chunks, copy.crc));
   }
+  incomplete_.erase(end.region);
   return absl::OkStatus();
 }
 
@@ -62,6 +64,11 @@ void RegionCopyReceiver::Abandon(NodeId from, RegionId region) {
   MutexLock lock(&mu_);
   auto it = in_progress_.find(region);
   if (it != in_progress_.end() && it->second.from == from) in_progress_.erase(it);
+}
+
+bool RegionCopyReceiver::Complete(RegionId region) const {
+  MutexLock lock(&mu_);
+  return !incomplete_.contains(region);
 }
 
 size_t RegionCopyReceiver::in_progress() const {

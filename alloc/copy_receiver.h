@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "alloc/backup_regions.h"
 #include "alloc/copy_messages.h"
@@ -49,6 +50,10 @@ class RegionCopyReceiver {
 
   // Copies in progress (tests, statistics).
   size_t in_progress() const;
+  // False from a Begin of `region` until an End that matched: a copy begun and not
+  // received whole (its sender failed, or the bytes did not match) must never serve as
+  // the region (failover promotes only complete copies).
+  bool Complete(RegionId region) const;
 
  private:
   struct InProgress {
@@ -62,6 +67,7 @@ class RegionCopyReceiver {
   BackupRegions* const copies_;
   mutable Mutex mu_;
   absl::flat_hash_map<RegionId, InProgress> in_progress_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<RegionId> incomplete_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm::alloc

@@ -30,6 +30,10 @@ void ThreadAllocator::BlockList::Remove(SlabBlock* b) {
 }
 
 void ThreadAllocator::Relist(ClassState& cls, SlabBlock* b) {
+  if (b->region()->leaving()) {  // handed over: no slot of it is taken here again
+    Unlist(cls, b);
+    return;
+  }
   const SlabBlock::List want = b->HasLocalFree() ? SlabBlock::List::kAvailable : SlabBlock::List::kFull;
   if (b->list == want) return;
   Unlist(cls, b);
@@ -76,18 +80,36 @@ ThreadAllocator::~ThreadAllocator() {
 }
 
 LocalRegion* ThreadAllocator::FindRegion(RegionId id) {
-  if (id == last_region_id_ && id != kNullRegion) return last_region_;
+  if (id == last_region_id_ && id != kNullRegion && !last_region_->leaving()) return last_region_;
   LocalRegion* r = nullptr;
-  if (auto it = regions_.find(id); it != regions_.end()) {
+  if (auto it = regions_.find(id); it != regions_.end() && !it->second->leaving()) {
     r = it->second;
   } else {
     r = allocator_->blocks().FindRegion(id);
-    if (r == nullptr) return nullptr;
-    regions_[id] = r;  // regions are never removed
+    if (r == nullptr || r->leaving()) return nullptr;  // handed over (ForgetRegion)
+    regions_[id] = r;
   }
   last_region_id_ = id;
   last_region_ = r;
   return r;
+}
+
+void ThreadAllocator::ForgetRegion(RegionId id) {
+  for (ClassState& cls : classes_) {
+    if (cls.current != nullptr && cls.current->region()->id() == id) cls.current = nullptr;
+    for (BlockList* list : {&cls.available, &cls.full}) {
+      for (SlabBlock* b = list->head; b != nullptr;) {
+        SlabBlock* next = b->next;
+        if (b->region()->id() == id) Unlist(cls, b);
+        b = next;
+      }
+    }
+  }
+  regions_.erase(id);
+  if (last_region_id_ == id) {
+    last_region_id_ = kNullRegion;
+    last_region_ = nullptr;
+  }
 }
 
 // --- Fast path ---
@@ -613,6 +635,7 @@ void ThreadAllocator::OnRoundDone(const absl::Status& status) {
   std::vector<SlabBlock*> released = std::move(retired_in_round_);
   retired_in_round_.clear();
   for (SlabBlock* b : released) {
+    if (b->region()->leaving()) continue;  // the table is the new primary's now
     BlockTableUpdate update;
     allocator_->blocks().Release(b, &update);
     ++stats_.blocks_released;

@@ -103,6 +103,10 @@ class ThreadAllocator {
   size_t retired_blocks() const { return retired_waiting_.size() + retired_in_round_.size(); }
   bool round_running() const { return round_running_; }
 
+  // The region is handed over (LocalRegion::leaving): drops this thread's blocks of it,
+  // so no slot of it is taken here again. On this thread, after set_leaving.
+  void ForgetRegion(RegionId id);
+
   EpochParticipant& epoch() { return epoch_; }
   Allocator& allocator() const { return *allocator_; }
   const ThreadAllocatorStats& stats() const { return stats_; }

@@ -187,6 +187,12 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         if (absl::Status s = copies->SetPrimary(c->region, c->primary); !s.ok()) return Damaged(r, s.message());
         break;
       }
+      case NodeLogType::kRegionDropped: {  // handed over, or out of its replica set
+        absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
+        if (!c.ok()) return Damaged(r, c.status().message());
+        (void)copies->Drop(c->region);  // a copy may have been dropped already
+        break;
+      }
       case NodeLogType::kRegionImage: {
         absl::StatusOr<alloc::RegionImage> image = alloc::DecodeRegionImage(r.payload);
         if (!image.ok()) return Damaged(r, "malformed region image record");

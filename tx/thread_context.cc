@@ -101,7 +101,12 @@ absl::Status ThreadContext::PrepareHere(const LogRecord& record) {
   primary.epoch = backup.epoch = record.epoch;
   const alloc::BlockAllocator& blocks = allocator_->allocator().blocks();
   for (const LogEntry& e : record.entries) {
-    (blocks.FindRegion(e.address.region()) != nullptr ? primary : backup).entries.push_back(e);
+    if (blocks.FindRegion(e.address.region()) != nullptr) {
+      primary.entries.push_back(e);
+      continue;
+    }
+    if (absl::Status s = CheckNotArriving(e.address.region()); !s.ok()) return s;
+    backup.entries.push_back(e);
   }
   if (!primary.entries.empty()) {
     if (absl::Status s = participant_.Lock(primary, kWriteLock); !s.ok()) return s;
@@ -113,6 +118,14 @@ absl::Status ThreadContext::PrepareHere(const LogRecord& record) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status ThreadContext::CheckNotArriving(RegionId region) {
+  placement_cache_.Update(placement());
+  absl::StatusOr<membership::ReplicaSet> rs = placement_cache_.Lookup(region);
+  if (!rs.ok() || rs->primary() != self_) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat(
+      "node %d is becoming the primary of region %d (its copy is on the way): try again", self_, region));
 }
 
 absl::Status ThreadContext::Validate(const LogRecord& reads) {
@@ -236,6 +249,10 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   ++stats_.served_single_machine;
   std::shared_ptr<const membership::Placement> p = placement();
   if (absl::Status s = CheckEpoch(lock.epoch); !s.ok()) return done(s);
+  for (const LogEntry& e : lock.entries) {
+    if (allocator_->allocator().blocks().FindRegion(e.address.region()) != nullptr) continue;
+    if (absl::Status s = CheckNotArriving(e.address.region()); !s.ok()) return done(s);
+  }
   if (absl::Status s = participant_.Lock(lock, kSharedLock); !s.ok()) return done(s);
   if (absl::Status s = Validate(reads); !s.ok()) {
     (void)participant_.Abort(lock.transaction);

@@ -206,6 +206,9 @@ class ThreadContext final : public Context {
 
  private:
   absl::Status CheckEpoch(uint64_t epoch) const;
+  // Unavailable when this node's configuration makes it the primary of `region`, which it
+  // does not hold (yet): a handover or promotion is under way (node/failover.cc).
+  absl::Status CheckNotArriving(RegionId region);
   absl::Status PrepareHere(const LogRecord& record);
   void FreeCommitted(const std::vector<FatPtr>& freed);
   // Appends `record` (or its `encoded` form) as `type`; `done` once durable.
@@ -254,6 +257,7 @@ class ThreadContext final : public Context {
   RecentCommits* recent_ = nullptr;
   RecoveryLocks* recovery_locks_ = nullptr;
   const membership::ServingGate* gate_ = nullptr;
+  membership::PlacementCache placement_cache_;  // CheckNotArriving's
   std::shared_ptr<ThreadContext*> alive_;
   TxStats stats_;
 };

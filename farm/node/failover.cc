@@ -41,7 +41,15 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
   fence.departed = departed;
   for (RegionId r : backups_->Held()) {
     absl::StatusOr<membership::ReplicaSet> rs = next.Lookup(r);
-    if (rs.ok() && rs->primary() == self) fence.promoting.insert(r);
+    if (!rs.ok()) continue;
+    if (rs->primary() == self) {
+      fence.promoting.insert(r);
+    } else if (!rs->Contains(self) && backups_->Drop(r)) {
+      // Out of its replica set: the copy stops receiving commits, so it must never be
+      // promoted later (a backup that rejoins a set receives a copy anew).
+      (void)LogRegionRecord(storage::NodeLogType::kRegionDropped, r, 0, /*wait=*/false);
+      Log(self, absl::StrFormat("region %d: no longer a replica in epoch %d; its copy here dropped", r, next.epoch()));
+    }
   }
   if (!departed.empty()) {
     Log(self, absl::StrFormat("epoch %d: node(s) %s left; fencing epoch %d, promoting %d backup copies",
@@ -55,37 +63,27 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     }
   }
   MutexLock lock(&copies_mu_);
-  for (RegionId r : fence.promoting) {
-    const Region* copy = backups_->Find(r);
-    if (copy == nullptr) continue;
-    // Durable before the region serves: a restart must take it back as its own.
-    if (absl::Status s = LogPromotion(r, copy->size()); !s.ok()) {
-      Log(self, absl::StrFormat("region %d: promotion not logged, so not taken: %s", r, s.ToString()));
-      continue;
-    }
-    std::unique_ptr<Region> region = backups_->Take(r);
-    absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region);
-    absl::Status adopted = registered.ok() ? allocator_->AdoptRegion(std::move(region), registered->capability)
-                                           : registered.status();
-    if (!adopted.ok()) {
-      Log(self, absl::StrFormat("region %d: promotion to primary failed: %s", r, adopted.ToString()));
-      continue;
-    }
-    allocator_->blocks().FindRegion(r)->set_frozen(true);  // before any thread can use it
-    absl::StatusOr<membership::ReplicaSet> rs = next.Lookup(r);
-    // Every backup receives the new primary's copy: a single-machine commit of the old
-    // primary may have reached some backups and not others.
-    pending_copies_[r] = rs.ok() ? std::vector<NodeId>(rs->backups().begin(), rs->backups().end())
-                                 : std::vector<NodeId>();
-    Log(self, absl::StrFormat("region %d promoted: this node is its primary in epoch %d", r, next.epoch()));
-  }
-  // This node's other regions: backups that joined a replica set need a copy.
-  for (const alloc::LocalRegion* region : allocator_->blocks().Regions()) {
+  for (RegionId r : fence.promoting) PromoteCopyLocked(r, next);
+  // This node's other regions.
+  for (alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     const RegionId r = region->id();
     if (fence.promoting.contains(r)) continue;
     absl::StatusOr<membership::ReplicaSet> now = next.Lookup(r);
     absl::StatusOr<membership::ReplicaSet> before = previous.Lookup(r);
-    if (!now.ok() || now->primary() != self) continue;
+    if (!now.ok()) continue;
+    if (now->primary() != self) {
+      // A member joined before this node on the region's ring: it is the primary now and
+      // gets the region from here once the locks taken before drain (ReplicatePending).
+      StartHandoverLocked(region, now->primary());
+      continue;
+    }
+    if (auto h = pending_handovers_.find(r); h != pending_handovers_.end()) {
+      // The member it was going to did not stay: this node keeps the region.
+      pending_handovers_.erase(h);
+      region->set_leaving(false);
+      Log(self, absl::StrFormat("region %d: its handover is off (this node is its primary again)", r));
+    }
+    // Backups that joined the replica set need a copy.
     std::vector<NodeId> due;
     auto pending = pending_copies_.find(r);
     if (pending != pending_copies_.end()) due = pending->second;
@@ -95,33 +93,148 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     }
     std::erase_if(due, [&](NodeId b) { return !now->Contains(b); });
     if (due.empty()) {
-      if (pending != pending_copies_.end()) {
-        pending_copies_.erase(pending);
-        allocator_->blocks().FindRegion(r)->set_frozen(false);
-      }
+      if (pending != pending_copies_.end()) pending_copies_.erase(pending);
+      region->set_frozen(false);
       continue;
     }
-    allocator_->blocks().FindRegion(r)->set_frozen(true);
+    region->set_frozen(true);
     pending_copies_[r] = std::move(due);
   }
   return !departed.empty();
 }
 
-absl::Status Node::LogPromotion(RegionId region, uint64_t bytes) {
+void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement) {
+  const NodeId self = options_.node_id;
+  const Region* copy = backups_->Find(r);
+  if (copy == nullptr) return;
+  if (!alloc_service_->copies_in_progress().Complete(r)) {
+    // Its sender failed half-way: the bytes are not the region's. Better unavailable than
+    // wrong; an operator restores it (the region's data is lost if no replica holds it).
+    Log(self, absl::StrFormat("region %d: this node is its primary now, but its copy here was never received whole: "
+                              "not promoted (the region is unavailable)", r));
+    return;
+  }
+  // Durable before the region serves: a restart must take it back as its own.
+  if (absl::Status s = LogRegionRecord(storage::NodeLogType::kRegionPromoted, r, copy->size(), /*wait=*/true);
+      !s.ok()) {
+    Log(self, absl::StrFormat("region %d: promotion not logged, so not taken: %s", r, s.ToString()));
+    return;
+  }
+  std::unique_ptr<Region> region = backups_->Take(r);
+  absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region);
+  absl::Status adopted =
+      registered.ok() ? allocator_->AdoptRegion(std::move(region), registered->capability) : registered.status();
+  if (!adopted.ok()) {
+    Log(self, absl::StrFormat("region %d: promotion to primary failed: %s", r, adopted.ToString()));
+    return;
+  }
+  allocator_->blocks().FindRegion(r)->set_frozen(true);  // before any thread can use it
+  absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(r);
+  // Every backup receives the new primary's copy: a single-machine commit of the old
+  // primary may have reached some backups and not others.
+  pending_copies_[r] =
+      rs.ok() ? std::vector<NodeId>(rs->backups().begin(), rs->backups().end()) : std::vector<NodeId>();
+  Log(self, absl::StrFormat("region %d promoted: this node is its primary in epoch %d", r, placement.epoch()));
+}
+
+void Node::StartHandoverLocked(alloc::LocalRegion* region, NodeId to) {
+  const RegionId r = region->id();
+  auto [it, fresh] = pending_handovers_.try_emplace(r, to);
+  it->second = to;
+  if (!fresh) return;
+  // From now on: no lock (frozen), no slot and no block (leaving) in it here.
+  region->set_frozen(true);
+  region->set_leaving(true);
+  pending_copies_.erase(r);
+  for (size_t t = 0; t < loops_.size(); ++t) {
+    RunInLoop(loops_[t]->loop(), [&] {
+      if (alloc::ThreadAllocator* a = alloc_service_->thread(t)) a->ForgetRegion(r);
+    });
+  }
+  Log(options_.node_id, absl::StrFormat("region %d: node %d is its primary now; handing it over", r, to));
+}
+
+void Node::OnCopyArrived(RegionId region) {
+  // On a worker thread: never copies_mu_ here (the membership thread holds it while it
+  // runs work on the worker threads).
+  MutexLock lock(&mu_);
+  arrived_.push_back(region);
+  connect_cv_.SignalAll();
+}
+
+void Node::PromoteArrived() {
+  std::shared_ptr<const membership::Placement> placement;
+  std::vector<RegionId> arrived;
+  {
+    MutexLock lock(&mu_);
+    arrived = std::move(arrived_);
+    arrived_.clear();
+    placement = placement_;
+  }
+  if (placement == nullptr || arrived.empty()) return;
+  MutexLock lock(&copies_mu_);
+  for (RegionId r : arrived) {
+    absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(r);
+    // A handed-over region: this node is its primary and held no copy before.
+    if (rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(r) == nullptr) {
+      PromoteCopyLocked(r, *placement);
+    }
+  }
+}
+
+absl::Status Node::LogRegionRecord(storage::NodeLogType type, RegionId region, uint64_t bytes, bool wait) {
   storage::RecordLog* log = storage_->log();
   if (log == nullptr) return absl::OkStatus();
+  const std::string payload = alloc::EncodeRegionCreated({region, bytes, options_.node_id});
+  if (!wait) {
+    log->Append(storage::TypeByte(type), payload, [this, region](absl::Status s) {
+      if (!s.ok()) Log(options_.node_id, absl::StrFormat("region %d: record not logged: %s", region, s.ToString()));
+    });
+    return absl::OkStatus();
+  }
   struct Result {
     absl::Status status;
     Notification done;
   };
   auto result = std::make_shared<Result>();
-  log->Append(storage::TypeByte(storage::NodeLogType::kRegionPromoted),
-              alloc::EncodeRegionCreated({region, bytes, options_.node_id}), [result](absl::Status s) {
-                result->status = std::move(s);
-                result->done.Notify();
-              });
+  log->Append(storage::TypeByte(type), payload, [result](absl::Status s) {
+    result->status = std::move(s);
+    result->done.Notify();
+  });
   result->done.WaitForNotification();
   return result->status;
+}
+
+bool Node::HandOverPending() {
+  std::vector<std::pair<RegionId, NodeId>> work;
+  {
+    MutexLock lock(&copies_mu_);
+    work.assign(pending_handovers_.begin(), pending_handovers_.end());
+  }
+  bool done = true;
+  for (const auto& [region, to] : work) {
+    if (!RegionDrained(region) || !messenger_->IsConnected(to)) {
+      done = false;
+      continue;
+    }
+    if (absl::Status s = CopyRegion(region, to); !s.ok()) {
+      Log(options_.node_id, absl::StrFormat("region %d: handover to node %d failed (retrying): %s", region, to,
+                                            s.ToString()));
+      done = false;
+      continue;
+    }
+    MutexLock lock(&copies_mu_);
+    auto it = pending_handovers_.find(region);
+    if (it == pending_handovers_.end() || it->second != to) continue;  // a newer configuration changed it
+    pending_handovers_.erase(it);
+    // The new primary holds it whole: this node never serves it again (it gets a backup
+    // copy from the new primary if it is one), and a restart must not take it back.
+    (void)allocator_->blocks().Retire(region);
+    (void)fabric_->DeregisterRegion(region);
+    (void)LogRegionRecord(storage::NodeLogType::kRegionDropped, region, 0, /*wait=*/true);
+    Log(options_.node_id, absl::StrFormat("region %d: handed over to node %d", region, to));
+  }
+  return done;
 }
 
 bool Node::RegionDrained(RegionId region) {
@@ -145,10 +258,15 @@ void Node::AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvoc
     absl::StatusOr<membership::ReplicaSet> rs =
         placement_ == nullptr ? absl::StatusOr<membership::ReplicaSet>(absl::UnavailableError("no configuration"))
                               : placement_->Lookup(region);
-    if (!rs.ok() || rs->primary() != from || !rs->Contains(options_.node_id)) {
+    // Or it is a handover: this node is the region's primary and does not hold it yet;
+    // the region's previous primary sends it (its locks drained first).
+    const bool backup = rs.ok() && rs->primary() == from && rs->Contains(options_.node_id);
+    const bool handover =
+        rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(region) == nullptr;
+    if (!backup && !handover) {
       return then(absl::UnavailableError(absl::StrFormat(
-          "node %d does not yet place region %d with primary %d and itself as a backup", options_.node_id, region,
-          from)));
+          "node %d does not yet place region %d with primary %d and itself as a backup, nor as its new primary",
+          options_.node_id, region, from)));
     }
   }
   // Every worker thread answers whether it keeps a record touching the region; the
@@ -206,12 +324,12 @@ absl::Status Node::CopyRegion(RegionId region, NodeId to) {
 }
 
 bool Node::ReplicatePending() {
+  bool done = HandOverPending();
   std::vector<std::pair<RegionId, std::vector<NodeId>>> work;
   {
     MutexLock lock(&copies_mu_);
     work.assign(pending_copies_.begin(), pending_copies_.end());
   }
-  bool done = true;
   for (auto& [region, targets] : work) {
     if (!RegionDrained(region)) {
       done = false;

@@ -244,6 +244,7 @@ absl::Status Node::Start() {
   alloc_service_->set_copy_gate([this](size_t thread, RegionId region, NodeId from, auto then) {
     AdmitCopy(thread, region, from, std::move(then));
   });
+  alloc_service_->set_on_copy_complete([this](RegionId region) { OnCopyArrived(region); });
   tx::TxRecovery recovery;
   recovery.boot = replay->boot;
   recovery.outcomes = std::move(replay->outcomes);
@@ -445,11 +446,12 @@ void Node::ConnectLoop() {
       // after kLinkRetry, to try them again; soon, while region copies are due.
       connect_cv_.WaitFor(&mu_, !copies_done ? kCopyRetry : all_linked ? absl::Hours(1) : kLinkRetry,
                           [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                            return stopping_ || latest_ != attempted;
+                            return stopping_ || latest_ != attempted || !arrived_.empty();
                           });
       if (stopping_) return;
       config = latest_;
     }
+    PromoteArrived();
     if (config == nullptr) continue;  // timed out before the first configuration
     attempted = config;
     all_linked = true;

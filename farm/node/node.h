@@ -40,6 +40,7 @@
 #include "farm/node/admin.pb.h"
 #include "farm/node/admin_server.h"
 #include "farm/node/node_storage.h"
+#include "farm/storage/node_log_types.h"
 #include "membership/membership.h"
 #include "tx/tx_service.h"
 
@@ -194,8 +195,22 @@ class Node {
   // is held on it, then unfreezes it. False while copies remain to send.
   bool ReplicatePending();
   bool RegionDrained(RegionId region);
-  // Appends kRegionPromoted for `region` and waits until it is durable.
-  absl::Status LogPromotion(RegionId region, uint64_t bytes);
+  // Appends a region record of `type` (the kRegionCreated payload naming this node);
+  // with `wait`, returns once it is durable.
+  absl::Status LogRegionRecord(storage::NodeLogType type, RegionId region, uint64_t bytes, bool wait);
+  // Takes the complete backup copy of `r` over as primary (logged first), frozen until
+  // every backup in `placement` received its copy.
+  void PromoteCopyLocked(RegionId r, const membership::Placement& placement) ABSL_EXCLUSIVE_LOCKS_REQUIRED(copies_mu_);
+  // This node is no longer `region`'s primary: freeze it, stop allocating in it, and
+  // hand it to `to` (HandOverPending).
+  void StartHandoverLocked(alloc::LocalRegion* region, NodeId to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(copies_mu_);
+  // Connector thread: sends each region being handed over to its new primary once its
+  // locks drained, then retires it here. False while some remain.
+  bool HandOverPending();
+  // A region copy arrived whole (AllocService, any thread) / connector thread: promote
+  // those that a handover gave this node.
+  void OnCopyArrived(RegionId region);
+  void PromoteArrived();
   // AllocService's copy gate (alloc_service.h), on messenger thread `thread`.
   void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
   absl::Status CopyRegion(RegionId region, NodeId to);
@@ -242,9 +257,13 @@ class Node {
   // Regions of this node frozen until these backups hold a copy (failover.cc).
   mutable Mutex copies_mu_;
   absl::flat_hash_map<RegionId, std::vector<NodeId>> pending_copies_ ABSL_GUARDED_BY(copies_mu_);
+  // Regions of this node being handed over, to their new primary.
+  absl::flat_hash_map<RegionId, NodeId> pending_handovers_ ABSL_GUARDED_BY(copies_mu_);
+
   // Moves on every change of placement_ (threads' PlacementCache compare it).
   std::atomic<uint64_t> placement_generation_{1};
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<RegionId> arrived_ ABSL_GUARDED_BY(mu_);  // copies received whole (OnCopyArrived)
   std::thread connector_;
   // Set once Start has built everything: the admin thread reads only after it.
   std::atomic<bool> started_up_{false};

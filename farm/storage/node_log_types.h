@@ -23,6 +23,9 @@
 //   kRegionPromoted this node took its backup copy of a region over as its primary
 //                   (failover; the payload of kRegionCreated, naming this node): replay
 //                   records it as the copy's primary, so a restart serves the region
+//   kRegionDropped  this node holds the region no more (the payload of kRegionCreated):
+//                   it handed the region over to a new primary, or left its replica
+//                   set; replay drops the copy
 //   kRegionImage    bytes of a region copy created by a kRegionCreated or kRegionReset
 //                   before it (u8 format, u32 region, u64 offset, bytes): written over
 //                   the copy. In a checkpoint, its regions' contents; in the log, one
@@ -55,6 +58,7 @@ enum class NodeLogType : uint8_t {
   kCheckpointEnd = 11,
   kRegionReset = 12,
   kRegionPromoted = 13,
+  kRegionDropped = 14,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }
