@@ -18,15 +18,16 @@
 //      during the failure is visible (each account keeps, per chain, the sequence number
 //      of the last transfer that touched it; transfers whose outcome the client could not
 //      know may or may not be there, never an older one);
-//   5. (FARM_FAILOVER_REPLACE=1 only: rejoining is not built yet — a member that joins
-//      takes primaries of regions it holds no copy of) the victim is replaced by a NEW
-//      member — a new node id, an empty data directory — which serves in a later
-//      configuration, where a transaction writing every account commits;
+//   5. the victim is replaced by a NEW member — a new node id, an empty data directory
+//      (a node that left never comes back on its old data) — which serves in a later
+//      configuration, where a transaction writing every account commits (the new member
+//      becomes the primary of some regions: their old primaries hand them over);
 //   6. before the next kill, re-replication ends: no node reports a region with copies
 //      still due (RegionStats.copies_due, where the admin port has it; else a pause).
-// Parameters: fabric (shm, tcp) x (nodes, r) in {(5, 3), (4, 2)}. Without replacements a
-// cluster takes nodes - r kills (r copies stay possible); the next round starts a new
-// cluster (another name on the same ZooKeeper).
+// Parameters: fabric (shm, tcp) x (nodes, r) in {(5, 3), (4, 2)}. With
+// FARM_FAILOVER_REPLACE=0 victims are not replaced: a cluster then takes nodes - r kills
+// (r copies stay possible) and the next round starts a new cluster (another name on the
+// same ZooKeeper).
 // Environment: FARM_FAILOVER_ROUNDS (kills per parameter set); FARM_FAILOVER_SETTLE_MS
 // (the pause for re-replication between rounds where the admin port cannot say when it
 // is done, default 2000); FARM_FAILOVER_KEEP_GOING=1 (run every step of every round after a
@@ -863,6 +864,17 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
     return last;
   }
 
+  // Lines of every node log of this test that contain `needle`.
+  int CountInLogs(const std::string& needle) const {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      if (entry.path().extension() != ".log") continue;
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+    }
+    return n;
+  }
+
   // Everything of the current cluster stops; the next StartCluster begins a new one
   // (another cluster name on the same ZooKeeper, new directories).
   void StopCluster() {
@@ -925,10 +937,9 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
 TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowledgedTransfers) {
   absl::BitGen gen;
   const int rounds = Rounds();
-  // Victims are not replaced by default (a member that joins takes primaries of regions it
-  // holds no copy of: rejoining is not built yet), so a cluster of n nodes takes n - r
-  // kills — r copies stay possible — and the next rounds start a new cluster.
-  const bool replace = EnvInt("FARM_FAILOVER_REPLACE", 0) != 0;
+  // Without replacements a cluster of n nodes takes n - r kills — r copies stay possible —
+  // and the next rounds start a new cluster.
+  const bool replace = EnvInt("FARM_FAILOVER_REPLACE", 1) != 0;
   const int kills_per_cluster = replace ? rounds : std::max(1, P().nodes - P().replication);
   int generation = 0;
   // A failed check ends the test, unless FARM_FAILOVER_KEEP_GOING=1 asks to see every
@@ -1013,8 +1024,7 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     load_.reset();
     if (HasFailure() && !keep_going) return;
 
-    // 5. A new member in its place: a new id, an empty data directory (only with
-    // FARM_FAILOVER_REPLACE=1: rejoining is not built yet).
+    // 5. A new member in its place: a new id, an empty data directory.
     if (!replace) {
       const std::string replicated = WaitReReplicated(victim.Describe());
       std::printf("  re-replication: %s\n", replicated.c_str());
@@ -1052,8 +1062,9 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
   }
   int64_t acked = acked_before_;
   for (const ChainBook& book : books_) acked += book.acked_transfers;
-  std::printf("%s %d kills; %lld transfers acknowledged\n", Tag().c_str(), rounds,
-              static_cast<long long>(acked));
+  std::printf("%s %d kills; %lld transfers acknowledged; %d regions promoted, %d handed over to a new member\n",
+              Tag().c_str(), rounds, static_cast<long long>(acked), CountInLogs("promoted: this node is its primary"),
+              CountInLogs("handed over to node"));
   EXPECT_GT(acked, 0);
 }
 
