@@ -212,6 +212,8 @@ absl::Status AllocService::RegisterHandlers() {
 }
 
 absl::Status AllocService::NotHeld(RegionId region, absl::Status otherwise) const {
+  // Only once its copy began arriving: an address in no region stays NotFound.
+  if (backups_->Find(region) == nullptr) return otherwise;
   std::shared_ptr<const membership::Placement> placement = allocator_->environment().placement();
   if (placement == nullptr) return otherwise;
   absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(region);

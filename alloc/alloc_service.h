@@ -122,9 +122,9 @@ class AllocService {
   void OnBackupRegion(MsgThread& thread, const Message& message);
   void OnBlockState(MsgThread& thread, const Message& message);
   void OnRegionCapability(MsgThread& thread, const Message& message);
-  // For a region this node does not hold: Unavailable (ask again) when its configuration
-  // makes it the region's primary — a handover or promotion is under way — else
-  // `otherwise`.
+  // For a region this node does not hold as primary: Unavailable (ask again) when its
+  // configuration makes it the region's primary and its copy is arriving — a handover is
+  // under way — else `otherwise`.
   absl::Status NotHeld(RegionId region, absl::Status otherwise) const;
   void OnCopyBegin(MsgThread& thread, const Message& message);
   void OnCopyData(MsgThread& thread, const Message& message);

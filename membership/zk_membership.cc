@@ -210,6 +210,16 @@ void ZkMembership::Run() {
         refresh = true;
       }
     }
+    if (client_ == nullptr && !options_.rejoin_after_expiry) {
+      if (!gave_up_) {
+        gave_up_ = true;
+        Log("session expired: this node's data is stale now (the cluster moved its regions on), so it "
+            "stays out of the cluster; restart it with an empty data directory to rejoin");
+        SetError(absl::FailedPreconditionError(
+            "removed from the cluster (session expired); restart with an empty data directory to rejoin"));
+      }
+      continue;
+    }
     if (client_ == nullptr) {  // expired: rejoin with a new session
       if (absl::Status s = Join(); !s.ok()) {
         client_.reset();

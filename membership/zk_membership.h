@@ -53,6 +53,11 @@ struct ZkMembershipOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   // How long Start waits for a configuration that contains this node.
   absl::Duration join_timeout = absl::Seconds(30);
+  // After its session expired, register again with a new session (a member without data:
+  // a compute-only one). A member that holds data does not: the cluster has moved its
+  // regions on and its copies are stale, so it stays fenced, for good, and says so (it
+  // rejoins when restarted with an empty data directory).
+  bool rejoin_after_expiry = true;
 };
 
 class ZkMembership final : public Membership {
@@ -93,6 +98,7 @@ class ZkMembership final : public Membership {
   ServingGate gate_;
   ConfigCallback on_config_;
   std::unique_ptr<ZkClient> client_;  // membership thread only (and Start before it)
+  bool gave_up_ = false;  // membership thread only: expired and not rejoining
   std::string election_node_;         // our election znode's full path
   int32_t config_version_ = -1;       // znode version of the config we read; -1: none
   bool config_valid_ = false;         // that znode decoded: else the CM overwrites it

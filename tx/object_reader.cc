@@ -119,6 +119,12 @@ uint64_t ObjectReader::SpanBytes(const Attempt& a) {
 }
 
 void ObjectReader::Start(Attempt* a) {
+  // A node cut off from the cluster answers at once rather than waiting on peers it may
+  // never reach (and FinishAccepted checks again: the lease may end meanwhile).
+  if (gate_ != nullptr && !gate_->serving()) {
+    return Finish(a, absl::UnavailableError(
+                         "this node is not serving (its lease is lost, or it is not a member of the configuration)"));
+  }
   for (uint32_t i = 0; i < a->count; ++i) {
     const FatPtr p = a->objects[i];
     if (p.is_null()) return Finish(a, absl::InvalidArgumentError("read of a null pointer"));

@@ -49,11 +49,14 @@ uint64_t ThreadContext::NewTransactionId() {
          (next_transaction_++ & ((uint64_t{1} << 30) - 1));
 }
 
+absl::Status ThreadContext::CheckServing() const {
+  if (gate_ == nullptr || gate_->serving()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrFormat(
+      "node %d is not serving (its lease is lost, or it is not a member of the configuration)", self_));
+}
+
 absl::Status ThreadContext::CheckEpoch(uint64_t epoch) const {
-  if (gate_ != nullptr && !gate_->serving()) {
-    return absl::UnavailableError(absl::StrFormat(
-        "node %d is not serving (its lease is lost, or it is not a member of the configuration)", self_));
-  }
+  if (absl::Status s = CheckServing(); !s.ok()) return s;
   if (epoch < fence_epoch_) {
     return absl::AbortedError(absl::StrFormat(
         "the configuration changed (transaction in epoch %d; node %d recovers from a failure in epoch %d)", epoch,

@@ -152,6 +152,8 @@ class ThreadContext final : public Context {
   const BackupLog& backup_log() const { return backup_log_; }
   // The configuration's placement now (null before the first).
   std::shared_ptr<const membership::Placement> placement() const;
+  // Unavailable when this node does not serve (ServingGate): lease lost, or not a member.
+  absl::Status CheckServing() const;
   // Cluster-unique: node (20 bits), thread (6), boot (8, wraps), counter (30; a thread
   // that runs 2^30 transactions in one start reaches the next start's ids).
   uint64_t NewTransactionId();

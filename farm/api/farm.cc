@@ -96,6 +96,12 @@ absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.Increme
 
 void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
                Cont<absl::StatusOr<std::string>> cont) {
+  // A node cut off from the cluster ships nothing: what it would ship could run much
+  // later, when the partition heals, long after the caller gave up on it.
+  if (absl::Status serving = NodeThread(ctx).CheckServing(); !serving.ok()) {
+    ctx.Defer([serving, cont = std::move(cont)]() mutable { cont(serving); });
+    return;
+  }
   auto shared = std::make_shared<Cont<absl::StatusOr<std::string>>>(std::move(cont));
   absl::Status sent = NodeThread(ctx).msg().Call(machine, id, payload,
                                      [shared](const absl::Status& s, absl::string_view reply) {

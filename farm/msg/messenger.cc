@@ -388,6 +388,13 @@ bool Messenger::IsConnected(NodeId peer) const {
   return it != peers_.end() && BothWays(it->second);
 }
 
+void Messenger::DropPeer(NodeId node, const absl::Status& why) {
+  for (auto& t : threads_) {
+    MsgThread* thread = t.get();
+    thread->loop().Post([thread, node, why] { thread->DropPeer(node, why); });
+  }
+}
+
 void Messenger::OnLinkDown(NodeId node, uint16_t thread, uint64_t session) {
   MutexLock lock(&mu_);
   auto it = peers_.find(node);

@@ -90,6 +90,9 @@ class Messenger {
   // The registered handler for `id`, or null. Any thread after Start.
   const MessageHandler* handler(MsgId id) const;
 
+  // MsgThread::DropPeer on every thread (posted to their loops; returns at once).
+  void DropPeer(NodeId node, const absl::Status& why);
+
   // Called by a MsgThread whose link to `node` failed.
   void OnLinkDown(NodeId node, uint16_t thread, uint64_t session);
   // Called by a MsgThread that received the link-up of `node`'s thread `thread`.

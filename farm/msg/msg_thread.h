@@ -72,6 +72,11 @@ class MsgThread final : public Poller {
   absl::Status PostOneSided(NodeId node, WorkRequest wr, OneSidedDone done);
   size_t pending_one_sided() const { return one_sided_.size(); }
 
+  // Gives up on `node` now (it left the cluster's configuration): closes this thread's
+  // link to it and fails its pending calls (Unavailable) and one-sided ops, instead of
+  // waiting for their deadlines. A later Connect links to it again.
+  void DropPeer(NodeId node, const absl::Status& why) { FailPeer(node, why); }
+
   // Answers a request received on this thread (now or later).
   absl::Status Reply(const ReplyTo& to, absl::string_view payload);
   absl::Status ReplyError(const ReplyTo& to, const absl::Status& error);

@@ -51,6 +51,11 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
       Log(self, absl::StrFormat("region %d: no longer a replica in epoch %d; its copy here dropped", r, next.epoch()));
     }
   }
+  // Calls to a member that left fail now, not at their deadlines: a coordinator waiting
+  // on it aborts (or reports the outcome unknown) at once.
+  for (NodeId gone : departed) {
+    messenger_->DropPeer(gone, absl::UnavailableError(absl::StrFormat("node %d left the configuration", gone)));
+  }
   if (!departed.empty()) {
     Log(self, absl::StrFormat("epoch %d: node(s) %s left; fencing epoch %d, promoting %d backup copies",
                               next.epoch(), absl::StrJoin(departed, ","), next.epoch(), fence.promoting.size()));

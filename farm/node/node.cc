@@ -305,6 +305,9 @@ absl::Status Node::CreateMembership() {
     zo.session_timeout = options_.session_timeout;
     zo.connect_timeout = options_.connect_timeout;
     zo.join_timeout = options_.join_timeout;
+    // A member that holds data never rejoins on its own after its session expired: the
+    // cluster moved its regions on meanwhile (failover), so its copies are stale.
+    zo.rejoin_after_expiry = options_.compute_only;
     absl::StatusOr<std::unique_ptr<membership::ZkMembership>> zk = membership::ZkMembership::Create(zo);
     if (!zk.ok()) return zk.status();
     membership_ = std::move(*zk);
