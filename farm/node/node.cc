@@ -412,7 +412,11 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
   }
   bool recover = false;
   if (next != nullptr && (previous == nullptr || previous->epoch() < next->epoch())) {
-    if (previous != nullptr && previous_config != nullptr) {
+    // Not while the node starts: a cluster restarted from its data directories is
+    // whole again only once min_members are back, and a member missing until then has
+    // not failed — it comes back with its data (failover would promote its regions
+    // elsewhere, and two copies would serve).
+    if (previous != nullptr && previous_config != nullptr && linked_.load(std::memory_order_acquire)) {
       recover = PrepareFailover(*previous_config, *config, *previous, *next);
     }
     tx_service_->Fenced(next->epoch());
