@@ -140,9 +140,10 @@ absl::Status ZkMembership::Join() {
   gate_.SetLeaseGrace(client_->negotiated_timeout() / 8);
   gate_.SetSession(client_->session_id());
   gate_.LeaseHeld();
-  for (const char* dir : {"/members", "/election"}) {
+  for (const char* dir : {"/members", "/election", "/removed"}) {
     if (absl::Status s = client_->EnsurePath(absl::StrCat(root_, dir)); !s.ok()) return s;
   }
+  if (absl::Status s = CheckNotRemoved(); !s.ok()) return s;
   if (absl::Status s = Register(); !s.ok()) return s;
   absl::StatusOr<std::string> election = client_->Create(
       absl::StrCat(root_, "/election/m-"), absl::StrCat(options_.self.id),
@@ -157,6 +158,43 @@ absl::Status ZkMembership::Join() {
   Log(absl::StrFormat("registered with ZooKeeper %s (session %x, timeout %s)", options_.zookeeper,
                       client_->session_id(), absl::FormatDuration(client_->negotiated_timeout())));
   return absl::OkStatus();
+}
+
+// Removal markers: ROOT/removed/<id>, a persistent znode holding the epoch of the first
+// configuration without that member, written by a manager that published it while the
+// cluster ran on — one that was itself a member (this process) of the configuration it
+// replaced. A manager of a cold start (every member restarting) writes none: the members
+// missing from its first configurations have not failed, they are not back yet.
+absl::Status ZkMembership::CheckNotRemoved() {
+  const std::string marker = absl::StrCat(root_, "/removed/", options_.self.id);
+  if (!options_.holds_data) {
+    absl::Status s = client_->Delete(marker, -1);  // a new member now
+    return absl::IsNotFound(s) ? absl::OkStatus() : s;
+  }
+  absl::StatusOr<ZkNodeData> removed = client_->Get(marker, false);
+  if (absl::IsNotFound(removed.status())) return absl::OkStatus();
+  if (!removed.ok()) return removed.status();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "node %d was removed from cluster '%s' in epoch %s while the others ran on: its data directory is "
+      "stale (their copies moved on). Start it with an empty data directory to rejoin as a new member",
+      options_.self.id, options_.cluster, removed->data));
+}
+
+void ZkMembership::MarkRemoved(const Configuration& applied, const Configuration& next) {
+  const Member* self = applied.Find(options_.self.id);
+  if (self == nullptr || self->incarnation != options_.self.incarnation) return;  // a cold start
+  if (options_.failover_active && !options_.failover_active()) return;  // nothing moves on yet
+  for (const Member& m : applied.members) {
+    if (m.compute_only) continue;  // holds no data that could go stale
+    const Member* now = next.Find(m.id);
+    if (now != nullptr && now->incarnation == m.incarnation) continue;
+    absl::StatusOr<std::string> created = client_->Create(absl::StrCat(root_, "/removed/", m.id),
+                                                          absl::StrCat(next.epoch), ZkNodeMode::kPersistent);
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
+      SetError(absl::Status(created.status().code(),
+                            absl::StrCat("removal marker of node ", m.id, ": ", created.status().message())));
+    }
+  }
 }
 
 absl::Status ZkMembership::Register() {
@@ -404,7 +442,10 @@ absl::Status ZkMembership::Reconcile() {
   if (absl::IsFailedPrecondition(s) || absl::IsAlreadyExists(s) || absl::IsNotFound(s)) {
     return absl::OkStatus();  // lost a race with another publisher: the watch brings it
   }
-  if (s.ok()) Log(absl::StrCat("published ", next.Summary()));
+  if (s.ok()) {
+    Log(absl::StrCat("published ", next.Summary()));
+    if (applied != nullptr) MarkRemoved(*applied, next);
+  }
   return s;
 }
 

@@ -28,6 +28,7 @@
 #define FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,15 @@ struct ZkMembershipOptions {
   // regions on and its copies are stale, so it stays fenced, for good, and says so (it
   // rejoins when restarted with an empty data directory).
   bool rejoin_after_expiry = true;
+  // This node starts on data of an earlier run (its data directory held regions). It
+  // refuses to join (FailedPrecondition) when the cluster removed it while it ran on
+  // without it (a removal marker, below): that data is stale. A node that starts
+  // without data clears its marker: it joins as a new member.
+  bool holds_data = false;
+  // Whether the cluster moves a member's regions on when it fails (the node runs
+  // failover: it is up with its min_members). A manager writes removal markers only
+  // then. Empty: always. Called on the membership thread.
+  std::function<bool()> failover_active;
 };
 
 class ZkMembership final : public Membership {
@@ -84,6 +94,10 @@ class ZkMembership final : public Membership {
   // Opens a session and registers; on error the caller retries after a pause.
   absl::Status Join();
   absl::Status Register();
+  // Removal markers (zk_membership.cc): refuses a start on stale data; written for the
+  // members a warm manager's configuration dropped.
+  absl::Status CheckNotRemoved();
+  void MarkRemoved(const Configuration& applied, const Configuration& next);
   // Reads config, election and (as CM) members, re-arming their watches.
   void Refresh();
   absl::Status ReadConfig();

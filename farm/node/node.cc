@@ -308,6 +308,10 @@ absl::Status Node::CreateMembership() {
     // A member that holds data never rejoins on its own after its session expired: the
     // cluster moved its regions on meanwhile (failover), so its copies are stale.
     zo.rejoin_after_expiry = options_.compute_only;
+    // Started on regions of an earlier run: refused if the cluster removed this node.
+    zo.holds_data = !backups_->Held().empty();
+    // The same condition as failover's (OnConfiguration): data moves on only then.
+    zo.failover_active = [this] { return linked_.load(std::memory_order_acquire); };
     absl::StatusOr<std::unique_ptr<membership::ZkMembership>> zk = membership::ZkMembership::Create(zo);
     if (!zk.ok()) return zk.status();
     membership_ = std::move(*zk);

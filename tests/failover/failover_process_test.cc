@@ -18,11 +18,13 @@
 //      during the failure is visible (each account keeps, per chain, the sequence number
 //      of the last transfer that touched it; transfers whose outcome the client could not
 //      know may or may not be there, never an older one);
-//   5. the victim is replaced by a NEW member — a new node id, an empty data directory
+//   5. the victim, restarted on its old data directory, refuses to join (the cluster ran
+//      on without it: a removal marker in ZooKeeper says its copies are stale);
+//   6. the victim is replaced by a NEW member — a new node id, an empty data directory
 //      (a node that left never comes back on its old data) — which serves in a later
 //      configuration, where a transaction writing every account commits (the new member
 //      becomes the primary of some regions: their old primaries hand them over);
-//   6. before the next kill, re-replication ends: no node reports a region with copies
+//   7. before the next kill, re-replication ends: no node reports a region with copies
 //      still due (RegionStats.copies_due, where the admin port has it; else a pause).
 // Parameters: fabric (shm, tcp) x (nodes, r) in {(5, 3), (4, 2)}. With
 // FARM_FAILOVER_REPLACE=0 victims are not replaced: a cluster then takes nodes - r kills
@@ -546,17 +548,15 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
   std::string Tag() const { return absl::StrCat("[", ParamName(P()), "]"); }
   std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/", cluster_, "-node-", id, ".log"); }
 
-  void StartNode(NodeId id, int round) {
-    DataNode n;
-    n.data_dir = absl::StrCat(dir_, "/", cluster_, "-node-", id);  // a new id: never used before, empty
-    n.started_round = round;
-    const std::vector<std::string> argv = {
+  // farm_node's command line for node `id` on `data_dir`.
+  std::vector<std::string> NodeArgv(NodeId id, const std::string& data_dir) const {
+    return {
         FARM_NODE_BINARY,
         absl::StrCat("--node_id=", id),
         "--cluster=" + cluster_,
         "--zookeeper=" + zk_->address(),
         "--secret_file=" + dir_ + "/secret",
-        "--data_dir=" + n.data_dir,
+        "--data_dir=" + data_dir,
         "--region_mb=32",
         "--threads=2",
         absl::StrCat("--session_timeout_ms=", absl::ToInt64Milliseconds(kSessionTimeout)),
@@ -565,7 +565,13 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
         absl::StrCat("--min_members=", P().nodes),
         "--log_sync=always",
         "--join_timeout_ms=40000"};
-    absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
+  }
+
+  void StartNode(NodeId id, int round) {
+    DataNode n;
+    n.data_dir = absl::StrCat(dir_, "/", cluster_, "-node-", id);  // a new id: never used before, empty
+    n.started_round = round;
+    absl::StatusOr<pid_t> pid = SpawnWithLog(NodeArgv(id, n.data_dir), LogOf(id));
     ASSERT_TRUE(pid.ok()) << pid.status();
     n.pid = *pid;
     nodes_[id] = n;
@@ -967,7 +973,7 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     ::waitpid(nodes_[victim.id].pid, nullptr, 0);
     const absl::Time killed = absl::Now();
     load_->Killed({killed, primary_of, copies_of});
-    std::filesystem::remove_all(nodes_[victim.id].data_dir);  // it never comes back on it
+    const std::string victim_dir = nodes_[victim.id].data_dir;
     nodes_.erase(victim.id);
     killed_.push_back(victim.id);
     std::printf(
@@ -1024,7 +1030,31 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     load_.reset();
     if (HasFailure() && !keep_going) return;
 
-    // 5. A new member in its place: a new id, an empty data directory.
+    // 5. Restarted on its old data directory, the victim refuses to join: the cluster
+    // ran on without it, so its copies are stale (a removal marker says so).
+    {
+      const std::string log = absl::StrCat(dir_, "/", cluster_, "-stale-", victim.id, ".log");
+      std::vector<std::string> argv = NodeArgv(victim.id, victim_dir);
+      absl::StatusOr<pid_t> pid = SpawnWithLog(argv, log);
+      ASSERT_TRUE(pid.ok()) << pid.status();
+      int status = 0;
+      pid_t done = 0;
+      const absl::Time deadline = absl::Now() + kStartTimeout;
+      while ((done = ::waitpid(*pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+      if (done == 0) {
+        ::kill(*pid, SIGKILL);
+        ::waitpid(*pid, nullptr, 0);
+      }
+      const std::string said = FileTail(log, 4000);
+      EXPECT_TRUE(done == *pid && WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+                  said.find("was removed from cluster") != std::string::npos)
+          << victim.Describe() << ", restarted on its old data directory, must refuse to join:\n" << said;
+      std::filesystem::remove_all(victim_dir);  // it never comes back on it
+    }
+
+    // 6. A new member in its place: a new id, an empty data directory.
     if (!replace) {
       const std::string replicated = WaitReReplicated(victim.Describe());
       std::printf("  re-replication: %s\n", replicated.c_str());
