@@ -61,7 +61,10 @@ absl::Status TableNode::CreateShards() {
     absl::Status s = RunInContext(node_, 0, [host](Context& ctx, auto finish) {
       host->CreateShards(ctx, std::move(finish));
     });
-    const bool retry = s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded;
+    // Aborted too: a transaction conflicts, or its region is being re-replicated or handed
+    // over after a configuration change (a join), as any application retries.
+    const bool retry = s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
+                       s.code() == absl::StatusCode::kAborted;
     if (!retry || absl::Now() >= give_up) return s;
     FARM_LOG(kDebug, "kv: creating this node's shards (retrying): %s", s.ToString());
     absl::SleepFor(absl::Milliseconds(50));

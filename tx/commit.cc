@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "farm/base/status_join.h"
 #include "tx/transaction.h"
@@ -166,7 +167,10 @@ void Transaction::Ship(Plan plan, NodeId primary) {
   absl::Status sent = ctx_->msg().Call(
       primary, kTxShipMsgId, payload,
       [this, self, primary](const absl::Status& s, absl::string_view) {
-        if (s.ok() || !OutcomeUnknown(s)) return Finish(s);
+        // The primary's own answer says what happened there (it aborts before it answers
+        // an error), unless it says itself that the outcome is unknown.
+        const bool answered = IsRemoteError(s) && !absl::StartsWith(s.message(), "outcome unknown");
+        if (s.ok() || !OutcomeUnknown(s) || answered) return Finish(s);
         Finish(absl::Status(s.code(), absl::StrFormat("outcome unknown: the commit shipped to node %d: %s",
                                                       primary, s.message())),
                /*outcome_known=*/false);

@@ -370,6 +370,7 @@ absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup,
 
 absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
   fence_epoch_ = std::max(fence_epoch_, fence.epoch);
+  absl::Status first_error;  // every transaction is looked at even after one fails
   std::vector<uint64_t> candidates = participant_.LockedTransactions();
   for (uint64_t t : backup_log_.PendingTransactions()) {
     if (!participant_.Holds(t)) candidates.push_back(t);
@@ -392,8 +393,9 @@ absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
         if (!fence.promoting.contains(e.address.region())) continue;
         const Region* copy = copies_->Find(e.address.region());
         if (copy == nullptr || !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
-          return absl::InternalError(absl::StrFormat("transaction %x: %s is in no copy held here", t,
-                                                     e.address.ToString()));
+          first_error.Update(absl::InternalError(
+              absl::StrFormat("transaction %x: %s is in no copy held here", t, e.address.ToString())));
+          continue;
         }
         char* object = copy->base() + e.address.offset();
         const FatPtr ptr{e.address, e.size, e.incarnation};
@@ -406,13 +408,16 @@ absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
                           IncarnationWord(IncarnationNamed(IncarnationOf(word), e.incarnation), true));
           r.promoted_allocations.push_back(ptr);
         }
-        if (absl::Status s = recovery_locks_->Take(e.address, object); !s.ok()) return s;
+        if (absl::Status s = recovery_locks_->Take(e.address, object); !s.ok()) {
+          first_error.Update(s);
+          continue;
+        }
         r.promoted.push_back(ptr);
       }
     }
     recovering_.emplace(t, std::move(r));
   }
-  return absl::OkStatus();
+  return first_error;
 }
 
 bool ThreadContext::KeepsRecordsIn(RegionId region) const {

@@ -18,6 +18,12 @@ namespace farm {
 
 inline constexpr uint16_t kAnyThread = ring::kAnyThread;
 
+// A call's error that the callee answered (MsgThread::ReplyError), as opposed to one the
+// messaging layer made (no link, lost connection, deadline): the callee ran the request
+// and says what happened. Marked by a status payload under this URL.
+inline constexpr absl::string_view kRemoteErrorPayloadUrl = "farm.msg/remote-error";
+inline bool IsRemoteError(const absl::Status& s) { return s.GetPayload(kRemoteErrorPayloadUrl).has_value(); }
+
 // Message ids from kFirstReservedMsgId up belong to the messaging layer itself.
 inline constexpr MsgId kFirstReservedMsgId = kMessagingMsgIds.first;
 // Sent by a thread over a link it has just installed: the receiver then knows that

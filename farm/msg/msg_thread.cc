@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "farm/base/log.h"
@@ -221,8 +222,9 @@ void MsgThread::OnRecord(NodeId from, const ring::Header& header, absl::string_v
       const auto code = header.status <= static_cast<uint16_t>(absl::StatusCode::kUnauthenticated)
                             ? static_cast<absl::StatusCode>(header.status)
                             : absl::StatusCode::kUnknown;
-      CompleteCall(header.rpc_id,
-                   absl::Status(code, payload), {});
+      absl::Status answered(code, payload);
+      answered.SetPayload(kRemoteErrorPayloadUrl, absl::Cord("1"));
+      CompleteCall(header.rpc_id, answered, {});
     } else {
       CompleteCall(header.rpc_id, absl::OkStatus(), payload);
     }

@@ -26,6 +26,9 @@
 //      becomes the primary of some regions: their old primaries hand them over);
 //   7. before the next kill, re-replication ends: no node reports a region with copies
 //      still due (RegionStats.copies_due, where the admin port has it; else a pause).
+// Throughout, kv clients GET and SET ... GET a few keys over RESP through live nodes
+// (farm_node --services=kv), and each key's history across every kill must be
+// linearizable (kv_history.h).
 // Parameters: fabric (shm, tcp) x (nodes, r) in {(5, 3), (4, 2)}. With
 // FARM_FAILOVER_REPLACE=0 victims are not replaced: a cluster then takes nodes - r kills
 // (r copies stay possible) and the next round starts a new cluster (another name on the
@@ -71,6 +74,7 @@
 #include "google/protobuf/message.h"
 #include "gtest/gtest.h"
 #include "membership/placement.h"
+#include "tests/failover/kv_history.h"
 #include "tests/support/spawn.h"
 #include "tests/support/tx_read_all.h"
 #include "tests/support/zk_test_server.h"
@@ -85,6 +89,8 @@ using farm::testing::ZkTestServer;
 using membership::Configuration;
 
 constexpr int kAccountsPerNode = 4;
+constexpr int kHistoryKeys = 4;     // the kv history workload's keys...
+constexpr int kHistoryClients = 2;  // ...and its clients
 constexpr int kChains = 3;  // concurrent transfer clients, one member thread each
 constexpr int64_t kInitialBalance = 1000;
 
@@ -528,6 +534,7 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
     pid_t pid = -1;
     std::string data_dir;
     int started_round = 0;  // 0: one of the first nodes; else the round that replaced a victim
+    uint16_t resp_port = 0;  // its kv service's RESP port, once it serves
   };
 
   void SetUp() override {
@@ -569,7 +576,48 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
         absl::StrCat("--replication=", P().replication),
         absl::StrCat("--min_members=", P().nodes),
         "--log_sync=always",
-        "--join_timeout_ms=40000"};
+        "--join_timeout_ms=40000",
+        "--services=kv",
+        "--kv_buckets=1024"};
+  }
+
+  // The RESP port node `id` logged ("kv: RESP on ..."), or 0.
+  uint16_t LoggedRespPort(NodeId id) const {
+    std::ifstream log(LogOf(id));
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("kv: RESP on ") == std::string::npos) continue;
+      uint32_t port = 0;
+      if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port)) return static_cast<uint16_t>(port);
+    }
+    return 0;
+  }
+
+  // The kv history's view: the RESP ports of the live nodes (any thread).
+  std::vector<uint16_t> LivePorts() {
+    MutexLock lock(&ports_mu_);
+    return live_ports_;
+  }
+  void UpdateLivePorts() {
+    std::vector<uint16_t> ports;
+    for (auto& [id, n] : nodes_) {
+      if (n.resp_port == 0) n.resp_port = LoggedRespPort(id);
+      if (n.resp_port != 0) ports.push_back(n.resp_port);
+    }
+    MutexLock lock(&ports_mu_);
+    live_ports_ = std::move(ports);
+  }
+
+  // Stops the kv history clients and checks every key's history (once per cluster).
+  void CheckHistory() {
+    if (history_ == nullptr) return;
+    history_->Stop();
+    size_t operations = 0, pending = 0;
+    absl::Status linearizable = history_->Check(&operations, &pending);
+    EXPECT_TRUE(linearizable.ok()) << "the kv history across the kills is not linearizable: " << linearizable;
+    EXPECT_GT(operations, 0u) << "the kv history workload did nothing";
+    std::printf("%s kv history: %zu operations (%zu of unknown outcome) on %d keys, %s\n", Tag().c_str(), operations,
+                pending, kHistoryKeys, linearizable.ok() ? "linearizable" : "NOT linearizable");
+    history_.reset();
   }
 
   void StartNode(NodeId id, int round) {
@@ -889,6 +937,7 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
   // Everything of the current cluster stops; the next StartCluster begins a new one
   // (another cluster name on the same ZooKeeper, new directories).
   void StopCluster() {
+    CheckHistory();
     load_.reset();
     member_.reset();
     for (auto& [id, n] : nodes_) ::kill(n.pid, SIGKILL);
@@ -943,6 +992,9 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
   std::vector<FatPtr> accounts_;
   std::vector<ChainBook> books_;
   std::unique_ptr<Load> load_;
+  std::unique_ptr<testing::KvHistory> history_;
+  Mutex ports_mu_;
+  std::vector<uint16_t> live_ports_ ABSL_GUARDED_BY(ports_mu_);
 };
 
 TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowledgedTransfers) {
@@ -963,6 +1015,8 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     if ((round - 1) % kills_per_cluster == 0) {
       if (round > 1) StopCluster();
       ASSERT_NO_FATAL_FAILURE(StartCluster(generation++));
+      UpdateLivePorts();
+      history_ = std::make_unique<testing::KvHistory>([this] { return LivePorts(); }, kHistoryKeys, kHistoryClients);
     }
     std::shared_ptr<const Configuration> before = Config();
     const Victim victim = PickVictim(round, *before);
@@ -980,6 +1034,7 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     load_->Killed({killed, primary_of, copies_of});
     const std::string victim_dir = nodes_[victim.id].data_dir;
     nodes_.erase(victim.id);
+    UpdateLivePorts();
     killed_.push_back(victim.id);
     std::printf(
         "%s killed, %s into the load; it was primary of %zu accounts and held copies of %zu; %s\n",
@@ -1077,6 +1132,7 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
       if (!keep_going) return;
     }
     const absl::Duration joined = absl::Now() - restart;
+    UpdateLivePorts();
     absl::Status written = WriteEveryAccount(absl::Now() + kSettleTimeout);
     EXPECT_TRUE(written.ok()) << "with node " << fresh << " (replacing " << victim.Describe()
                               << ") in " << Config()->Summary()
@@ -1095,6 +1151,7 @@ TEST_P(FailoverProcessTest, ClusterServesAgainAfterEachKillWithoutLosingAcknowle
     std::printf("  re-replication: %s\n", replicated.c_str());
     if (HasFailure() && !keep_going) return;
   }
+  CheckHistory();
   int64_t acked = acked_before_;
   for (const ChainBook& book : books_) acked += book.acked_transfers;
   std::printf("%s %d kills; %lld transfers acknowledged; %d regions promoted, %d handed over to a new member\n",

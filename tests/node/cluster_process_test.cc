@@ -1,11 +1,13 @@
 // A cluster of real farm_node processes against a real ZooKeeper server: three nodes
-// join and agree; a SIGKILLed node is removed within session timeout + 2 s; restarted,
-// it rejoins in a later epoch; every node computes the same placement.
+// join and agree; a SIGKILLed node is removed within session timeout + 2 s; restarted on
+// its old data directory it refuses to join (its copies are stale), restarted empty it
+// rejoins in a later epoch; every node computes the same placement.
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -167,7 +169,25 @@ TEST_F(ClusterProcessTest, JoinFailDetectRejoinAndIdenticalPlacement) {
   std::printf("killed node removed after %s (session timeout %d ms)\n",
               absl::FormatDuration(absl::Now() - killed).c_str(), kSessionTimeoutMs);
 
-  // Restarted, it rejoins in a later epoch and everyone serves there.
+  // Restarted on its data directory, it refuses to join: the others ran on without it
+  // (failover moved its regions), so its copies are stale.
+  {
+    StartNode(3);
+    int status = 0;
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    pid_t done = 0;
+    while ((done = ::waitpid(pids_[3], &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_EQ(done, pids_[3]) << "node 3 started on its stale data directory\n" << Logs();
+    pids_.erase(3);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+    std::ifstream log(absl::StrCat(dir_, "/node-3.log"));
+    const std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(said.find("was removed from cluster"), std::string::npos) << said;
+  }
+  // Restarted empty, it rejoins in a later epoch and everyone serves there.
+  std::filesystem::remove_all(absl::StrCat(dir_, "/node-3"));
   StartNode(3);
   std::optional<membership::Configuration> again = WaitForCluster({1, 2, 3}, absl::Seconds(30));
   ASSERT_TRUE(again.has_value()) << Logs();
