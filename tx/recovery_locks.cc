@@ -1,10 +1,16 @@
 #include "tx/recovery_locks.h"
 
 #include "absl/strings/str_format.h"
+#include "farm/base/cpu_relax.h"
 #include "farm/base/object_codec.h"
 #include "farm/base/object_layout.h"
 
 namespace farm::tx {
+namespace {
+
+constexpr int kMaxSpins = 1 << 20;  // far longer than one object's write
+
+}  // namespace
 
 absl::Status RecoveryLocks::Take(Addr address, char* object) {
   MutexLock lock(&mu_);
@@ -13,7 +19,13 @@ absl::Status RecoveryLocks::Take(Addr address, char* object) {
     ++it->second.holders;
     return absl::OkStatus();
   }
-  const uint64_t version = LoadHeaderWord(object + kVersionOffset);
+  // Another worker thread, not fenced yet, may be applying a commit to this backup copy
+  // right now (the writer protocol locks the header for a moment): wait it out.
+  uint64_t version = LoadHeaderWord(object + kVersionOffset);
+  for (int spins = 0; IsLocked(version) && spins < kMaxSpins; ++spins) {
+    CpuRelax();
+    version = LoadHeaderWord(object + kVersionOffset);
+  }
   if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s is locked by another transaction before recovery could lock it", address.ToString()));

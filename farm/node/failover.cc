@@ -42,9 +42,12 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
   for (RegionId r : backups_->Held()) {
     absl::StatusOr<membership::ReplicaSet> rs = next.Lookup(r);
     if (!rs.ok()) continue;
+    absl::StatusOr<membership::ReplicaSet> before = previous.Lookup(r);
+    // The new primary held the region before (so this copy is not the last one left).
+    const bool held_elsewhere = before.ok() && before->Contains(rs->primary()) && !departed.contains(rs->primary());
     if (rs->primary() == self) {
       fence.promoting.insert(r);
-    } else if (!rs->Contains(self) && backups_->Drop(r)) {
+    } else if (!rs->Contains(self) && held_elsewhere && backups_->Drop(r)) {
       // Out of its replica set: the copy stops receiving commits, so it must never be
       // promoted later (a backup that rejoins a set receives a copy anew).
       (void)LogRegionRecord(storage::NodeLogType::kRegionDropped, r, 0, /*wait=*/false);
@@ -115,8 +118,9 @@ void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement)
   if (!alloc_service_->copies_in_progress().Complete(r)) {
     // Its sender failed half-way: the bytes are not the region's. Better unavailable than
     // wrong; an operator restores it (the region's data is lost if no replica holds it).
-    Log(self, absl::StrFormat("region %d: this node is its primary now, but its copy here was never received whole: "
-                              "not promoted (the region is unavailable)", r));
+    Log(self, absl::StrFormat("region %d: this node is its primary now, but its copy here is not whole (still "
+                              "arriving, or its sender failed half-way): not promoted yet",
+                              r));
     return;
   }
   // Durable before the region serves: a restart must take it back as its own.
