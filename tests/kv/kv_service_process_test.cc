@@ -1,9 +1,9 @@
 // The kv store served by separate farm_node processes (--services=kv) against a real
 // ZooKeeper: a key set through one node's RESP port is read through another's; every
 // node answers for every key; a node that joins later adopts the same table; malformed
-// input and bad AUTH get Redis-style errors and the node keeps serving; after a SIGKILL the survivors answer every key within a
-// bound, with the value or a clear error, never a wrong value; SIGTERM stops a node
-// cleanly.
+// input and bad AUTH get Redis-style errors and the node keeps serving; after a SIGKILL
+// the survivors answer every key quickly, never with a wrong value, and with its value
+// once the dead node's shards are promoted (failover); SIGTERM stops a node cleanly.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
