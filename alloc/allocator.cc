@@ -189,6 +189,12 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapabi
   return blocks_.AdoptScanned(id, firsts, live);
 }
 
+absl::Status Allocator::RetireRegion(RegionId id) {
+  if (absl::Status s = blocks_.Retire(id); !s.ok()) return s;
+  regions_reserved_.fetch_sub(1);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NodeId> Allocator::RemotePrimary(RegionId region) const {
   PlacementCache uncached;
   return RemotePrimary(region, &uncached);

@@ -100,6 +100,9 @@ class Allocator {
   // blocks adoptable. The region must already be registered with the fabric, under
   // `capability`.
   absl::Status AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability = {});
+  // A region handed over to a new primary (BlockAllocator::Retire): it no longer counts
+  // against this node's capacity, so the node can create another. NotFound when not held.
+  absl::Status RetireRegion(RegionId id);
 
   // The primary of `region` under the current placement, when it is another node (the
   // one to send requests for the region to). Unavailable before any configuration;

@@ -238,7 +238,7 @@ bool Node::HandOverPending() {
     pending_handovers_.erase(it);
     // The new primary holds it whole: this node never serves it again (it gets a backup
     // copy from the new primary if it is one), and a restart must not take it back.
-    (void)allocator_->blocks().Retire(region);
+    (void)allocator_->RetireRegion(region);
     (void)fabric_->DeregisterRegion(region);
     (void)LogRegionRecord(storage::NodeLogType::kRegionDropped, region, 0, /*wait=*/true);
     Log(options_.node_id, absl::StrFormat("region %d: handed over to node %d", region, to));
