@@ -7,11 +7,15 @@ namespace farm::tx {
 
 char* Participant::ObjectAt(Addr address, uint64_t payload) const {
   const alloc::LocalRegion* r = regions_->FindRegion(address.region());
-  if (r == nullptr || address.offset() % kObjectAlignment != 0 ||
-      !r->region().Contains(address.offset(), StoredBytes(address.offset(), payload))) {
+  return r == nullptr ? nullptr : ObjectIn(*r, address, payload);
+}
+
+char* Participant::ObjectIn(const alloc::LocalRegion& r, Addr address, uint64_t payload) {
+  if (address.offset() % kObjectAlignment != 0 ||
+      !r.region().Contains(address.offset(), StoredBytes(address.offset(), payload))) {
     return nullptr;
   }
-  return r->base() + address.offset();
+  return r.base() + address.offset();
 }
 
 absl::Status Participant::LockEntry(LogEntry& e, uint64_t mode) {
@@ -46,12 +50,13 @@ absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
   // Check every address before touching anything.
   absl::flat_hash_set<uint64_t> seen;
   for (const LogEntry& e : record.entries) {
-    if (ObjectAt(e.address, e.size) == nullptr ||
+    const alloc::LocalRegion* r = regions_->FindRegion(e.address.region());
+    if (r == nullptr || ObjectIn(*r, e.address, e.size) == nullptr ||
         (e.op != LogOp::kFree && e.payload.size() != e.size)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "no object of %d bytes at %s on this node", e.size, e.address.ToString()));
     }
-    if (regions_->FindRegion(e.address.region())->frozen()) {
+    if (r->frozen()) {
       return absl::AbortedError(absl::StrFormat(
           "region %d is being re-replicated after a configuration change (try again)", e.address.region()));
     }

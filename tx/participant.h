@@ -88,6 +88,8 @@ class Participant {
 
  private:
   char* ObjectAt(Addr address, uint64_t payload) const;
+  // The object at `address` in `r`, or null when it does not fit there.
+  static char* ObjectIn(const alloc::LocalRegion& r, Addr address, uint64_t payload);
   // Locks one entry; on success sets its version to the one locked from.
   absl::Status LockEntry(LogEntry& e, uint64_t mode);
 
