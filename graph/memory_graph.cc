@@ -132,6 +132,17 @@ void MemoryGraphStore::Finish(Done<T> done, T result) {
 void MemoryGraphStore::AddNode(Node node, Done<absl::StatusOr<int64_t>> done) {
   Finish(std::move(done), graph_.AddNode(std::move(node)));
 }
+void MemoryGraphStore::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) {
+  for (const Node& n : nodes) {
+    if (absl::Status s = CheckNode(n); !s.ok()) return Finish(std::move(done), absl::StatusOr<int64_t>(s));
+  }
+  int64_t first = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int64_t id = *graph_.AddNode(std::move(nodes[i]));
+    if (i == 0) first = id;
+  }
+  Finish(std::move(done), absl::StatusOr<int64_t>(first));
+}
 void MemoryGraphStore::GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) {
   Finish(std::move(done), absl::StatusOr<std::optional<Node>>(graph_.GetNode(id, type)));
 }

@@ -60,6 +60,7 @@ class MemoryGraphStore final : public GraphStore {
   MemoryGraphStore(Context& ctx, MemoryGraph& graph) : ctx_(ctx), graph_(graph) {}
 
   void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) override;
+  void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) override;
   void GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) override;
   void UpdateNode(Node node, Done<absl::StatusOr<bool>> done) override;
   void DeleteNode(int64_t id, int32_t type, Done<absl::StatusOr<bool>> done) override;

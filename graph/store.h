@@ -13,7 +13,8 @@
 //     visibility other than 0 or 1, a limit over kDefaultRangeLimit; Unavailable /
 //     DeadlineExceeded — a machine did not answer (the operation may or may not have
 //     happened when it wrote); ResourceExhausted — the cluster's memory is full.
-//     Aborted is never returned: conflicts are retried inside.
+//     Aborted only when an operation conflicted every time it was tried (retried with
+//     backoff for a bounded number of attempts).
 #ifndef FARM_GRAPH_STORE_H_
 #define FARM_GRAPH_STORE_H_
 
@@ -39,6 +40,8 @@ class GraphStore {
   // --- nodes ---
   // A new node with the next id (node.id is ignored): the id.
   virtual void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) = 0;
+  // Several nodes with consecutive ids (a load): the first id.
+  virtual void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) = 0;
   // The node, or nullopt when there is none with this id or its type differs.
   virtual void GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) = 0;
   // Replaces version, time and data of the node (id, type): true when it existed.

@@ -26,6 +26,18 @@ inline constexpr MsgId kKvDirectoryMsgId = kKvMsgIds[0];
 inline constexpr MsgId kKvUpdateMsgId = kKvMsgIds[1];
 inline constexpr MsgId kKvOpenMsgId = kKvMsgIds[2];
 
+// What tells one hashtable of the cluster from another: the kv service's own table and
+// tables other applications keep (the graph's id index). Each needs its own catalog
+// address, message ids (from its owner's range) and metadata key.
+struct TableIdentity {
+  const char* name = "kv";  // in logs, and the owner of its message handlers
+  Addr catalog{0x6b764361u, 0};  // routes the catalog requests (no region need exist there)
+  MsgId directory_msg = kKvDirectoryMsgId;
+  MsgId update_msg = kKvUpdateMsgId;
+  MsgId open_msg = kKvOpenMsgId;
+  const char* directory_metadata = "kv.directory";  // where a node keeps its shards' directory
+};
+
 // Views into the message; valid while its payload is.
 struct UpdateRequest {
   OpKind kind = OpKind::kPut;

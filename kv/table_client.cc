@@ -109,8 +109,8 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Sh
 
 }  // namespace
 
-TableClient::TableClient(Context& ctx, std::shared_ptr<const ShardMap> map)
-    : ctx_(ctx), map_(std::move(map)), reader_(ctx, map_) {}
+TableClient::TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg)
+    : ctx_(ctx), map_(std::move(map)), update_msg_(update_msg), reader_(ctx, map_) {}
 
 void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
                          Done<absl::StatusOr<KeyOpResult>> done) {
@@ -128,7 +128,7 @@ void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view v
   }
   const Home home = map_->Locate(HashKey(key));
   const std::string request = EncodeUpdateRequest(UpdateRequest{kind, key, value, delta});
-  msgSend(ctx_, map_->Bucket(home.shard, home.bucket).addr, kKvUpdateMsgId, request,
+  msgSend(ctx_, map_->Bucket(home.shard, home.bucket).addr, update_msg_, request,
           [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
             if (!reply.ok()) return done(reply.status());
             done(DecodeUpdateReply(*reply));

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/api/farm.h"
+#include "kv/messages.h"
 #include "kv/shard_map.h"
 #include "kv/store.h"
 #include "kv/table_ops.h"
@@ -39,7 +40,8 @@ struct TableScan {
 
 class TableClient {
  public:
-  TableClient(Context& ctx, std::shared_ptr<const ShardMap> map);
+  // Updates go to `update_msg` (the table's TableIdentity).
+  TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg = kKvUpdateMsgId);
 
   void Get(absl::string_view key, TableReader::GetDone done) { reader_.Get(key, std::move(done)); }
   void MultiGet(absl::Span<const std::string> keys, TableReader::MultiGetDone done) {
@@ -59,6 +61,7 @@ class TableClient {
  private:
   Context& ctx_;
   const std::shared_ptr<const ShardMap> map_;
+  const MsgId update_msg_;
   TableReader reader_;
 };
 

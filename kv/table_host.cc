@@ -66,18 +66,18 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& host, TableO
   std::unique_ptr<TableHost> table(new TableHost(&host, options));
   TableHost* self = table.get();
   if (absl::Status s = msgRegisterHandler(
-          host, kKvDirectoryMsgId,
-          [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); }, "kv");
+          host, options.identity.directory_msg,
+          [self](Context& ctx, const Message& m) { self->OnDirectoryRequest(ctx, m); }, options.identity.name);
       !s.ok()) {
     return s;
   }
   if (absl::Status s = msgRegisterHandler(
-          host, kKvOpenMsgId, [self](Context& ctx, const Message& m) { self->OnOpenRequest(ctx, m); }, "kv");
+          host, options.identity.open_msg, [self](Context& ctx, const Message& m) { self->OnOpenRequest(ctx, m); }, options.identity.name);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = msgRegisterHandler(host, kKvUpdateMsgId,
-                                          [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, "kv");
+  if (absl::Status s = msgRegisterHandler(host, options.identity.update_msg,
+                                          [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, options.identity.name);
       !s.ok()) {
     return s;
   }
@@ -111,8 +111,8 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
     done(absl::OkStatus());
   };
   // A node restarted on its data has its shards already: their directory is durable.
-  if (std::optional<std::string> kept = host_->Metadata(kDirectoryMetadata)) {
-    FARM_LOG(kInfo, "node %u: kv: this node's shards kept from an earlier run", host_->self());
+  if (std::optional<std::string> kept = host_->Metadata(options_.identity.directory_metadata)) {
+    FARM_LOG(kInfo, "node %u: %s: this node's shards kept from an earlier run", host_->self(), options_.identity.name);
     absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*kept);
     if (!dir.ok()) return finish(dir.status());
     if (!SameLayout(dir->first, options_.layout)) {
@@ -124,9 +124,9 @@ void TableHost::CreateShards(Context& ctx, Done<absl::Status> done) {
   Spawn(AllocateShards(ctx, options_.layout, options_.buckets_per_node),
         [this, &ctx, finish = std::move(finish)](absl::StatusOr<std::vector<Shard>> shards) mutable {
           if (!shards.ok()) return finish(shards.status());
-          FARM_LOG(kInfo, "node %u: kv: %d shards allocated", host_->self(), shards->size());
+          FARM_LOG(kInfo, "node %u: %s: %d shards allocated", host_->self(), options_.identity.name, shards->size());
           std::string directory = EncodeDirectory(options_.layout, *shards);
-          host_->PutMetadata(ctx, kDirectoryMetadata, std::move(directory),
+          host_->PutMetadata(ctx, options_.identity.directory_metadata, std::move(directory),
                              [finish = std::move(finish), shards = std::move(*shards)](absl::Status s) mutable {
                                if (!s.ok()) return finish(s);
                                finish(std::move(shards));
@@ -180,7 +180,7 @@ std::shared_ptr<const ShardMap> TableHost::Adopt(std::shared_ptr<const ShardMap>
     // What every node of one table must log alike (a restarted cluster: the same too).
     uint64_t digest = 0;
     for (const Shard& s : map_->shards()) digest = digest * 1000003 + s.first.raw();
-    FARM_LOG(kInfo, "node %u: kv: table opened: %d shards, digest %016x", host_->self(), map_->shards().size(),
+    FARM_LOG(kInfo, "node %u: %s: table opened: %d shards, digest %016x", host_->self(), options_.identity.name, map_->shards().size(),
              digest);
   }
   return map_;  // every thread uses the same map
@@ -215,7 +215,7 @@ void TableHost::OnOpenRequest(Context& ctx, const Message& message) {
 Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::FetchFromCatalog(Context& ctx) {
   const absl::Time give_up = absl::Now() + kOpenTimeout;
   while (true) {
-    absl::StatusOr<std::string> reply = co_await MsgSend(ctx, kCatalogAddress, kKvOpenMsgId, "");
+    absl::StatusOr<std::string> reply = co_await MsgSend(ctx, options_.identity.catalog, options_.identity.open_msg, "");
     if (reply.ok()) {
       absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
       if (!dir.ok()) co_return dir.status();
@@ -242,7 +242,7 @@ Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& 
     std::vector<Shard> shards;
     absl::Status missing;
     for (NodeId m : clusterMembers(ctx)) {
-      absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, m, kKvDirectoryMsgId, "");
+      absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, m, options_.identity.directory_msg, "");
       if (!reply.ok()) {
         missing = absl::UnavailableError(absl::StrFormat("machine %d: %s", m, reply.status().message()));
         break;

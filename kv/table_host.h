@@ -10,7 +10,7 @@
 //                  restarted with the same members opens the same table.
 //   Open           the whole table, decided once for the cluster: a machine asks the
 //                  catalog coordinator (the primary, in the current configuration, of
-//                  the region of kCatalogAddress) for the table's ShardMap. The
+//                  the region of its TableIdentity's catalog address) for the table's ShardMap. The
 //                  coordinator opens it once: it asks every member for its directory
 //                  (retrying while some have not created their shards yet, up to
 //                  kOpenTimeout; not before the coordinator itself is ready: Host::ready
@@ -39,6 +39,7 @@
 #include "farm/api/farm.h"
 #include "farm/api/host.h"
 #include "farm/api/sync.h"
+#include "kv/messages.h"
 #include "kv/shard_map.h"
 #include "kv/store.h"
 #include "kv/update_executor.h"
@@ -46,6 +47,7 @@
 namespace farm::kv {
 
 struct TableOptions {
+  TableIdentity identity;  // the kv service's table unless another application's
   TableLayout layout;
   // Buckets this machine allocates (slots = buckets * H/2). Shards are runs of adjacent
   // buckets, at most one allocator block each.
@@ -55,8 +57,6 @@ struct TableOptions {
 class TableHost {
  public:
   static constexpr absl::Duration kOpenTimeout = absl::Seconds(30);
-  // Routes the catalog requests (msgSend places it; no region need exist there).
-  static constexpr Addr kCatalogAddress{0x6b764361u, 0};
   static constexpr uint32_t kBucketsPerAllocTx = 64;
 
   // Registers the handlers; call before the node starts.
@@ -76,7 +76,6 @@ class TableHost {
   UpdateExecutorStats update_stats() const;
 
  private:
-  static constexpr char kDirectoryMetadata[] = "kv.directory";
   TableHost(Host* host, TableOptions options);
   void OnDirectoryRequest(Context& ctx, const Message& message);
   void OnUpdate(Context& ctx, const Message& message);

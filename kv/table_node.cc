@@ -76,12 +76,13 @@ absl::Status TableNode::Open() {
   std::vector<std::unique_ptr<TableClient>> clients(node_.thread_count());
   for (size_t t = 0; t < clients.size(); ++t) {
     TableHost* host = host_.get();
+    const MsgId update_msg = host->options().identity.update_msg;
     std::unique_ptr<TableClient>* client = &clients[t];
-    absl::Status opened = RunInContext(node_, t, [host, client](Context& ctx, auto finish) {
-      host->Open(ctx, [client, &ctx, finish = std::move(finish)](
+    absl::Status opened = RunInContext(node_, t, [host, client, update_msg](Context& ctx, auto finish) {
+      host->Open(ctx, [client, &ctx, update_msg, finish = std::move(finish)](
                           absl::StatusOr<std::shared_ptr<const ShardMap>> map) mutable {
         if (!map.ok()) return finish(map.status());
-        *client = std::make_unique<TableClient>(ctx, *map);
+        *client = std::make_unique<TableClient>(ctx, *map, update_msg);
         finish(absl::OkStatus());
       });
     });

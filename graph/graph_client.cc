@@ -1,0 +1,215 @@
+#include "graph/graph_client.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "farm/api/coro.h"
+#include "graph/graph_tx.h"
+#include "graph/layout.h"
+#include "graph/memory_graph.h"
+
+namespace farm::graph {
+namespace {
+
+bool Retryable(const absl::Status& s) { return absl::IsAborted(s) || absl::IsFailedPrecondition(s); }
+
+absl::Duration Backoff(int attempt, uint64_t salt) {
+  const int64_t cap_us = std::min<int64_t>(2000, int64_t{10} << std::min(attempt, 8));
+  return absl::Microseconds(1 + static_cast<int64_t>((salt * 0x9e3779b97f4a7c15ull) >> 33) % cap_us);
+}
+
+// Runs `op(scope)` in transactions until one commits or fails for good; op returns
+// StatusOr<T>. `op` must be re-runnable (it is called again after a conflict).
+template <typename T, typename Op>
+Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats, Op op) {
+  absl::Status last;
+  for (int attempt = 0; attempt < GraphClient::kMaxAttempts; ++attempt) {
+    if (attempt > 0) {
+      ++stats->retries;
+      co_await SleepFor(ctx, Backoff(attempt, reinterpret_cast<uintptr_t>(&last) + attempt));
+    }
+    TxHandle tx = txCreate(ctx);
+    TxScope scope{*tx, *index, {}};
+    absl::StatusOr<T> result = co_await op(scope);
+    if (!result.ok()) {
+      txAbort(*tx);
+      if (Retryable(result.status())) {
+        last = result.status();
+        continue;
+      }
+      co_return result.status();
+    }
+    scope.index_writes.Seal();
+    absl::Status committed = co_await TxCommit(*tx);
+    if (committed.ok()) {
+      ++stats->transactions;
+      co_return result;
+    }
+    if (!Retryable(committed)) co_return committed;
+    last = committed;
+  }
+  co_return absl::AbortedError(absl::StrCat("gave up after ", GraphClient::kMaxAttempts, " conflicts: ", last.message()));
+}
+
+// Node data over kMaxInlineNodeData as chunk objects, one transaction each (near
+// `hint`); empty for data that stays inline.
+Task<absl::StatusOr<std::vector<FatPtr>>> WriteChunks(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                                      ClientStats* stats, const std::string& data) {
+  std::vector<FatPtr> chunks;
+  if (data.size() <= kMaxInlineNodeData) co_return chunks;
+  for (size_t at = 0; at < data.size(); at += kChunkDataBytes) {
+    const std::string chunk = EncodeChunk(absl::string_view(data).substr(at, kChunkDataBytes));
+    absl::StatusOr<FatPtr> ptr = co_await RunTx<FatPtr>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<FatPtr>> {
+      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, static_cast<uint32_t>(chunk.size()));
+      if (!object.ok()) co_return object.status();
+      std::copy(chunk.begin(), chunk.end(), (*object)->data().begin());
+      if (absl::Status st = txWrite(s.tx, *object); !st.ok()) co_return st;
+      co_return (*object)->ptr();
+    });
+    if (!ptr.ok()) co_return ptr.status();
+    chunks.push_back(*ptr);
+  }
+  co_return chunks;
+}
+
+// Frees chunks no node took (its transaction failed).
+Task<absl::Status> FreeChunks(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                              std::vector<FatPtr> chunks) {
+  if (chunks.empty()) co_return absl::OkStatus();
+  absl::StatusOr<bool> freed = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
+    for (const FatPtr& c : chunks) {
+      if (absl::Status st = txFree(s.tx, c); !st.ok()) co_return st;
+    }
+    co_return true;
+  });
+  co_return freed.status();
+}
+
+template <typename T, typename Done>
+void Finish(Task<absl::StatusOr<T>> task, Done done) {
+  Spawn(std::move(task), std::move(done));
+}
+
+template <typename T, typename Done>
+void Fail(Context& ctx, absl::Status s, Done done) {
+  ctx.Defer([s, done = std::move(done)]() mutable { done(absl::StatusOr<T>(s)); });
+}
+
+// AddNodes: chunks first, then one transaction for the nodes.
+Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                           std::vector<Node> nodes) {
+  std::vector<std::vector<FatPtr>> chunks(nodes.size());
+  bool any = false;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteChunks(ctx, index, stats, nodes[i].data);
+    if (!c.ok()) co_return c.status();  // (chunks written so far leak; see README)
+    chunks[i] = std::move(*c);
+    any = any || !chunks[i].empty();
+  }
+  absl::StatusOr<int64_t> first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) {
+    return AddNodesTx(s, nodes, any ? absl::Span<const std::vector<FatPtr>>(chunks) : absl::Span<const std::vector<FatPtr>>());
+  });
+  if (!first.ok()) {
+    for (std::vector<FatPtr>& c : chunks) (void)co_await FreeChunks(ctx, index, stats, std::move(c));
+  }
+  co_return first;
+}
+
+Task<absl::StatusOr<bool>> UpdateNodeTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                          Node node) {
+  absl::StatusOr<std::vector<FatPtr>> chunks = co_await WriteChunks(ctx, index, stats, node.data);
+  if (!chunks.ok()) co_return chunks.status();
+  absl::StatusOr<bool> updated = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
+    return UpdateNodeTx(s, node, *chunks);
+  });
+  if (!updated.ok() || !*updated) (void)co_await FreeChunks(ctx, index, stats, std::move(*chunks));
+  co_return updated;
+}
+
+}  // namespace
+
+void GraphClient::AddNode(Node node, Done<absl::StatusOr<int64_t>> done) {
+  std::vector<Node> nodes;
+  nodes.push_back(std::move(node));
+  AddNodes(std::move(nodes), std::move(done));
+}
+
+void GraphClient::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) {
+  if (nodes.empty()) return Fail<int64_t>(ctx_, absl::InvalidArgumentError("no nodes to add"), std::move(done));
+  for (const Node& n : nodes) {
+    if (absl::Status s = CheckNode(n); !s.ok()) return Fail<int64_t>(ctx_, s, std::move(done));
+  }
+  Finish(AddNodesTask(ctx_, index_, &stats_, std::move(nodes)), std::move(done));
+}
+
+void GraphClient::GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) {
+  Finish(reader_.GetNode(id, type), std::move(done));
+}
+
+void GraphClient::UpdateNode(Node node, Done<absl::StatusOr<bool>> done) {
+  if (absl::Status s = CheckNode(node); !s.ok()) return Fail<bool>(ctx_, s, std::move(done));
+  Finish(UpdateNodeTask(ctx_, index_, &stats_, std::move(node)), std::move(done));
+}
+
+void GraphClient::DeleteNode(int64_t id, int32_t type, Done<absl::StatusOr<bool>> done) {
+  Finish(RunTx<bool>(ctx_, index_, &stats_, [id, type](TxScope& s) { return DeleteNodeTx(s, id, type); }),
+         std::move(done));
+}
+
+void GraphClient::ResetNodeIds(int64_t start_id, Done<absl::Status> done) {
+  Spawn(RunTx<bool>(ctx_, index_, &stats_,
+                    [start_id](TxScope& s) -> Task<absl::StatusOr<bool>> {
+                      absl::Status st = co_await ResetNodeIdsTx(s, start_id);
+                      if (!st.ok()) co_return st;
+                      co_return true;
+                    }),
+        [done = std::move(done)](absl::StatusOr<bool> r) mutable { done(r.status()); });
+}
+
+void GraphClient::AddLink(Link link, Done<absl::StatusOr<bool>> done) {
+  const int64_t id1 = link.id1, type = link.type;
+  std::vector<Link> links;
+  links.push_back(std::move(link));
+  AddLinks(id1, type, std::move(links), [done = std::move(done)](absl::StatusOr<uint64_t> added) mutable {
+    if (!added.ok()) return done(added.status());
+    done(*added == 1);
+  });
+}
+
+void GraphClient::AddLinks(int64_t id1, int64_t type, std::vector<Link> links, Done<absl::StatusOr<uint64_t>> done) {
+  for (Link& l : links) {
+    l.id1 = id1;
+    l.type = type;
+    if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
+  }
+  Finish(RunTx<uint64_t>(ctx_, index_, &stats_,
+                         [id1, type, links = std::move(links)](TxScope& s) { return AddLinksTx(s, id1, type, links); }),
+         std::move(done));
+}
+
+void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) {
+  Finish(RunTx<bool>(ctx_, index_, &stats_,
+                     [=](TxScope& s) { return DeleteLinkTx(s, id1, type, id2, expunge); }),
+         std::move(done));
+}
+
+void GraphClient::GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
+                           Done<absl::StatusOr<std::vector<Link>>> done) {
+  Finish(RunTx<std::vector<Link>>(ctx_, index_, &stats_,
+                                  [id1, type, ids = std::vector<int64_t>(id2s.begin(), id2s.end())](TxScope& s) {
+                                    return GetLinksTx(s, id1, type, ids);
+                                  }),
+         std::move(done));
+}
+
+void GraphClient::GetLinkList(LinkRange range, Done<absl::StatusOr<std::vector<Link>>> done) {
+  Finish(reader_.GetLinkList(range), std::move(done));
+}
+
+void GraphClient::CountLinks(int64_t id1, int64_t type, Done<absl::StatusOr<uint64_t>> done) {
+  Finish(reader_.CountLinks(id1, type), std::move(done));
+}
+
+}  // namespace farm::graph

@@ -1,0 +1,63 @@
+// GraphClient: the graph (Tao on FaRM) on one worker thread, as a GraphStore: lock-free
+// reads through GraphReader, and every update as a transaction (graph_tx.h) run from
+// this thread, retried with backoff on conflicts. Node data over kMaxInlineNodeData is
+// written first as chunk objects, a transaction each, then linked in by the node's
+// transaction (chunks of a transaction that fails are freed again).
+//
+// Threads: the owning worker thread only; continuations run there, never inline. The
+// client must outlive its operations in flight.
+#ifndef FARM_GRAPH_GRAPH_CLIENT_H_
+#define FARM_GRAPH_GRAPH_CLIENT_H_
+
+#include <memory>
+#include <vector>
+
+#include "farm/api/farm.h"
+#include "graph/graph_reader.h"
+#include "graph/store.h"
+#include "kv/shard_map.h"
+#include "kv/table_reader.h"
+
+namespace farm::graph {
+
+struct ClientStats {
+  uint64_t transactions = 0;  // committed
+  uint64_t retries = 0;       // attempts that conflicted
+};
+
+class GraphClient final : public GraphStore {
+ public:
+  // A transaction is tried this often before Aborted is returned.
+  static constexpr int kMaxAttempts = 200;
+
+  GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader)
+      : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader) {}
+
+  void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) override;
+  void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) override;
+  void GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) override;
+  void UpdateNode(Node node, Done<absl::StatusOr<bool>> done) override;
+  void DeleteNode(int64_t id, int32_t type, Done<absl::StatusOr<bool>> done) override;
+  void ResetNodeIds(int64_t start_id, Done<absl::Status> done) override;
+  void AddLink(Link link, Done<absl::StatusOr<bool>> done) override;
+  void AddLinks(int64_t id1, int64_t type, std::vector<Link> links, Done<absl::StatusOr<uint64_t>> done) override;
+  void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) override;
+  void GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
+                Done<absl::StatusOr<std::vector<Link>>> done) override;
+  void GetLinkList(LinkRange range, Done<absl::StatusOr<std::vector<Link>>> done) override;
+  void CountLinks(int64_t id1, int64_t type, Done<absl::StatusOr<uint64_t>> done) override;
+
+  const ReaderStats& reader_stats() const { return reader_.stats(); }
+  const ClientStats& stats() const { return stats_; }
+  Context& ctx() const { return ctx_; }
+
+ private:
+  Context& ctx_;
+  const std::shared_ptr<const kv::ShardMap> index_;
+  GraphReader reader_;
+  ClientStats stats_;
+};
+
+}  // namespace farm::graph
+
+#endif  // FARM_GRAPH_GRAPH_CLIENT_H_

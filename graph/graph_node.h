@@ -1,0 +1,56 @@
+// GraphNode: the graph on one node process (a farm::Host): its id index (a kv hashtable
+// with the graph's own identity, graph/index.h) and a GraphClient for every worker
+// thread. The same code runs in farm_node (graph/resp/graph_service.h) and in
+// in-process clusters (graph/local_graph_cluster.h).
+//
+//   auto graph = GraphNode::Install(host, options);   // before the node starts
+//   ... every machine's node starts ...
+//   graph->CreateShards();                            // on every machine, then
+//   graph->Open();                                    // waits for every member's shards
+//
+// Threads: Install, CreateShards, Open and the destructor from a thread that is not one
+// of the host's worker threads; client(t) on worker thread t only.
+#ifndef FARM_GRAPH_GRAPH_NODE_H_
+#define FARM_GRAPH_GRAPH_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/api/host.h"
+#include "graph/graph_client.h"
+#include "kv/table_node.h"
+
+namespace farm::graph {
+
+struct GraphOptions {
+  // Index buckets this machine allocates (4 slots each with the default layout).
+  uint64_t index_buckets_per_node = 1 << 16;
+};
+
+class GraphNode {
+ public:
+  static absl::StatusOr<std::unique_ptr<GraphNode>> Install(Host& host, GraphOptions options);
+  ~GraphNode();
+  GraphNode(const GraphNode&) = delete;
+  GraphNode& operator=(const GraphNode&) = delete;
+
+  absl::Status CreateShards() { return index_->CreateShards(); }
+  // Opens the index, then makes the clients.
+  absl::Status Open();
+
+  bool open() const { return !clients_.empty(); }
+  GraphClient& client(size_t t) { return *clients_.at(t); }
+  size_t threads() const { return clients_.size(); }
+
+ private:
+  GraphNode(Host& host, std::unique_ptr<kv::TableNode> index) : host_(host), index_(std::move(index)) {}
+  Host& host_;
+  std::unique_ptr<kv::TableNode> index_;
+  std::vector<std::unique_ptr<GraphClient>> clients_;
+};
+
+}  // namespace farm::graph
+
+#endif  // FARM_GRAPH_GRAPH_NODE_H_

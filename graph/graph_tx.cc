@@ -1,0 +1,412 @@
+#include "graph/graph_tx.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "graph/index.h"
+#include "kv/layout.h"
+
+namespace farm::graph {
+namespace {
+
+// A list longer than this many blocks is taken for a cycle (a corrupt list).
+constexpr size_t kMaxListBlocks = size_t{1} << 24;
+
+Addr IndexBucketOf(const kv::ShardMap& index, const std::string& key) {
+  const kv::Home home = index.Locate(kv::HashKey(key));
+  return index.Bucket(home.shard, home.bucket).addr;
+}
+
+// The first error of an index update: the transaction's or the operation's own.
+absl::Status IndexResult(const absl::StatusOr<std::vector<kv::KeyOpResult>>& r) {
+  if (!r.ok()) return r.status();
+  for (const kv::KeyOpResult& k : *r) {
+    if (!k.status.ok()) return k.status;
+  }
+  return absl::OkStatus();
+}
+
+Task<absl::Status> PutIndex(TxScope& s, int64_t id, FatPtr vertex) {
+  std::vector<kv::KeyOp> ops(1);
+  ops[0].kind = kv::OpKind::kPut;
+  ops[0].value = EncodeVertexPtr(vertex);
+  co_return IndexResult(co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, VertexKey(id), std::move(ops)));
+}
+
+void SetNode(Vertex& v, const Node& node, std::vector<FatPtr> chunks) {
+  v.has_node = true;
+  v.node_type = node.type;
+  v.node_time = node.time;
+  v.node_version = node.version;
+  v.data_bytes = static_cast<uint32_t>(node.data.size());
+  v.chunks = std::move(chunks);
+  if (v.chunks.empty()) {
+    v.inline_data = node.data;
+  } else {
+    v.inline_data.clear();
+  }
+}
+
+absl::Status FreeChunks(Tx& tx, const Vertex& v) {
+  for (const FatPtr& c : v.chunks) {
+    if (absl::Status s = txFree(tx, c); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// One block of a list being edited.
+struct ListBlock {
+  ObjBuf* object = nullptr;  // null: a new block
+  Block block;
+  bool dirty = false;
+};
+
+// A list read whole into a transaction, edited in memory, then written back keeping
+// the invariants of layout.h.
+class ListEdit {
+ public:
+  struct Position {
+    size_t block;
+    size_t edge;
+  };
+
+  static Task<absl::StatusOr<ListEdit>> Read(TxScope& s, FatPtr head) {
+    ListEdit edit;
+    for (FatPtr p = head; !p.is_null();) {
+      if (edit.blocks_.size() >= kMaxListBlocks) co_return absl::InternalError("corrupt graph list: a cycle");
+      absl::StatusOr<ObjBuf*> object = co_await TxRead(s.tx, p);
+      if (!object.ok()) co_return object.status();
+      absl::StatusOr<Block> block = DecodeOwnedBlock((*object)->data());
+      if (!block.ok()) co_return block.status();
+      p = block->next;
+      edit.blocks_.push_back(ListBlock{*object, std::move(*block), false});
+    }
+    if (!edit.blocks_.empty()) edit.old_head_ = edit.blocks_[0].object;
+    co_return edit;
+  }
+
+  std::optional<Position> Find(int64_t id2) const {
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const std::vector<Edge>& edges = blocks_[b].block.edges;
+      for (size_t e = 0; e < edges.size(); ++e) {
+        if (edges[e].id2 == id2) return Position{b, e};
+      }
+    }
+    return std::nullopt;
+  }
+  Edge& At(Position p) { return blocks_[p.block].block.edges[p.edge]; }
+  void Touch(Position p) { blocks_[p.block].dirty = true; }
+
+  void Remove(Position p) {
+    std::vector<Edge>& edges = blocks_[p.block].block.edges;
+    edges.erase(edges.begin() + static_cast<ptrdiff_t>(p.edge));
+    blocks_[p.block].dirty = true;
+  }
+
+  // Inserts in (time, id2) descending order: into the first block whose last edge it
+  // comes before, or the last block; a new head block when it would go first into a
+  // full head (the common case: links added now).
+  void Insert(Edge e) {
+    const uint32_t bytes = e.EncodedBytes();
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      std::vector<Edge>& edges = blocks_[b].block.edges;
+      if (edges.empty() || !EdgeBefore(e.time, e.id2, edges.back().time, edges.back().id2)) continue;
+      auto at = std::find_if(edges.begin(), edges.end(),
+                             [&](const Edge& x) { return EdgeBefore(e.time, e.id2, x.time, x.id2); });
+      if (b == 0 && at == edges.begin() && blocks_[0].block.EncodedBytes() + bytes > kMaxBlockBytes) {
+        ListBlock head;
+        head.block.edges.push_back(std::move(e));
+        head.dirty = true;
+        blocks_.insert(blocks_.begin(), std::move(head));
+        return;
+      }
+      edges.insert(at, std::move(e));
+      blocks_[b].dirty = true;
+      return;
+    }
+    // Older than every edge: at the end of the last non-empty block, or a new tail.
+    for (size_t b = blocks_.size(); b-- > 0;) {
+      if (blocks_[b].block.edges.empty()) continue;
+      if (blocks_[b].block.EncodedBytes() + bytes <= kMaxBlockBytes) {
+        blocks_[b].block.edges.push_back(std::move(e));
+        blocks_[b].dirty = true;
+        return;
+      }
+      break;
+    }
+    ListBlock tail;
+    tail.block.edges.push_back(std::move(e));
+    tail.dirty = true;
+    blocks_.push_back(std::move(tail));
+  }
+
+  // Writes the list back into the transaction; its new head. `hint`: where new blocks go
+  // (the vertex, so a list lives with its source node).
+  Task<absl::StatusOr<FatPtr>> Finish(TxScope& s, Addr hint) {
+    SplitOversize();
+    // Empty blocks leave the list (freed).
+    std::vector<ListBlock> kept;
+    for (ListBlock& b : blocks_) {
+      if (!b.block.edges.empty()) {
+        kept.push_back(std::move(b));
+      } else if (b.object != nullptr) {
+        if (absl::Status st = txFree(s.tx, b.object->ptr()); !st.ok()) co_return st;
+      }
+    }
+    blocks_ = std::move(kept);
+    // Blocks that do not fit their object move to a larger one (the old one is freed).
+    for (ListBlock& b : blocks_) {
+      const uint32_t bytes = b.block.EncodedBytes();
+      if (b.object != nullptr && b.object->data().size() >= bytes) continue;
+      absl::StatusOr<ObjBuf*> fresh = co_await TxAlloc(s.tx, BlockAllocBytes(bytes), hint);
+      if (!fresh.ok()) co_return fresh.status();
+      if (b.object != nullptr) {
+        if (absl::Status st = txFree(s.tx, b.object->ptr()); !st.ok()) co_return st;
+      }
+      b.object = *fresh;
+      b.dirty = true;
+    }
+    // Invariant 2: the head is written; an old head that is no longer first gets a new
+    // incarnation, so readers holding a pointer to it as the head notice.
+    std::vector<FatPtr> ptrs(blocks_.size());
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      ptrs[i] = blocks_[i].object->ptr();
+      if (blocks_[i].object == old_head_ && i > 0) {
+        if (absl::Status st = objIncrementIncarnation(s.tx, blocks_[i].object); !st.ok()) co_return st;
+        ptrs[i].incarnation = objGetIncarnation(*blocks_[i].object) + 1;
+        blocks_[i].dirty = true;
+      }
+    }
+    if (!blocks_.empty()) blocks_[0].dirty = true;
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      const FatPtr next = i + 1 < blocks_.size() ? ptrs[i + 1] : FatPtr{};
+      if (!(blocks_[i].block.next == next)) {
+        blocks_[i].block.next = next;
+        blocks_[i].dirty = true;
+      }
+      if (!blocks_[i].dirty) continue;
+      if (!EncodeBlock(blocks_[i].block, blocks_[i].object->data())) {
+        co_return absl::InternalError("a graph block does not fit the object made for it");
+      }
+      if (absl::Status st = txWrite(s.tx, blocks_[i].object); !st.ok()) co_return st;
+    }
+    co_return blocks_.empty() ? FatPtr{} : ptrs[0];
+  }
+
+  const std::vector<ListBlock>& blocks() const { return blocks_; }
+
+ private:
+  // Blocks over kMaxBlockBytes are cut into pieces of at most 3/4 of it (the first keeps
+  // its object; the others are new and follow it).
+  void SplitOversize() {
+    std::vector<ListBlock> out;
+    for (ListBlock& b : blocks_) {
+      if (b.block.EncodedBytes() <= kMaxBlockBytes) {
+        out.push_back(std::move(b));
+        continue;
+      }
+      std::vector<Edge> edges = std::move(b.block.edges);
+      ListBlock piece{b.object, Block{}, true};
+      uint32_t bytes = kBlockHeaderBytes;
+      for (Edge& e : edges) {
+        if (!piece.block.edges.empty() && bytes + e.EncodedBytes() > kMaxBlockBytes * 3 / 4) {
+          out.push_back(std::move(piece));
+          piece = ListBlock{nullptr, Block{}, true};
+          bytes = kBlockHeaderBytes;
+        }
+        bytes += e.EncodedBytes();
+        piece.block.edges.push_back(std::move(e));
+      }
+      out.push_back(std::move(piece));
+    }
+    blocks_ = std::move(out);
+  }
+
+  std::vector<ListBlock> blocks_;
+  ObjBuf* old_head_ = nullptr;
+};
+
+// The vertex's list of `type`, added (empty) when missing.
+ListHead& ListOf(Vertex& v, int64_t type) {
+  if (ListHead* l = v.FindList(type)) return *l;
+  v.lists.push_back(ListHead{type, 0, FatPtr{}});
+  return v.lists.back();
+}
+
+void DropIfEmpty(Vertex& v, int64_t type) {
+  std::erase_if(v.lists, [&](const ListHead& l) { return l.type == type && l.head.is_null() && l.count == 0; });
+}
+
+}  // namespace
+
+Task<absl::StatusOr<VertexInTx>> ReadVertex(TxScope& s, int64_t id) {
+  VertexInTx out;
+  out.id = id;
+  absl::StatusOr<std::optional<std::string>> value = co_await kv::LookupInTx(s.tx, s.index, VertexKey(id));
+  if (!value.ok()) co_return value.status();
+  if (!value->has_value()) co_return out;
+  std::optional<FatPtr> ptr = DecodeVertexPtr(**value);
+  if (!ptr) co_return absl::InternalError(absl::StrCat("corrupt graph index: the entry of id ", id));
+  absl::StatusOr<ObjBuf*> object = co_await TxRead(s.tx, *ptr);
+  if (!object.ok()) co_return object.status();
+  absl::StatusOr<Vertex> v = DecodeVertex((*object)->data());
+  if (!v.ok()) co_return v.status();
+  out.object = *object;
+  out.v = std::move(*v);
+  co_return out;
+}
+
+Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
+  if (vertex.object != nullptr && EncodeVertex(vertex.v, vertex.object->data())) {
+    co_return txWrite(s.tx, vertex.object);
+  }
+  const Addr hint = vertex.object != nullptr ? vertex.object->ptr().addr : IndexBucketOf(s.index, VertexKey(vertex.id));
+  absl::StatusOr<ObjBuf*> fresh = co_await TxAlloc(s.tx, VertexAllocBytes(vertex.v), hint);
+  if (!fresh.ok()) co_return fresh.status();
+  if (!EncodeVertex(vertex.v, (*fresh)->data())) co_return absl::InternalError("a vertex does not fit the object made for it");
+  if (absl::Status st = txWrite(s.tx, *fresh); !st.ok()) co_return st;
+  if (absl::Status st = co_await PutIndex(s, vertex.id, (*fresh)->ptr()); !st.ok()) co_return st;
+  if (vertex.object != nullptr) {
+    if (absl::Status st = txFree(s.tx, vertex.object->ptr()); !st.ok()) co_return st;
+  }
+  vertex.object = *fresh;
+  co_return absl::OkStatus();
+}
+
+Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
+                                         absl::Span<const std::vector<FatPtr>> chunks) {
+  std::vector<kv::KeyOp> ops(1);
+  ops[0].kind = kv::OpKind::kIncrement;
+  ops[0].delta = static_cast<int64_t>(nodes.size());
+  absl::StatusOr<std::vector<kv::KeyOpResult>> r =
+      co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops));
+  if (absl::Status st = IndexResult(r); !st.ok()) co_return st;
+  const int64_t first = (*r)[0].number - static_cast<int64_t>(nodes.size()) + 1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, first + static_cast<int64_t>(i));
+    if (!vertex.ok()) co_return vertex.status();
+    if (absl::Status st = FreeChunks(s.tx, vertex->v); !st.ok()) co_return st;
+    SetNode(vertex->v, nodes[i], chunks.empty() ? std::vector<FatPtr>{} : chunks[i]);
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  }
+  co_return first;
+}
+
+Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, node.id);
+  if (!vertex.ok()) co_return vertex.status();
+  if (vertex->object == nullptr || !vertex->v.has_node || vertex->v.node_type != node.type) co_return false;
+  if (absl::Status st = FreeChunks(s.tx, vertex->v); !st.ok()) co_return st;
+  SetNode(vertex->v, node, std::move(chunks));
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return true;
+}
+
+Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id);
+  if (!vertex.ok()) co_return vertex.status();
+  if (vertex->object == nullptr || !vertex->v.has_node || vertex->v.node_type != type) co_return false;
+  if (absl::Status st = FreeChunks(s.tx, vertex->v); !st.ok()) co_return st;
+  SetNode(vertex->v, Node{}, {});
+  vertex->v.has_node = false;
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return true;
+}
+
+Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id) {
+  std::vector<kv::KeyOp> ops(1);
+  ops[0].kind = kv::OpKind::kPut;
+  ops[0].value = absl::StrCat(start_id - 1);
+  co_return IndexResult(co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops)));
+}
+
+Task<absl::StatusOr<uint64_t>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  const ListHead before = vertex->v.FindList(type) ? *vertex->v.FindList(type) : ListHead{type, 0, FatPtr{}};
+  absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, before.head);
+  if (!edit.ok()) co_return edit.status();
+  uint64_t count = before.count;
+  uint64_t added = 0;
+  for (const Link& link : links) {
+    const bool visible = link.visibility == Visibility::kVisible;
+    std::optional<ListEdit::Position> at = edit->Find(link.id2);
+    if (!at) {
+      edit->Insert(Edge::Of(link));
+      count += visible ? 1 : 0;
+      ++added;
+      continue;
+    }
+    const Edge& old = edit->At(*at);
+    const bool was_visible = old.visibility == Visibility::kVisible;
+    if (visible && !was_visible) ++count;
+    if (!visible && was_visible) --count;
+    if (old.time == link.time) {
+      edit->At(*at) = Edge::Of(link);  // same place in the order
+      edit->Touch(*at);
+    } else {
+      edit->Remove(*at);
+      edit->Insert(Edge::Of(link));
+    }
+  }
+  // Where the list lives: with its vertex (made now if the id has none yet).
+  if (vertex->object == nullptr) {
+    ListOf(vertex->v, type);
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  }
+  absl::StatusOr<FatPtr> head = co_await edit->Finish(s, vertex->object->ptr().addr);
+  if (!head.ok()) co_return head.status();
+  ListHead& list = ListOf(vertex->v, type);
+  list.count = count;
+  list.head = *head;
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return added;
+}
+
+Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  if (vertex->object == nullptr) co_return false;
+  ListHead* list = vertex->v.FindList(type);
+  if (list == nullptr) co_return false;
+  absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
+  if (!edit.ok()) co_return edit.status();
+  std::optional<ListEdit::Position> at = edit->Find(id2);
+  if (!at) co_return false;
+  const bool was_visible = edit->At(*at).visibility == Visibility::kVisible;
+  if (!was_visible && !expunge) co_return true;  // LinkBench: a hidden link stays as it is
+  if (expunge) {
+    edit->Remove(*at);
+  } else {
+    edit->At(*at).visibility = Visibility::kHidden;
+    edit->Touch(*at);
+  }
+  absl::StatusOr<FatPtr> head = co_await edit->Finish(s, vertex->object->ptr().addr);
+  if (!head.ok()) co_return head.status();
+  list = vertex->v.FindList(type);
+  list->head = *head;
+  if (was_visible) --list->count;
+  DropIfEmpty(vertex->v, type);
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return true;
+}
+
+Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
+                                                   absl::Span<const int64_t> id2s) {
+  std::vector<Link> found;
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  const ListHead* list = vertex->object ? vertex->v.FindList(type) : nullptr;
+  if (list == nullptr) co_return found;
+  absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
+  if (!edit.ok()) co_return edit.status();
+  for (size_t i = 0; i < id2s.size(); ++i) {
+    if (std::find(id2s.begin(), id2s.begin() + static_cast<ptrdiff_t>(i), id2s[i]) != id2s.begin() + static_cast<ptrdiff_t>(i)) continue;
+    if (std::optional<ListEdit::Position> at = edit->Find(id2s[i])) found.push_back(edit->At(*at).ToLink(id1, type));
+  }
+  co_return found;
+}
+
+}  // namespace farm::graph

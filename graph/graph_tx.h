@@ -1,0 +1,69 @@
+// The graph's operations inside a FaRM transaction: every update of LinkBench, and the
+// reads assoc_get needs. Strict serializability comes from the transaction; these
+// functions keep the formats' invariants (layout.h) and LinkBench's contract (store.h):
+// a list's count is its number of visible links, written in the transaction that
+// changes a link's visibility.
+//
+// Each function reads what it needs through txRead and leaves its writes in the
+// transaction; the caller commits (after index_writes.Seal()) and retries on Aborted or
+// FailedPrecondition (an object freed under the transaction). Errors of the operation
+// itself (InvalidArgument) come before anything is written.
+//
+// Cost: an operation on a link reads the whole list of its (id1, type) — every block —
+// to find the link by id2 (no id2 index yet; see graph/README.md).
+#ifndef FARM_GRAPH_GRAPH_TX_H_
+#define FARM_GRAPH_GRAPH_TX_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "farm/api/coro.h"
+#include "farm/api/farm.h"
+#include "graph/layout.h"
+#include "graph/types.h"
+#include "kv/shard_map.h"
+#include "kv/table_ops.h"
+
+namespace farm::graph {
+
+// What one transaction works with: the index's map and its bucket writes.
+struct TxScope {
+  Tx& tx;
+  const kv::ShardMap& index;
+  kv::BucketWrites index_writes;
+};
+
+// A vertex as the transaction sees it; object null when the id has none.
+struct VertexInTx {
+  int64_t id = 0;
+  ObjBuf* object = nullptr;
+  Vertex v;
+};
+
+Task<absl::StatusOr<VertexInTx>> ReadVertex(TxScope& s, int64_t id);
+// Writes `vertex.v` back: into its object when it fits, else into a new one (the index
+// points to it, the old one is freed); a vertex without object gets one, near its
+// index entry.
+Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex);
+
+// Nodes. `chunks`: the node's data already written as chunk objects (data over
+// kMaxInlineNodeData), else empty and the data inline.
+Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
+                                         absl::Span<const std::vector<FatPtr>> chunks);
+Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks);
+Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type);
+Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);
+
+// Links. AddLinksTx: upserts of one (id1, type), in order; the number of new links.
+Task<absl::StatusOr<uint64_t>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links);
+Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge);
+// The links to `id2s` that exist (hidden too), in the order of id2s, each once.
+Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
+                                                   absl::Span<const int64_t> id2s);
+
+}  // namespace farm::graph
+
+#endif  // FARM_GRAPH_GRAPH_TX_H_

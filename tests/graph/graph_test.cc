@@ -1,0 +1,194 @@
+// The graph store (Tao on FaRM) against LinkBench's contract: each operation from the
+// API on a 3-node in-process cluster, and a differential test that runs random
+// operations on the cluster and on MemoryGraph (the reference model) and compares every
+// result.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "graph/memory_graph.h"
+#include "gtest/gtest.h"
+#include "tests/graph/graph_cluster.h"
+#include "tests/support/fabric_test_util.h"
+
+namespace farm::graph::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+Link L(int64_t id1, int64_t id2, int64_t time, Visibility vis = Visibility::kVisible, std::string data = "d") {
+  return Link{id1, kDefaultLinkType, id2, vis, 1, time, std::move(data)};
+}
+
+std::vector<int64_t> Id2s(const std::vector<Link>& links) {
+  std::vector<int64_t> ids;
+  for (const Link& l : links) ids.push_back(l.id2);
+  return ids;
+}
+
+class GraphTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<GraphCluster>> g = GraphCluster::Start(GetParam(), 3, "graph_test");
+    ASSERT_TRUE(g.ok()) << g.status();
+    g_ = std::move(*g);
+  }
+  std::unique_ptr<GraphCluster> g_;
+};
+
+TEST_P(GraphTest, NodesHaveSequentialIdsTypesAndResets) {
+  absl::StatusOr<int64_t> a = g_->AddNode(1, Node{0, 7, 1, 100, "alpha"});
+  absl::StatusOr<int64_t> b = g_->AddNode(2, Node{0, 7, 1, 101, std::string("b\0\r\n", 4)});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(*a, 1);
+  EXPECT_EQ(*b, 2);
+  // Seen from every node; the wrong type is no node.
+  for (NodeId on : {1, 2, 3}) {
+    absl::StatusOr<std::optional<Node>> n = g_->GetNode(on, 2, 7);
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_TRUE(n->has_value());
+    EXPECT_EQ(**n, (Node{2, 7, 1, 101, std::string("b\0\r\n", 4)}));
+    EXPECT_FALSE(g_->GetNode(on, 2, 8)->has_value());
+    EXPECT_FALSE(g_->GetNode(on, 99, 7)->has_value());
+  }
+  EXPECT_FALSE(*g_->UpdateNode(3, Node{1, 8, 2, 200, "x"}));  // type differs
+  EXPECT_TRUE(*g_->UpdateNode(3, Node{1, 7, 2, 200, "updated"}));
+  EXPECT_EQ(**g_->GetNode(2, 1, 7), (Node{1, 7, 2, 200, "updated"}));
+  EXPECT_FALSE(*g_->DeleteNode(1, 1, 8));
+  EXPECT_TRUE(*g_->DeleteNode(1, 1, 7));
+  EXPECT_FALSE(*g_->DeleteNode(1, 1, 7));
+  EXPECT_FALSE(g_->GetNode(3, 1, 7)->has_value());
+  EXPECT_FALSE(*g_->UpdateNode(3, Node{1, 7, 3, 300, "gone"}));
+  // A load resets the ids.
+  ASSERT_TRUE(g_->ResetNodeIds(2, 1000).ok());
+  EXPECT_EQ(*g_->AddNode(3, Node{0, 7, 1, 1, "x"}), 1000);
+  absl::StatusOr<int64_t> batch = g_->AddNodes(1, {Node{0, 7, 1, 1, "p"}, Node{0, 7, 1, 1, "q"}});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(*batch, 1001);
+  EXPECT_EQ((*g_->GetNode(2, 1002, 7))->data, "q");
+}
+
+TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
+  std::string big(kMaxNodeDataBytes, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
+  absl::StatusOr<int64_t> id = g_->AddNode(1, Node{0, 1, 1, 1, big});
+  ASSERT_TRUE(id.ok()) << id.status();
+  absl::StatusOr<std::optional<Node>> n = g_->GetNode(2, *id, 1);
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_TRUE(n->has_value());
+  EXPECT_TRUE((*n)->data == big);
+  // Back to inline, then to chunks of another size.
+  ASSERT_TRUE(*g_->UpdateNode(3, Node{*id, 1, 2, 2, "small"}));
+  EXPECT_EQ((*g_->GetNode(1, *id, 1))->data, "small");
+  ASSERT_TRUE(*g_->UpdateNode(3, Node{*id, 1, 3, 3, big.substr(0, 100000)}));
+  EXPECT_TRUE((*g_->GetNode(1, *id, 1))->data == big.substr(0, 100000));
+
+  absl::StatusOr<int64_t> over = g_->AddNode(1, Node{0, 1, 1, 1, big + "x"});
+  EXPECT_TRUE(absl::IsInvalidArgument(over.status())) << over.status();
+  absl::StatusOr<bool> link = g_->AddLink(1, L(1, 2, 3, Visibility::kVisible, std::string(256, 'x')));
+  EXPECT_TRUE(absl::IsInvalidArgument(link.status())) << link.status();
+  EXPECT_TRUE(g_->AddLink(1, L(1, 2, 3, Visibility::kVisible, std::string(255, 'x'))).ok());
+}
+
+TEST_P(GraphTest, CountsFollowVisibilityThroughAddHideDeleteReAdd) {
+  EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType), 0u);
+  EXPECT_TRUE(*g_->AddLink(1, L(5, 10, 100)));
+  EXPECT_TRUE(*g_->AddLink(2, L(5, 11, 200)));
+  EXPECT_FALSE(*g_->AddLink(3, L(5, 10, 100, Visibility::kVisible, "again")));  // upsert
+  EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType), 2u);
+  EXPECT_TRUE(*g_->DeleteLink(2, 5, kDefaultLinkType, 10, false));  // hidden
+  EXPECT_EQ(*g_->CountLinks(3, 5, kDefaultLinkType), 1u);
+  EXPECT_TRUE(*g_->DeleteLink(2, 5, kDefaultLinkType, 10, false));  // hidden already: found, no change
+  EXPECT_EQ(*g_->CountLinks(3, 5, kDefaultLinkType), 1u);
+  // Hidden links: returned by GetLinks, not by GetLinkList.
+  std::vector<Link> got = *g_->GetLinks(1, 5, kDefaultLinkType, {10, 11, 12});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].visibility, Visibility::kHidden);
+  EXPECT_EQ(got[0].data, "again");
+  EXPECT_THAT(Id2s(*g_->GetLinkList(1, LinkRange{5, kDefaultLinkType})), ElementsAre(11));
+  // Re-adding a hidden link makes it visible again, without a new link.
+  EXPECT_FALSE(*g_->AddLink(1, L(5, 10, 300)));
+  EXPECT_EQ(*g_->CountLinks(2, 5, kDefaultLinkType), 2u);
+  EXPECT_THAT(Id2s(*g_->GetLinkList(3, LinkRange{5, kDefaultLinkType})), ElementsAre(10, 11));
+  // Adding a hidden link counts nothing; expunging removes it for good.
+  EXPECT_TRUE(*g_->AddLink(1, L(5, 12, 50, Visibility::kHidden)));
+  EXPECT_EQ(*g_->CountLinks(2, 5, kDefaultLinkType), 2u);
+  EXPECT_TRUE(*g_->DeleteLink(3, 5, kDefaultLinkType, 11, true));
+  EXPECT_EQ(*g_->CountLinks(2, 5, kDefaultLinkType), 1u);
+  EXPECT_FALSE(*g_->DeleteLink(3, 5, kDefaultLinkType, 11, true));
+  EXPECT_THAT(Id2s(*g_->GetLinks(1, 5, kDefaultLinkType, {11, 12, 12})), ElementsAre(12));
+  EXPECT_FALSE(*g_->DeleteLink(3, 77, kDefaultLinkType, 11, true));  // no such list
+  // Another type is another list.
+  EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType + 1), 0u);
+}
+
+TEST_P(GraphTest, LinkListsAreNewestFirstWithTimeRangeOffsetAndLimit) {
+  std::vector<Link> links;
+  for (int i = 0; i < 300; ++i) links.push_back(L(9, 1000 + i, (i * 37) % 500, Visibility::kVisible, std::string(i % 40, 'a')));
+  ASSERT_EQ(*g_->AddLinks(1, 9, kDefaultLinkType, links), 300u);
+  MemoryGraph model;
+  for (const Link& l : links) ASSERT_TRUE(model.AddLink(l).ok());
+  for (const LinkRange& r : {LinkRange{9, kDefaultLinkType}, LinkRange{9, kDefaultLinkType, 100, 200, 0, 10000},
+                             LinkRange{9, kDefaultLinkType, 0, INT64_MAX, 7, 25}, LinkRange{9, kDefaultLinkType, 450, 460, 1, 3},
+                             LinkRange{9, kDefaultLinkType, 0, INT64_MAX, 299, 10}, LinkRange{9, kDefaultLinkType, 0, INT64_MAX, 0, 0}}) {
+    for (NodeId on : {1, 2, 3}) {
+      absl::StatusOr<std::vector<Link>> page = g_->GetLinkList(on, r);
+      ASSERT_TRUE(page.ok()) << page.status();
+      EXPECT_EQ(*page, *model.GetLinkList(r)) << "offset " << r.offset << " limit " << r.limit;
+    }
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(g_->GetLinkList(1, LinkRange{9, kDefaultLinkType, 0, INT64_MAX, 0, 10001}).status()));
+  EXPECT_EQ(*g_->CountLinks(2, 9, kDefaultLinkType), 300u);
+}
+
+// Random operations on the cluster and on the model, from random nodes; every result
+// must be the model's. Lists grow past one block, split, lose blocks and move links.
+TEST_P(GraphTest, RandomOperationsMatchTheModel) {
+  MemoryGraph model;
+  std::mt19937_64 rng(GetParam() == "shm" ? 1 : 2);
+  auto pick = [&](int n) { return static_cast<int64_t>(rng() % n); };
+  for (int op = 0; op < 3000; ++op) {
+    const NodeId on = static_cast<NodeId>(1 + pick(3));
+    const int64_t id1 = 1 + pick(4);
+    const int64_t type = kDefaultLinkType + pick(2);
+    const int64_t id2 = pick(120);
+    const int kind = static_cast<int>(pick(100));
+    SCOPED_TRACE(absl::StrCat("op ", op, " kind ", kind, " id1 ", id1, " id2 ", id2));
+    if (kind < 40) {
+      Link l{id1, type, id2, pick(5) == 0 ? Visibility::kHidden : Visibility::kVisible,
+             static_cast<int32_t>(pick(9)), pick(50), std::string(static_cast<size_t>(pick(60)), static_cast<char>('a' + pick(26)))};
+      absl::StatusOr<bool> got = g_->AddLink(on, l);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, *model.AddLink(l));
+    } else if (kind < 55) {
+      const bool expunge = pick(2) == 0;
+      absl::StatusOr<bool> got = g_->DeleteLink(on, id1, type, id2, expunge);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, model.DeleteLink(id1, type, id2, expunge));
+    } else if (kind < 65) {
+      std::vector<int64_t> ids = {id2, pick(120), pick(120)};
+      absl::StatusOr<std::vector<Link>> got = g_->GetLinks(on, id1, type, ids);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, model.GetLinks(id1, type, ids));
+    } else if (kind < 90) {
+      LinkRange r{id1, type, pick(3) == 0 ? pick(30) : 0, pick(3) == 0 ? 20 + pick(30) : INT64_MAX,
+                  static_cast<uint32_t>(pick(4) == 0 ? pick(20) : 0), static_cast<uint32_t>(pick(3) == 0 ? 1 + pick(15) : 10000)};
+      absl::StatusOr<std::vector<Link>> got = g_->GetLinkList(on, r);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, *model.GetLinkList(r));
+    } else {
+      absl::StatusOr<uint64_t> got = g_->CountLinks(on, id1, type);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, model.CountLinks(id1, type));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, GraphTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+
+}  // namespace
+}  // namespace farm::graph::testing
