@@ -204,6 +204,11 @@ void GraphClient::GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> 
          std::move(done));
 }
 
+void GraphClient::ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done) {
+  Finish(RunTx<ListSnapshot>(ctx_, index_, &stats_, [=](TxScope& s) { return ReadListTx(s, id1, type); }),
+         std::move(done));
+}
+
 void GraphClient::GetLinkList(LinkRange range, Done<absl::StatusOr<std::vector<Link>>> done) {
   Finish(reader_.GetLinkList(range), std::move(done));
 }

@@ -14,6 +14,7 @@
 
 #include "farm/api/farm.h"
 #include "graph/graph_reader.h"
+#include "graph/graph_tx.h"
 #include "graph/store.h"
 #include "kv/shard_map.h"
 #include "kv/table_reader.h"
@@ -46,6 +47,10 @@ class GraphClient final : public GraphStore {
                 Done<absl::StatusOr<std::vector<Link>>> done) override;
   void GetLinkList(LinkRange range, Done<absl::StatusOr<std::vector<Link>>> done) override;
   void CountLinks(int64_t id1, int64_t type, Done<absl::StatusOr<uint64_t>> done) override;
+
+  // The whole list of (id1, type) and its count, read in one (read-only) transaction:
+  // for checks and tools; O(list).
+  void ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done);
 
   const ReaderStats& reader_stats() const { return reader_.stats(); }
   const ClientStats& stats() const { return stats_; }

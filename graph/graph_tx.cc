@@ -409,4 +409,19 @@ Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int6
   co_return found;
 }
 
+Task<absl::StatusOr<ListSnapshot>> ReadListTx(TxScope& s, int64_t id1, int64_t type) {
+  ListSnapshot snapshot;
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  const ListHead* list = vertex->object ? vertex->v.FindList(type) : nullptr;
+  if (list == nullptr) co_return snapshot;
+  snapshot.count = list->count;
+  absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
+  if (!edit.ok()) co_return edit.status();
+  for (const ListBlock& b : edit->blocks()) {
+    for (const Edge& e : b.block.edges) snapshot.links.push_back(e.ToLink(id1, type));
+  }
+  co_return snapshot;
+}
+
 }  // namespace farm::graph

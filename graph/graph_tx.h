@@ -64,6 +64,13 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
                                                    absl::Span<const int64_t> id2s);
 
+// The whole list of (id1, type), hidden links too, in list order, and its count.
+struct ListSnapshot {
+  uint64_t count = 0;
+  std::vector<Link> links;
+};
+Task<absl::StatusOr<ListSnapshot>> ReadListTx(TxScope& s, int64_t id1, int64_t type);
+
 }  // namespace farm::graph
 
 #endif  // FARM_GRAPH_GRAPH_TX_H_
