@@ -4,7 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "graph/index.h"
+#include "kv/layout.h"
 #include "farm/api/coro.h"
 #include "graph/graph_tx.h"
 #include "graph/layout.h"
@@ -128,7 +131,98 @@ Task<absl::StatusOr<bool>> UpdateNodeTask(Context& ctx, std::shared_ptr<const kv
   co_return updated;
 }
 
+// co_await ShipAwait(client, request) -> StatusOr<ShipReply>.
+class ShipAwait {
+ public:
+  ShipAwait(GraphClient& client, ShipRequest request) : client_(client), request_(std::move(request)) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    client_.Ship(std::move(request_), [this, h](absl::StatusOr<ShipReply> r) {
+      result_ = std::move(r);
+      h.resume();
+    });
+  }
+  absl::StatusOr<ShipReply> await_resume() { return std::move(result_); }
+
+ private:
+  GraphClient& client_;
+  ShipRequest request_;
+  absl::StatusOr<ShipReply> result_ = absl::UnknownError("not completed");
+};
+
+// A shipped operation, run here.
+Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                            ClientStats* stats, ShipRequest r) {
+  ShipReply reply;
+  reply.op = r.op;
+  switch (r.op) {
+    case ShipOp::kAddLinks: {
+      absl::StatusOr<uint64_t> added = co_await RunTx<uint64_t>(ctx, index, stats, [&](TxScope& s) {
+        return AddLinksTx(s, r.id1, r.type, r.links);
+      });
+      if (!added.ok()) co_return added.status();
+      reply.added = *added;
+      break;
+    }
+    case ShipOp::kDeleteLink: {
+      absl::StatusOr<bool> found = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
+        return DeleteLinkTx(s, r.id1, r.type, r.id2, r.expunge);
+      });
+      if (!found.ok()) co_return found.status();
+      reply.found = *found;
+      break;
+    }
+    case ShipOp::kGetLinks: {
+      absl::StatusOr<std::vector<Link>> links = co_await RunTx<std::vector<Link>>(ctx, index, stats, [&](TxScope& s) {
+        return GetLinksTx(s, r.id1, r.type, r.id2s);
+      });
+      if (!links.ok()) co_return links.status();
+      reply.links = std::move(*links);
+      break;
+    }
+    case ShipOp::kGetLinkList: {
+      if (absl::Status st = CheckRange(r.range); !st.ok()) co_return st;
+      absl::StatusOr<std::vector<Link>> page = co_await RunTx<std::vector<Link>>(ctx, index, stats, [&](TxScope& s) {
+        return GetLinkListTx(s, r.range);
+      });
+      if (!page.ok()) co_return page.status();
+      uint64_t bytes = 0;
+      for (const Link& l : *page) bytes += kEdgeHeaderBytes + l.data.size();
+      if (bytes > kMaxShippedReplyBytes) co_return absl::ResourceExhaustedError("the page is too large to ship");
+      reply.links = std::move(*page);
+      break;
+    }
+  }
+  co_return reply;
+}
+
 }  // namespace
+
+// AddLinks: newest first (unless an id2 repeats: then in the caller's order), in
+// shipped transactions of at most kMaxShippedEdgeBytes of edges.
+Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
+                                                         std::vector<Link> links) {
+  absl::flat_hash_set<int64_t> id2s;
+  bool repeats = false;
+  for (const Link& l : links) repeats = repeats || !id2s.insert(l.id2).second;
+  if (!repeats) {
+    std::stable_sort(links.begin(), links.end(),
+                     [](const Link& a, const Link& b) { return EdgeBefore(a.time, a.id2, b.time, b.id2); });
+  }
+  uint64_t added = 0;
+  for (size_t at = 0; at < links.size();) {
+    ShipRequest r{ShipOp::kAddLinks, id1, type, {}, 0, false, {}};
+    uint32_t bytes = 0;
+    while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= kMaxShippedEdgeBytes)) {
+      bytes += kEdgeHeaderBytes + static_cast<uint32_t>(links[at].data.size());
+      r.links.push_back(std::move(links[at++]));
+    }
+    absl::StatusOr<ShipReply> reply = co_await ShipAwait(*self, std::move(r));
+    if (!reply.ok()) co_return reply.status();
+    added += reply->added;
+  }
+  co_return added;
+}
 
 void GraphClient::AddNode(Node node, Done<absl::StatusOr<int64_t>> done) {
   std::vector<Node> nodes;
@@ -184,24 +278,39 @@ void GraphClient::AddLinks(int64_t id1, int64_t type, std::vector<Link> links, D
     l.type = type;
     if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
   }
-  Finish(RunTx<uint64_t>(ctx_, index_, &stats_,
-                         [id1, type, links = std::move(links)](TxScope& s) { return AddLinksTx(s, id1, type, links); }),
-         std::move(done));
+  Finish(AddLinksTask(this, id1, type, std::move(links)), std::move(done));
 }
 
 void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) {
-  Finish(RunTx<bool>(ctx_, index_, &stats_,
-                     [=](TxScope& s) { return DeleteLinkTx(s, id1, type, id2, expunge); }),
-         std::move(done));
+  ShipRequest r{ShipOp::kDeleteLink, id1, type, {}, id2, expunge, {}};
+  Ship(std::move(r), [done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable {
+    if (!reply.ok()) return done(reply.status());
+    done(reply->found);
+  });
 }
 
 void GraphClient::GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
                            Done<absl::StatusOr<std::vector<Link>>> done) {
-  Finish(RunTx<std::vector<Link>>(ctx_, index_, &stats_,
-                                  [id1, type, ids = std::vector<int64_t>(id2s.begin(), id2s.end())](TxScope& s) {
-                                    return GetLinksTx(s, id1, type, ids);
-                                  }),
-         std::move(done));
+  ShipRequest r{ShipOp::kGetLinks, id1, type, {}, 0, false, std::vector<int64_t>(id2s.begin(), id2s.end())};
+  Ship(std::move(r), [done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable {
+    if (!reply.ok()) return done(reply.status());
+    done(std::move(reply->links));
+  });
+}
+
+void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
+  const kv::Home home = index_->Locate(kv::HashKey(VertexKey(request.id1)));
+  const Addr target = index_->Bucket(home.shard, home.bucket).addr;
+  const int64_t id1 = request.id1, type = request.type;
+  msgSend(ctx_, target, kGraphShipMsgId, EncodeShipRequest(request),
+          [id1, type, done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
+            if (!reply.ok()) return done(reply.status());
+            done(DecodeShipReply(*reply, id1, type));
+          });
+}
+
+void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
+  Finish(ExecuteTask(ctx_, index_, &stats_, std::move(request)), std::move(done));
 }
 
 void GraphClient::ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done) {
@@ -210,7 +319,21 @@ void GraphClient::ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSn
 }
 
 void GraphClient::GetLinkList(LinkRange range, Done<absl::StatusOr<std::vector<Link>>> done) {
-  Finish(reader_.GetLinkList(range), std::move(done));
+  Finish(GetLinkListTask(this, range), std::move(done));
+}
+
+// Lock-free first; a page that keeps changing under its READs is read by a transaction
+// on the list's machine (local reads: a short window); a page too large to ship back
+// goes on lock-free, with backoff.
+Task<absl::StatusOr<std::vector<Link>>> GraphClient::GetLinkListTask(GraphClient* self, LinkRange range) {
+  absl::StatusOr<std::vector<Link>> page = co_await self->reader_.GetLinkList(range, kLockFreePageAttempts);
+  if (!absl::IsAborted(page.status())) co_return page;
+  ++self->stats_.shipped_pages;
+  ShipRequest r{ShipOp::kGetLinkList, range.id1, range.type, {}, 0, false, {}, range};
+  absl::StatusOr<ShipReply> reply = co_await ShipAwait(*self, std::move(r));
+  if (reply.ok()) co_return std::move(reply->links);
+  if (!absl::IsResourceExhausted(reply.status())) co_return reply.status();
+  co_return co_await self->reader_.GetLinkList(range);
 }
 
 void GraphClient::CountLinks(int64_t id1, int64_t type, Done<absl::StatusOr<uint64_t>> done) {

@@ -1,6 +1,10 @@
 // GraphClient: the graph (Tao on FaRM) on one worker thread, as a GraphStore: lock-free
-// reads through GraphReader, and every update as a transaction (graph_tx.h) run from
-// this thread, retried with backoff on conflicts. Node data over kMaxInlineNodeData is
+// reads through GraphReader; link updates and assoc_get (GetLinks) shipped to the
+// machine of id1's vertex (messages.h) and run there as transactions (graph_tx.h);
+// node updates as transactions from this thread. Transactions are retried with backoff
+// on conflicts. AddLinks sends its links newest first in transactions of at most
+// kMaxShippedEdgeBytes of edges each: a call that fits one is atomic, a larger one (a
+// load) is applied in several. Node data over kMaxInlineNodeData is
 // written first as chunk objects, a transaction each, then linked in by the node's
 // transaction (chunks of a transaction that fails are freed again).
 //
@@ -12,9 +16,11 @@
 #include <memory>
 #include <vector>
 
+#include "farm/api/coro.h"
 #include "farm/api/farm.h"
 #include "graph/graph_reader.h"
 #include "graph/graph_tx.h"
+#include "graph/messages.h"
 #include "graph/store.h"
 #include "kv/shard_map.h"
 #include "kv/table_reader.h"
@@ -24,12 +30,15 @@ namespace farm::graph {
 struct ClientStats {
   uint64_t transactions = 0;  // committed
   uint64_t retries = 0;       // attempts that conflicted
+  uint64_t shipped_pages = 0; // GetLinkList pages read by a shipped transaction
 };
 
 class GraphClient final : public GraphStore {
  public:
   // A transaction is tried this often before Aborted is returned.
   static constexpr int kMaxAttempts = 200;
+  // Lock-free tries of a page before it is read where the list lives.
+  static constexpr uint32_t kLockFreePageAttempts = 4;
 
   GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader)
       : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader) {}
@@ -52,11 +61,20 @@ class GraphClient final : public GraphStore {
   // for checks and tools; O(list).
   void ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done);
 
+  // Sends `request` to the machine of its id1's vertex (where Execute runs it).
+  void Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
+  // Runs a shipped operation here (the handler of kGraphShipMsgId).
+  void Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
+
   const ReaderStats& reader_stats() const { return reader_.stats(); }
   const ClientStats& stats() const { return stats_; }
   Context& ctx() const { return ctx_; }
 
  private:
+  static Task<absl::StatusOr<std::vector<Link>>> GetLinkListTask(GraphClient* self, LinkRange range);
+  static Task<absl::StatusOr<uint64_t>> AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
+                                                     std::vector<Link> links);
+
   Context& ctx_;
   const std::shared_ptr<const kv::ShardMap> index_;
   GraphReader reader_;

@@ -1,6 +1,7 @@
 #include "graph/graph_node.h"
 
 #include "graph/index.h"
+#include "graph/messages.h"
 
 namespace farm::graph {
 
@@ -13,10 +14,39 @@ absl::StatusOr<std::unique_ptr<GraphNode>> GraphNode::Install(Host& host, GraphO
   table.layout.inline_value_bytes = 24;
   absl::StatusOr<std::unique_ptr<kv::TableNode>> index = kv::TableNode::Install(host, table);
   if (!index.ok()) return index.status();
-  return std::unique_ptr<GraphNode>(new GraphNode(host, std::move(*index)));
+  std::unique_ptr<GraphNode> graph(new GraphNode(host, std::move(*index)));
+  GraphNode* self = graph.get();
+  if (absl::Status s = msgRegisterHandler(
+          host, kGraphShipMsgId, [self](Context& ctx, const Message& m) { self->OnShipped(ctx, m); }, "graph");
+      !s.ok()) {
+    return s;
+  }
+  return graph;
+}
+
+void GraphNode::OnShipped(Context& ctx, const Message& message) {
+  absl::StatusOr<ShipRequest> request = DecodeShipRequest(message.payload);
+  if (!request.ok()) {
+    (void)msgReplyError(ctx, message, request.status());
+    return;
+  }
+  if (!open()) {
+    (void)msgReplyError(ctx, message, absl::UnavailableError("the graph is not open on this machine yet"));
+    return;
+  }
+  const int64_t id1 = request->id1, type = request->type;
+  clients_[ctx.thread_index()]->Execute(
+      std::move(*request), [&ctx, message, id1, type](absl::StatusOr<ShipReply> reply) {
+        if (!reply.ok()) {
+          (void)msgReplyError(ctx, message, reply.status());
+          return;
+        }
+        (void)msgReply(ctx, message, EncodeShipReply(id1, type, *reply));
+      });
 }
 
 GraphNode::~GraphNode() {
+  open_.store(false, std::memory_order_release);
   for (size_t t = 0; t < clients_.size(); ++t) RunOnThread(host_, t, [c = &clients_[t]](Context&) { c->reset(); });
 }
 
@@ -31,6 +61,7 @@ absl::Status GraphNode::Open() {
     });
   }
   clients_ = std::move(clients);
+  open_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #ifndef FARM_GRAPH_GRAPH_NODE_H_
 #define FARM_GRAPH_GRAPH_NODE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -40,15 +41,20 @@ class GraphNode {
   // Opens the index, then makes the clients.
   absl::Status Open();
 
-  bool open() const { return !clients_.empty(); }
+  bool open() const { return open_.load(std::memory_order_acquire); }
   GraphClient& client(size_t t) { return *clients_.at(t); }
   size_t threads() const { return clients_.size(); }
 
  private:
   GraphNode(Host& host, std::unique_ptr<kv::TableNode> index) : host_(host), index_(std::move(index)) {}
+  // kGraphShipMsgId: runs the operation on the receiving thread's client (Unavailable
+  // until the graph is open here).
+  void OnShipped(Context& ctx, const Message& message);
+
   Host& host_;
   std::unique_ptr<kv::TableNode> index_;
-  std::vector<std::unique_ptr<GraphClient>> clients_;
+  std::vector<std::unique_ptr<GraphClient>> clients_;  // written before open_ is set
+  std::atomic<bool> open_{false};
 };
 
 }  // namespace farm::graph

@@ -1,10 +1,12 @@
 #include "graph/graph_reader.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "graph/index.h"
 #include "graph/memory_graph.h"
+#include "graph/page.h"
 
 namespace farm::graph {
 namespace {
@@ -42,6 +44,15 @@ void Remember(Map& map, const K& key, const V& value) {
 
 // A list longer than this many blocks is taken for a cycle.
 constexpr size_t kMaxListBlocksRead = size_t{1} << 24;
+
+// Up to 2 ms, growing with the attempt, jittered.
+absl::Duration RestartBackoff(uint32_t attempt, uint64_t& seed) {
+  seed ^= seed << 13;
+  seed ^= seed >> 7;
+  seed ^= seed << 17;
+  const int64_t cap_us = std::min<int64_t>(2000, int64_t{4} << std::min<uint32_t>(attempt, 9));
+  return absl::Microseconds(1 + static_cast<int64_t>(seed % static_cast<uint64_t>(cap_us)));
+}
 
 bool Stale(const absl::Status& s) { return absl::IsFailedPrecondition(s); }
 
@@ -130,8 +141,7 @@ Task<absl::StatusOr<uint64_t>> GraphReader::CountLinks(int64_t id1, int64_t type
 
 Task<absl::StatusOr<std::optional<std::vector<Link>>>> GraphReader::ReadPage(LockFreeOp& op, FatPtr head,
                                                                              const LinkRange& r) {
-  std::vector<Link> page;
-  uint32_t skip = r.offset;
+  PageBuilder page(r);
   uint64_t head_version = 0;
   FatPtr at = head;
   for (size_t blocks = 0; !at.is_null(); ++blocks) {
@@ -143,25 +153,11 @@ Task<absl::StatusOr<std::optional<std::vector<Link>>>> GraphReader::ReadPage(Loc
     }
     if (blocks == 0) head_version = copy->version;
     FatPtr next;
-    bool done = false;
-    absl::Status s = ForEachEdge(std::span<const char>(copy->data.data(), copy->data.size()), &next,
-                                 [&](const EdgeView& e) {
-                                   if (e.time < r.min_time || page.size() >= r.limit) {
-                                     done = true;  // older edges follow: none can match
-                                     return false;
-                                   }
-                                   if (e.visibility != Visibility::kVisible || e.time > r.max_time) return true;
-                                   if (skip > 0) {
-                                     --skip;
-                                     return true;
-                                   }
-                                   page.push_back(Link{r.id1, r.type, e.id2, e.visibility, e.version, e.time,
-                                                       std::string(e.data)});
-                                   return true;
-                                 });
-    if (!s.ok()) co_return s;
-    if (done || page.size() >= r.limit || next.is_null()) {
-      if (blocks == 0) co_return std::optional<std::vector<Link>>(std::move(page));
+    if (absl::Status s = page.Add(std::span<const char>(copy->data.data(), copy->data.size()), &next); !s.ok()) {
+      co_return s;
+    }
+    if (page.complete() || next.is_null()) {
+      if (blocks == 0) co_return std::optional<std::vector<Link>>(page.Take());
       break;
     }
     if (blocks > kMaxListBlocksRead) co_return absl::InternalError("corrupt graph list: a cycle");
@@ -175,15 +171,20 @@ Task<absl::StatusOr<std::optional<std::vector<Link>>>> GraphReader::ReadPage(Loc
     co_return again.status();
   }
   if (again->version != head_version) co_return std::optional<std::vector<Link>>();
-  co_return std::optional<std::vector<Link>>(std::move(page));
+  co_return std::optional<std::vector<Link>>(page.Take());
 }
 
-Task<absl::StatusOr<std::vector<Link>>> GraphReader::GetLinkList(LinkRange range) {
+Task<absl::StatusOr<std::vector<Link>>> GraphReader::GetLinkList(LinkRange range, uint32_t attempts) {
   ++stats_.ops;
   if (absl::Status s = CheckRange(range); !s.ok()) co_return s;
-  LockFreeOp op = lockFreeStart(ctx_);
   const std::pair<int64_t, int64_t> key{range.id1, range.type};
-  for (uint32_t attempt = 0; attempt < kMaxRestarts; ++attempt) {
+  for (uint32_t attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt >= 2) {
+      // A list under a stream of writers: give them room (outside any lock-free op,
+      // which would hold the thread's epoch open).
+      co_await SleepFor(ctx_, RestartBackoff(attempt, jitter_));
+    }
+    LockFreeOp op = lockFreeStart(ctx_);
     FatPtr head;
     if (auto it = heads_.find(key); it != heads_.end()) {
       head = it->second;

@@ -52,7 +52,9 @@ class GraphReader {
 
   Task<absl::StatusOr<std::optional<Node>>> GetNode(int64_t id, int32_t type);
   Task<absl::StatusOr<uint64_t>> CountLinks(int64_t id1, int64_t type);
-  Task<absl::StatusOr<std::vector<Link>>> GetLinkList(LinkRange range);
+  // Aborted after `attempts` pages that changed while they were read (a list under a
+  // stream of writers; GraphClient then reads it where it lives, in a transaction).
+  Task<absl::StatusOr<std::vector<Link>>> GetLinkList(LinkRange range, uint32_t attempts = kMaxRestarts);
 
   // The vertex object of `id` (from the cache or the index); nullopt: the id has none.
   Task<absl::StatusOr<std::optional<FatPtr>>> VertexPtr(int64_t id);
@@ -71,6 +73,7 @@ class GraphReader {
   absl::flat_hash_map<int64_t, FatPtr> vertices_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, FatPtr> heads_;
   ReaderStats stats_;
+  uint64_t jitter_ = 0x2545f4914f6cdd1dull;  // xorshift state for restart backoff
 };
 
 }  // namespace farm::graph

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/index.h"
+#include "graph/page.h"
 #include "kv/layout.h"
 
 namespace farm::graph {
@@ -407,6 +408,21 @@ Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int6
     if (std::optional<ListEdit::Position> at = edit->Find(id2s[i])) found.push_back(edit->At(*at).ToLink(id1, type));
   }
   co_return found;
+}
+
+Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, range.id1);
+  if (!vertex.ok()) co_return vertex.status();
+  const ListHead* list = vertex->object ? vertex->v.FindList(range.type) : nullptr;
+  PageBuilder page(range);
+  size_t blocks = 0;
+  for (FatPtr at = list ? list->head : FatPtr{}; !at.is_null() && !page.complete(); ++blocks) {
+    if (blocks >= kMaxListBlocks) co_return absl::InternalError("corrupt graph list: a cycle");
+    absl::StatusOr<ObjBuf*> object = co_await TxRead(s.tx, at);
+    if (!object.ok()) co_return object.status();
+    if (absl::Status st = page.Add((*object)->data(), &at); !st.ok()) co_return st;
+  }
+  co_return page.Take();
 }
 
 Task<absl::StatusOr<ListSnapshot>> ReadListTx(TxScope& s, int64_t id1, int64_t type) {

@@ -64,6 +64,10 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
                                                    absl::Span<const int64_t> id2s);
 
+// One page of getLinkList, read in the transaction (block by block until it is
+// complete).
+Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range);
+
 // The whole list of (id1, type), hidden links too, in list order, and its count.
 struct ListSnapshot {
   uint64_t count = 0;

@@ -35,7 +35,13 @@ absl::Status CheckRange(const LinkRange& range) {
 
 absl::StatusOr<int64_t> MemoryGraph::AddNode(Node node) {
   if (absl::Status s = CheckNode(node); !s.ok()) return s;
-  node.id = next_id_++;
+  if (ids_used_up_) return absl::ResourceExhaustedError("node ids are used up (reset them lower)");
+  node.id = next_id_;
+  if (next_id_ == INT64_MAX) {
+    ids_used_up_ = true;
+  } else {
+    ++next_id_;
+  }
   const int64_t id = node.id;
   nodes_[id] = std::move(node);
   return id;
@@ -138,8 +144,9 @@ void MemoryGraphStore::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int
   }
   int64_t first = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const int64_t id = *graph_.AddNode(std::move(nodes[i]));
-    if (i == 0) first = id;
+    absl::StatusOr<int64_t> id = graph_.AddNode(std::move(nodes[i]));
+    if (!id.ok()) return Finish(std::move(done), id);
+    if (i == 0) first = *id;
   }
   Finish(std::move(done), absl::StatusOr<int64_t>(first));
 }

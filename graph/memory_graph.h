@@ -34,7 +34,10 @@ class MemoryGraph {
   std::optional<Node> GetNode(int64_t id, int32_t type) const;
   absl::StatusOr<bool> UpdateNode(const Node& node);
   bool DeleteNode(int64_t id, int32_t type);
-  void ResetNodeIds(int64_t start_id) { next_id_ = start_id; }
+  void ResetNodeIds(int64_t start_id) {
+    next_id_ = start_id;
+    ids_used_up_ = false;
+  }
 
   absl::StatusOr<bool> AddLink(const Link& link);
   bool DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge);
@@ -47,6 +50,7 @@ class MemoryGraph {
  private:
   using LinkKey = std::tuple<int64_t, int64_t, int64_t>;  // id1, type, id2
   int64_t next_id_ = 1;
+  bool ids_used_up_ = false;  // INT64_MAX was handed out
   std::map<int64_t, Node> nodes_;
   std::map<LinkKey, Link> links_;
   std::map<std::pair<int64_t, int64_t>, uint64_t> counts_;

@@ -1,5 +1,6 @@
 // farm_node: runs one FaRM node, hosting the applications named by --services (kv: the
-// key-value store, served over RESP on --resp_listen). Every flag can also come from a
+// key-value store, served over RESP on --resp_listen; graph: the graph store, over RESP
+// on --graph_listen). Every flag can also come from a
 // file with --flagfile=PATH (one --flag=value per line; see
 // deploy/farm-node.conf.example). Exits 0 after SIGTERM or SIGINT (services stopped,
 // leaving the cluster cleanly), non-zero with a one-line error when the node or a
@@ -18,6 +19,7 @@
 #include "farm/api/node_host.h"
 #include "farm/api/service.h"
 #include "farm/node/node.h"
+#include "graph/resp/graph_service.h"
 #include "kv/resp/kv_service.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "This node's id, 1..1048576, unique in the cluster (required).");
@@ -79,21 +81,39 @@ ABSL_FLAG(uint32_t, join_timeout_ms, 30000,
           "Give up when no configuration includes this node after this long.");
 ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
 ABSL_FLAG(std::string, services, "",
-          "Applications this node hosts, comma-separated: kv (the key-value store over RESP). "
-          "Empty: none.");
+          "Applications this node hosts, comma-separated: kv (the key-value store over RESP), "
+          "graph (Tao on FaRM: NODE.* and LINK.* over RESP). Empty: none.");
 ABSL_FLAG(std::string, resp_listen, "127.0.0.1:0",
           "kv: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
 ABSL_FLAG(std::string, resp_password_file, "",
           "kv: file holding the password RESP clients must AUTH with (empty: no AUTH).");
 ABSL_FLAG(uint64_t, kv_buckets, 1 << 16, "kv: hashtable buckets this node allocates.");
 ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the same on every node).");
+ABSL_FLAG(std::string, graph_listen, "127.0.0.1:0",
+          "graph: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
+ABSL_FLAG(uint64_t, graph_index_buckets, 1 << 16,
+          "graph: id index buckets this node allocates (4 ids each; the index grows past them "
+          "by chains).");
 
 namespace {
 
 // The services --services names, created on the node's host (before it starts).
 absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
-    if (name != "kv") return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv)"));
+    if (name == "graph") {
+      farm::graph::GraphServiceOptions o;
+      o.graph.index_buckets_per_node = absl::GetFlag(FLAGS_graph_index_buckets);
+      o.resp.listen = absl::GetFlag(FLAGS_graph_listen);
+      absl::StatusOr<std::unique_ptr<farm::graph::GraphService>> graph = farm::graph::GraphService::Create(host, o);
+      if (!graph.ok()) return graph.status();
+      if (absl::Status s = services.Add(std::move(*graph)); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--services names ", name, " twice"));
+      }
+      continue;
+    }
+    if (name != "kv") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv, graph)"));
+    }
     farm::kv::KvServiceOptions o;
     o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
     o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);

@@ -1,0 +1,195 @@
+#include "graph/messages.h"
+
+#include "absl/strings/str_cat.h"
+#include "farm/api/wire.h"
+#include "graph/layout.h"
+
+namespace farm::graph {
+namespace {
+
+constexpr uint8_t kMessageVersion = 1;
+
+absl::Status Malformed(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("malformed graph message: ", what));
+}
+
+// A cursor over a message that checks every size before reading.
+class Reader {
+ public:
+  explicit Reader(absl::string_view b) : b_(b) {}
+  template <typename T>
+  bool Get(T* v) {
+    if (b_.size() - at_ < sizeof(T)) return false;
+    *v = LoadLe<T>(b_.data() + at_);
+    at_ += sizeof(T);
+    return true;
+  }
+  bool Bytes(size_t n, std::string* out) {
+    if (b_.size() - at_ < n) return false;
+    out->assign(b_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  bool done() const { return at_ == b_.size(); }
+  size_t left() const { return b_.size() - at_; }
+
+ private:
+  absl::string_view b_;
+  size_t at_ = 0;
+};
+
+template <typename T>
+void Put(std::string& out, T v) {
+  char buf[sizeof(T)];
+  StoreLe<T>(buf, v);
+  out.append(buf, sizeof(T));
+}
+
+void PutEdge(std::string& out, const Link& l) {
+  Put<int64_t>(out, l.id2);
+  Put<int64_t>(out, l.time);
+  Put<int32_t>(out, l.version);
+  Put<uint8_t>(out, l.visibility == Visibility::kVisible ? 1 : 0);
+  Put<uint8_t>(out, static_cast<uint8_t>(l.data.size()));
+  out.append(l.data);
+}
+
+bool GetEdge(Reader& r, int64_t id1, int64_t type, Link* l) {
+  uint8_t vis = 0, len = 0;
+  l->id1 = id1;
+  l->type = type;
+  if (!r.Get(&l->id2) || !r.Get(&l->time) || !r.Get(&l->version) || !r.Get(&vis) || !r.Get(&len)) return false;
+  if (vis > 1) return false;
+  l->visibility = vis ? Visibility::kVisible : Visibility::kHidden;
+  return r.Bytes(len, &l->data);
+}
+
+bool GetEdges(Reader& r, int64_t id1, int64_t type, std::vector<Link>* links) {
+  uint32_t n = 0;
+  if (!r.Get(&n) || n > r.left() / kEdgeHeaderBytes) return false;
+  links->resize(n);
+  for (Link& l : *links) {
+    if (!GetEdge(r, id1, type, &l)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeShipRequest(const ShipRequest& r) {
+  std::string out;
+  Put<uint8_t>(out, kMessageVersion);
+  Put<uint8_t>(out, static_cast<uint8_t>(r.op));
+  Put<int64_t>(out, r.id1);
+  Put<int64_t>(out, r.type);
+  switch (r.op) {
+    case ShipOp::kAddLinks:
+      Put<uint32_t>(out, static_cast<uint32_t>(r.links.size()));
+      for (const Link& l : r.links) PutEdge(out, l);
+      break;
+    case ShipOp::kDeleteLink:
+      Put<int64_t>(out, r.id2);
+      Put<uint8_t>(out, r.expunge ? 1 : 0);
+      break;
+    case ShipOp::kGetLinks:
+      Put<uint32_t>(out, static_cast<uint32_t>(r.id2s.size()));
+      for (int64_t id2 : r.id2s) Put<int64_t>(out, id2);
+      break;
+    case ShipOp::kGetLinkList:
+      Put<int64_t>(out, r.range.min_time);
+      Put<int64_t>(out, r.range.max_time);
+      Put<uint32_t>(out, r.range.offset);
+      Put<uint32_t>(out, r.range.limit);
+      break;
+  }
+  return out;
+}
+
+absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
+  Reader r(bytes);
+  uint8_t version = 0, op = 0;
+  ShipRequest req;
+  if (!r.Get(&version) || !r.Get(&op) || !r.Get(&req.id1) || !r.Get(&req.type)) return Malformed("short header");
+  if (version != kMessageVersion) return Malformed(absl::StrCat("version ", version));
+  req.op = static_cast<ShipOp>(op);
+  switch (req.op) {
+    case ShipOp::kAddLinks:
+      if (!GetEdges(r, req.id1, req.type, &req.links)) return Malformed("links");
+      break;
+    case ShipOp::kDeleteLink: {
+      uint8_t expunge = 0;
+      if (!r.Get(&req.id2) || !r.Get(&expunge) || expunge > 1) return Malformed("delete");
+      req.expunge = expunge;
+      break;
+    }
+    case ShipOp::kGetLinks: {
+      uint32_t n = 0;
+      if (!r.Get(&n) || n > r.left() / 8) return Malformed("id2s");
+      req.id2s.resize(n);
+      for (int64_t& id2 : req.id2s) r.Get(&id2);
+      break;
+    }
+    case ShipOp::kGetLinkList:
+      req.range.id1 = req.id1;
+      req.range.type = req.type;
+      if (!r.Get(&req.range.min_time) || !r.Get(&req.range.max_time) || !r.Get(&req.range.offset) ||
+          !r.Get(&req.range.limit)) {
+        return Malformed("range");
+      }
+      break;
+    default:
+      return Malformed(absl::StrCat("operation ", op));
+  }
+  if (!r.done()) return Malformed("trailing bytes");
+  return req;
+}
+
+std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
+  std::string out;
+  Put<uint8_t>(out, kMessageVersion);
+  Put<uint8_t>(out, static_cast<uint8_t>(r.op));
+  switch (r.op) {
+    case ShipOp::kAddLinks:
+      Put<uint64_t>(out, r.added);
+      break;
+    case ShipOp::kDeleteLink:
+      Put<uint8_t>(out, r.found ? 1 : 0);
+      break;
+    case ShipOp::kGetLinks:
+    case ShipOp::kGetLinkList:
+      Put<uint32_t>(out, static_cast<uint32_t>(r.links.size()));
+      for (const Link& l : r.links) PutEdge(out, l);
+      break;
+  }
+  return out;
+}
+
+absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, int64_t type) {
+  Reader r(bytes);
+  uint8_t version = 0, op = 0;
+  ShipReply reply;
+  if (!r.Get(&version) || !r.Get(&op)) return Malformed("short reply");
+  if (version != kMessageVersion) return Malformed(absl::StrCat("reply version ", version));
+  reply.op = static_cast<ShipOp>(op);
+  switch (reply.op) {
+    case ShipOp::kAddLinks:
+      if (!r.Get(&reply.added)) return Malformed("reply count");
+      break;
+    case ShipOp::kDeleteLink: {
+      uint8_t found = 0;
+      if (!r.Get(&found) || found > 1) return Malformed("reply found");
+      reply.found = found;
+      break;
+    }
+    case ShipOp::kGetLinks:
+    case ShipOp::kGetLinkList:
+      if (!GetEdges(r, id1, type, &reply.links)) return Malformed("reply links");
+      break;
+    default:
+      return Malformed(absl::StrCat("reply operation ", op));
+  }
+  if (!r.done()) return Malformed("trailing reply bytes");
+  return reply;
+}
+
+}  // namespace farm::graph

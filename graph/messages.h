@@ -1,0 +1,69 @@
+// The graph's shipped operations (paper 4.4: assoc_get is function-shipped to the
+// machine of the source node; updates of a node's links run there too, as
+// single-machine transactions when the vertex, its lists and its index entry are
+// collocated, which placement hints make the common case).
+//
+//   kGraphShipMsgId  request: ShipRequest, sent to the primary of the id1's index
+//                    bucket (the vertex lives beside it). Reply: ShipReply, or the
+//                    operation's error.
+//
+// Format (versioned; decoding checks every size before reading):
+//   request  u8 version, u8 op, i64 id1, i64 type, then by op:
+//              kAddLinks    u32 n, n edges (layout.h's edge encoding)
+//              kDeleteLink  i64 id2, u8 expunge
+//              kGetLinks    u32 n, n × i64 id2
+//              kGetLinkList i64 min_time, i64 max_time, u32 offset, u32 limit
+//   reply    u8 version, u8 op, then by op:
+//              kAddLinks    u64 links added
+//              kDeleteLink  u8 found
+//              kGetLinks,
+//              kGetLinkList u32 n, n edges
+#ifndef FARM_GRAPH_MESSAGES_H_
+#define FARM_GRAPH_MESSAGES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/api/farm.h"
+#include "graph/types.h"
+
+namespace farm::graph {
+
+inline constexpr MsgId kGraphShipMsgId = kGraphMsgIds[3];
+// Edges a shipped AddLinks carries at most (bytes): a request and the commit record of
+// its transaction must each fit one message (a quarter of a 256 KiB ring).
+inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
+// A reply's size at most (bytes); a page larger than this is not shipped.
+inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
+
+enum class ShipOp : uint8_t { kAddLinks = 1, kDeleteLink = 2, kGetLinks = 3, kGetLinkList = 4 };
+
+struct ShipRequest {
+  ShipOp op = ShipOp::kAddLinks;
+  int64_t id1 = 0;
+  int64_t type = 0;
+  std::vector<Link> links;     // kAddLinks (id1 and type taken from the request)
+  int64_t id2 = 0;             // kDeleteLink
+  bool expunge = false;        // kDeleteLink
+  std::vector<int64_t> id2s;   // kGetLinks
+  LinkRange range;             // kGetLinkList (id1 and type taken from the request)
+};
+
+struct ShipReply {
+  ShipOp op = ShipOp::kAddLinks;
+  uint64_t added = 0;       // kAddLinks
+  bool found = false;       // kDeleteLink
+  std::vector<Link> links;  // kGetLinks, kGetLinkList
+};
+
+std::string EncodeShipRequest(const ShipRequest& r);
+absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes);
+std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r);
+absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, int64_t type);
+
+}  // namespace farm::graph
+
+#endif  // FARM_GRAPH_MESSAGES_H_
