@@ -24,8 +24,10 @@ packages=(
   libmimalloc-dev
   # transaction benchmark's baseline (tools/tx_bench): hiredis client, Redis server
   libhiredis-dev redis-server libmemcached-dev memcached  # and tools/ycsb's memcached baseline
-  # the failover benchmark's throughput plot (tools/failover_bench)
+  # the failover benchmark's and LinkBench driver's plots (tools/failover_bench, tools/linkbench)
   gnuplot-nox
+  # LinkBench's baseline: MariaDB started by the driver, reached through libmariadb (tools/linkbench)
+  mariadb-server libmariadb-dev
 )
 
 missing=()

@@ -1,0 +1,56 @@
+#include "tools/linkbench/plot.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace farm::linkbench {
+
+std::string GnuplotScript(const std::vector<RunRecord>& runs, const std::string& png_path) {
+  std::string s = absl::StrCat("set terminal pngcairo size 1400,700 noenhanced\nset output '", png_path, "'\n");
+  // Columns: op, then p50 and p99 of each run in order (no header row: it would plot).
+  s += "$data << EOD\n";
+  for (size_t i = 0; i < kOpTypeCount; ++i) {
+    s += kOpNames[i];
+    for (const RunRecord& run : runs) {
+      const ycsb::LatencyHistogram& h = run.requests.stats->latency[i];
+      // Log scale: an empty op plots at a tiny value instead of 0.
+      absl::StrAppendFormat(&s, " %.6f %.6f", std::max(1e-4, h.PercentileNs(50) / 1e6),
+                            std::max(1e-4, h.PercentileNs(99) / 1e6));
+    }
+    s += "\n";
+  }
+  s += "EOD\n";
+  s += "set title 'LinkBench request latency per operation (p50 solid, p99 hatched)'\n"
+       "set ylabel 'latency (ms, log scale)'\nset logscale y\nset style data histogram\n"
+       "set style histogram cluster gap 1\nset boxwidth 0.9\nset xtics rotate by -30\n"
+       "set key outside right top\nset grid ytics\n";
+  s += "plot ";
+  for (size_t k = 0; k < runs.size(); ++k) {
+    absl::StrAppendFormat(&s, "%s$data using %d:xtic(1) title '%s p50' fill solid 0.8 lc %d, "
+                          "$data using %d title '%s p99' fill pattern 2 lc %d",
+                          k ? ", " : "", 2 + 2 * k, runs[k].backend, k + 1, 3 + 2 * k, runs[k].backend, k + 1);
+  }
+  s += "\n";
+  return s;
+}
+
+absl::Status WritePlot(const std::vector<RunRecord>& runs, const std::string& png_path, const std::string& gnuplot) {
+  const std::string script = GnuplotScript(runs, png_path);
+  FILE* pipe = popen(absl::StrCat(gnuplot, " 2>&1").c_str(), "w");
+  if (pipe == nullptr) return absl::NotFoundError("cannot run gnuplot (Debian package gnuplot-nox)");
+  std::fwrite(script.data(), 1, script.size(), pipe);
+  const int status = pclose(pipe);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code == 127) return absl::NotFoundError("gnuplot is not installed (Debian package gnuplot-nox)");
+    return absl::InternalError(absl::StrCat("gnuplot failed (exit status ", code, ") writing ", png_path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace farm::linkbench
