@@ -1,9 +1,11 @@
 #include "graph/graph_tx.h"
 
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/index.h"
 #include "graph/page.h"
@@ -65,11 +67,13 @@ struct ListBlock {
 };
 
 // A list read whole into a transaction, edited in memory, then written back keeping
-// the invariants of layout.h.
+// the invariants of layout.h. Blocks sit in a deque, so a block's address stays put
+// while blocks are added at either end (the only places Insert adds them): the id2 map
+// points at blocks.
 class ListEdit {
  public:
   struct Position {
-    size_t block;
+    ListBlock* block;
     size_t edge;
   };
 
@@ -88,59 +92,41 @@ class ListEdit {
     co_return edit;
   }
 
-  std::optional<Position> Find(int64_t id2) const {
-    for (size_t b = 0; b < blocks_.size(); ++b) {
-      const std::vector<Edge>& edges = blocks_[b].block.edges;
-      for (size_t e = 0; e < edges.size(); ++e) {
-        if (edges[e].id2 == id2) return Position{b, e};
+  // The edge of `id2` (a map of the whole list is built on the first call: O(list)
+  // once, O(block) after).
+  std::optional<Position> Find(int64_t id2) {
+    if (!mapped_) {
+      for (ListBlock& b : blocks_) {
+        for (const Edge& e : b.block.edges) block_of_[e.id2] = &b;
       }
+      mapped_ = true;
     }
-    return std::nullopt;
+    auto it = block_of_.find(id2);
+    if (it == block_of_.end()) return std::nullopt;
+    std::vector<Edge>& edges = it->second->block.edges;
+    for (size_t e = 0; e < edges.size(); ++e) {
+      if (edges[e].id2 == id2) return Position{it->second, e};
+    }
+    return std::nullopt;  // unreachable while the map is kept up to date
   }
-  Edge& At(Position p) { return blocks_[p.block].block.edges[p.edge]; }
-  void Touch(Position p) { blocks_[p.block].dirty = true; }
+  Edge& At(Position p) { return p.block->block.edges[p.edge]; }
+  void Touch(Position p) { p.block->dirty = true; }
 
   void Remove(Position p) {
-    std::vector<Edge>& edges = blocks_[p.block].block.edges;
+    std::vector<Edge>& edges = p.block->block.edges;
+    if (mapped_) block_of_.erase(edges[p.edge].id2);
     edges.erase(edges.begin() + static_cast<ptrdiff_t>(p.edge));
-    blocks_[p.block].dirty = true;
+    p.block->dirty = true;
   }
 
   // Inserts in (time, id2) descending order: into the first block whose last edge it
   // comes before, or the last block; a new head block when it would go first into a
-  // full head (the common case: links added now).
+  // full head (the common case: links added now), a new tail when it goes last into a
+  // full tail (a load, oldest last).
   void Insert(Edge e) {
-    const uint32_t bytes = e.EncodedBytes();
-    for (size_t b = 0; b < blocks_.size(); ++b) {
-      std::vector<Edge>& edges = blocks_[b].block.edges;
-      if (edges.empty() || !EdgeBefore(e.time, e.id2, edges.back().time, edges.back().id2)) continue;
-      auto at = std::find_if(edges.begin(), edges.end(),
-                             [&](const Edge& x) { return EdgeBefore(e.time, e.id2, x.time, x.id2); });
-      if (b == 0 && at == edges.begin() && blocks_[0].block.EncodedBytes() + bytes > kMaxBlockBytes) {
-        ListBlock head;
-        head.block.edges.push_back(std::move(e));
-        head.dirty = true;
-        blocks_.insert(blocks_.begin(), std::move(head));
-        return;
-      }
-      edges.insert(at, std::move(e));
-      blocks_[b].dirty = true;
-      return;
-    }
-    // Older than every edge: at the end of the last non-empty block, or a new tail.
-    for (size_t b = blocks_.size(); b-- > 0;) {
-      if (blocks_[b].block.edges.empty()) continue;
-      if (blocks_[b].block.EncodedBytes() + bytes <= kMaxBlockBytes) {
-        blocks_[b].block.edges.push_back(std::move(e));
-        blocks_[b].dirty = true;
-        return;
-      }
-      break;
-    }
-    ListBlock tail;
-    tail.block.edges.push_back(std::move(e));
-    tail.dirty = true;
-    blocks_.push_back(std::move(tail));
+    const int64_t id2 = e.id2;
+    ListBlock* into = Place(std::move(e));
+    if (mapped_) block_of_[id2] = into;
   }
 
   // Writes the list back into the transaction; its new head. `hint`: where new blocks go
@@ -148,7 +134,7 @@ class ListEdit {
   Task<absl::StatusOr<FatPtr>> Finish(TxScope& s, Addr hint) {
     SplitOversize();
     // Empty blocks leave the list (freed).
-    std::vector<ListBlock> kept;
+    std::deque<ListBlock> kept;
     for (ListBlock& b : blocks_) {
       if (!b.block.edges.empty()) {
         kept.push_back(std::move(b));
@@ -196,13 +182,13 @@ class ListEdit {
     co_return blocks_.empty() ? FatPtr{} : ptrs[0];
   }
 
-  const std::vector<ListBlock>& blocks() const { return blocks_; }
+  const std::deque<ListBlock>& blocks() const { return blocks_; }
 
  private:
   // Blocks over kMaxBlockBytes are cut into pieces of at most 3/4 of it (the first keeps
   // its object; the others are new and follow it).
   void SplitOversize() {
-    std::vector<ListBlock> out;
+    std::deque<ListBlock> out;
     for (ListBlock& b : blocks_) {
       if (b.block.EncodedBytes() <= kMaxBlockBytes) {
         out.push_back(std::move(b));
@@ -225,8 +211,51 @@ class ListEdit {
     blocks_ = std::move(out);
   }
 
-  std::vector<ListBlock> blocks_;
+  // Where Insert puts `e` (see there); the block it went into.
+  ListBlock* Place(Edge e) {
+    const uint32_t bytes = e.EncodedBytes();
+    ListBlock* last = nullptr;  // the last non-empty block
+    for (auto it = blocks_.rbegin(); it != blocks_.rend() && last == nullptr; ++it) {
+      if (!it->block.edges.empty()) last = &*it;
+    }
+    if (last != nullptr) {
+      const Edge& oldest = last->block.edges.back();
+      if (!EdgeBefore(e.time, e.id2, oldest.time, oldest.id2)) {
+        // Older than every edge: at the end of the last block, or a new tail.
+        if (last->block.EncodedBytes() + bytes <= kMaxBlockBytes) {
+          last->block.edges.push_back(std::move(e));
+          last->dirty = true;
+          return last;
+        }
+        blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, true});
+        blocks_.back().block.edges.push_back(std::move(e));
+        return &blocks_.back();
+      }
+    }
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      std::vector<Edge>& edges = blocks_[b].block.edges;
+      if (edges.empty() || !EdgeBefore(e.time, e.id2, edges.back().time, edges.back().id2)) continue;
+      auto at = std::find_if(edges.begin(), edges.end(),
+                             [&](const Edge& x) { return EdgeBefore(e.time, e.id2, x.time, x.id2); });
+      if (b == 0 && at == edges.begin() && blocks_[0].block.EncodedBytes() + bytes > kMaxBlockBytes) {
+        blocks_.push_front(ListBlock{nullptr, Block{{}, {}}, true});
+        blocks_.front().block.edges.push_back(std::move(e));
+        return &blocks_.front();
+      }
+      edges.insert(at, std::move(e));
+      blocks_[b].dirty = true;
+      return &blocks_[b];
+    }
+    // An empty list.
+    blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, true});
+    blocks_.back().block.edges.push_back(std::move(e));
+    return &blocks_.back();
+  }
+
+  std::deque<ListBlock> blocks_;
   ObjBuf* old_head_ = nullptr;
+  bool mapped_ = false;
+  absl::flat_hash_map<int64_t, ListBlock*> block_of_;
 };
 
 // The vertex's list of `type`, added (empty) when missing.

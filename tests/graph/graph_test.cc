@@ -3,11 +3,13 @@
 // operations on the cluster and on MemoryGraph (the reference model) and compares every
 // result.
 #include <algorithm>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "graph/memory_graph.h"
 #include "gtest/gtest.h"
@@ -143,6 +145,42 @@ TEST_P(GraphTest, LinkListsAreNewestFirstWithTimeRangeOffsetAndLimit) {
   }
   EXPECT_TRUE(absl::IsInvalidArgument(g_->GetLinkList(1, LinkRange{9, kDefaultLinkType, 0, INT64_MAX, 0, 10001}).status()));
   EXPECT_EQ(*g_->CountLinks(2, 9, kDefaultLinkType), 300u);
+}
+
+// LinkBench's load always makes a hub (961,964 links at 10k nodes): a list of 100k
+// links, loaded in one AddLinks call, then used like any other.
+TEST_P(GraphTest, HubListOfAHundredThousandLinks) {
+  constexpr int kLinks = 100000;
+  std::mt19937_64 rng(7);
+  std::vector<Link> links;
+  MemoryGraph model;
+  for (int i = 0; i < kLinks; ++i) {
+    links.push_back(L(42, 42 + i, static_cast<int64_t>(rng() % 4'000'000), Visibility::kVisible, std::string(rng() % 16, 'h')));
+    ASSERT_TRUE(model.AddLink(links.back()).ok());
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<uint64_t> added = g_->AddLinks(1, 42, kDefaultLinkType, links);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, uint64_t{kLinks});
+  const absl::Duration load = absl::Now() - start;
+  EXPECT_EQ(*g_->CountLinks(2, 42, kDefaultLinkType), uint64_t{kLinks});
+  // Single operations on the hub, checked against the model.
+  for (int i = 0; i < 20; ++i) {
+    const int64_t id2 = 42 + static_cast<int64_t>(rng() % (kLinks + 100));
+    Link l = L(42, id2, 5'000'000 + i, Visibility::kVisible, "new");
+    ASSERT_EQ(*g_->AddLink(3, l), *model.AddLink(l));
+    const int64_t gone = 42 + static_cast<int64_t>(rng() % kLinks);
+    ASSERT_EQ(*g_->DeleteLink(1, 42, kDefaultLinkType, gone, i % 2 == 0), model.DeleteLink(42, kDefaultLinkType, gone, i % 2 == 0));
+    std::vector<int64_t> ids = {id2, gone, 42 + static_cast<int64_t>(rng() % kLinks)};
+    ASSERT_EQ(*g_->GetLinks(2, 42, kDefaultLinkType, ids), model.GetLinks(42, kDefaultLinkType, ids));
+  }
+  EXPECT_EQ(*g_->CountLinks(2, 42, kDefaultLinkType), model.CountLinks(42, kDefaultLinkType));
+  for (const LinkRange& r : {LinkRange{42, kDefaultLinkType}, LinkRange{42, kDefaultLinkType, 1'000'000, 2'000'000, 100, 50}}) {
+    absl::StatusOr<std::vector<Link>> page = g_->GetLinkList(3, r);
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(*page, *model.GetLinkList(r));
+  }
+  std::cerr << "hub of " << kLinks << " links loaded in " << load << "\n";
 }
 
 // Random operations on the cluster and on the model, from random nodes; every result
