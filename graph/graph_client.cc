@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "graph/index.h"
 #include "kv/layout.h"
 #include "farm/api/coro.h"
@@ -157,11 +158,20 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
   reply.op = r.op;
   switch (r.op) {
     case ShipOp::kAddLinks: {
-      absl::StatusOr<uint64_t> added = co_await RunTx<uint64_t>(ctx, index, stats, [&](TxScope& s) {
+      absl::StatusOr<AddLinksResult> added = co_await RunTx<AddLinksResult>(ctx, index, stats, [&](TxScope& s) {
         return AddLinksTx(s, r.id1, r.type, r.links);
       });
       if (!added.ok()) co_return added.status();
-      reply.added = *added;
+      reply.added = added->added;
+      reply.applied = added->applied;
+      break;
+    }
+    case ShipOp::kLoadLinks: {
+      absl::StatusOr<std::optional<uint64_t>> added = co_await RunTx<std::optional<uint64_t>>(
+          ctx, index, stats, [&](TxScope& s) { return LoadLinksTx(s, r.id1, r.type, r.token, r.links); });
+      if (!added.ok()) co_return added.status();
+      reply.appended = added->has_value();
+      reply.added = added->value_or(0);
       break;
     }
     case ShipOp::kDeleteLink: {
@@ -209,16 +219,37 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
     std::stable_sort(links.begin(), links.end(),
                      [](const Link& a, const Link& b) { return EdgeBefore(a.time, a.id2, b.time, b.id2); });
   }
+  // A load (more than one transaction's worth of distinct links) appends to the list's
+  // tail while nothing else changes it (graph_tx.h, LoadLinksTx).
+  uint64_t token = 0;
+  if (!repeats && !links.empty()) {
+    uint64_t bytes = 0;
+    for (const Link& l : links) bytes += kEdgeHeaderBytes + l.data.size();
+    if (bytes > kMaxShippedEdgeBytes) token = (reinterpret_cast<uintptr_t>(&links) ^ absl::ToUnixNanos(absl::Now())) | 1;
+  }
   uint64_t added = 0;
   for (size_t at = 0; at < links.size();) {
-    ShipRequest r{ShipOp::kAddLinks, id1, type, {}, 0, false, {}};
+    ShipRequest r{token != 0 ? ShipOp::kLoadLinks : ShipOp::kAddLinks, id1, type, {}, 0, false, {}, {}, token};
     uint32_t bytes = 0;
+    const size_t first = at;
     while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= kMaxShippedEdgeBytes)) {
       bytes += kEdgeHeaderBytes + static_cast<uint32_t>(links[at].data.size());
-      r.links.push_back(std::move(links[at++]));
+      r.links.push_back(links[at++]);
     }
-    absl::StatusOr<ShipReply> reply = co_await ShipAwait(*self, std::move(r));
+    absl::StatusOr<ShipReply> reply = co_await ShipAwait(*self, r);
     if (!reply.ok()) co_return reply.status();
+    if (token != 0 && !reply->appended) {
+      // Someone else changed the list: the rest goes by upserts.
+      token = 0;
+      at = first;
+      continue;
+    }
+    if (token == 0) {
+      if (reply->applied == 0 || reply->applied > r.links.size()) {
+        co_return absl::InternalError("a shipped AddLinks applied no link");
+      }
+      at = first + reply->applied;  // the rest goes in the next transaction
+    }
     added += reply->added;
   }
   co_return added;
@@ -291,11 +322,27 @@ void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expung
 
 void GraphClient::GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
                            Done<absl::StatusOr<std::vector<Link>>> done) {
-  ShipRequest r{ShipOp::kGetLinks, id1, type, {}, 0, false, std::vector<int64_t>(id2s.begin(), id2s.end())};
-  Ship(std::move(r), [done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable {
-    if (!reply.ok()) return done(reply.status());
-    done(std::move(reply->links));
-  });
+  Finish(GetLinksTask(this, id1, type, std::vector<int64_t>(id2s.begin(), id2s.end())), std::move(done));
+}
+
+// Up to kMaxGetLinksPerRead id2s in one shipped read (their reply fits a message).
+Task<absl::StatusOr<std::vector<Link>>> GraphClient::GetLinksTask(GraphClient* self, int64_t id1, int64_t type,
+                                                                  std::vector<int64_t> id2s) {
+  std::vector<Link> found;
+  absl::flat_hash_set<int64_t> asked;
+  std::vector<int64_t> unique;
+  for (int64_t id2 : id2s) {
+    if (asked.insert(id2).second) unique.push_back(id2);
+  }
+  for (size_t at = 0; at < unique.size() || (at == 0 && unique.empty()); at += kMaxGetLinksPerRead) {
+    const size_t end = std::min(unique.size(), at + kMaxGetLinksPerRead);
+    ShipRequest r{ShipOp::kGetLinks, id1, type, {}, 0, false, std::vector<int64_t>(unique.begin() + at, unique.begin() + end)};
+    absl::StatusOr<ShipReply> reply = co_await ShipAwait(*self, std::move(r));
+    if (!reply.ok()) co_return reply.status();
+    for (Link& l : reply->links) found.push_back(std::move(l));
+    if (unique.empty()) break;
+  }
+  co_return found;
 }
 
 void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {

@@ -3,8 +3,10 @@
 // machine of id1's vertex (messages.h) and run there as transactions (graph_tx.h);
 // node updates as transactions from this thread. Transactions are retried with backoff
 // on conflicts. AddLinks sends its links newest first in transactions of at most
-// kMaxShippedEdgeBytes of edges each: a call that fits one is atomic, a larger one (a
-// load) is applied in several. Node data over kMaxInlineNodeData is
+// kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
+// that fits one is atomic (two links always do), a larger one (a load) is applied in
+// several; a load into an empty list appends (graph_tx.h, LoadLinksTx). GetLinks reads
+// up to kMaxGetLinksPerRead id2s atomically. Node data over kMaxInlineNodeData is
 // written first as chunk objects, a transaction each, then linked in by the node's
 // transaction (chunks of a transaction that fails are freed again).
 //
@@ -39,6 +41,9 @@ class GraphClient final : public GraphStore {
   static constexpr int kMaxAttempts = 200;
   // Lock-free tries of a page before it is read where the list lives.
   static constexpr uint32_t kLockFreePageAttempts = 4;
+  // GetLinks reads this many id2s together (atomically); more in several reads.
+  // (LinkBench's multiget asks for at most 127.)
+  static constexpr size_t kMaxGetLinksPerRead = 128;
 
   GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader)
       : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader) {}
@@ -71,6 +76,8 @@ class GraphClient final : public GraphStore {
   Context& ctx() const { return ctx_; }
 
  private:
+  static Task<absl::StatusOr<std::vector<Link>>> GetLinksTask(GraphClient* self, int64_t id1, int64_t type,
+                                                              std::vector<int64_t> id2s);
   static Task<absl::StatusOr<std::vector<Link>>> GetLinkListTask(GraphClient* self, LinkRange range);
   static Task<absl::StatusOr<uint64_t>> AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                      std::vector<Link> links);

@@ -41,7 +41,10 @@ void GraphNode::OnShipped(Context& ctx, const Message& message) {
           (void)msgReplyError(ctx, message, reply.status());
           return;
         }
-        (void)msgReply(ctx, message, EncodeShipReply(id1, type, *reply));
+        if (absl::Status sent = msgReply(ctx, message, EncodeShipReply(id1, type, *reply)); !sent.ok()) {
+          // (a reply over the message size: the request asked for too much at once)
+          (void)msgReplyError(ctx, message, sent);
+        }
       });
 }
 

@@ -59,6 +59,11 @@ absl::Status FreeChunks(Tx& tx, const Vertex& v) {
   return absl::OkStatus();
 }
 
+struct ListEnds {
+  FatPtr head;
+  FatPtr tail;
+};
+
 // One block of a list being edited.
 struct ListBlock {
   ObjBuf* object = nullptr;  // null: a new block
@@ -110,13 +115,13 @@ class ListEdit {
     return std::nullopt;  // unreachable while the map is kept up to date
   }
   Edge& At(Position p) { return p.block->block.edges[p.edge]; }
-  void Touch(Position p) { p.block->dirty = true; }
+  void Touch(Position p) { MarkDirty(p.block); }
 
   void Remove(Position p) {
     std::vector<Edge>& edges = p.block->block.edges;
     if (mapped_) block_of_.erase(edges[p.edge].id2);
     edges.erase(edges.begin() + static_cast<ptrdiff_t>(p.edge));
-    p.block->dirty = true;
+    MarkDirty(p.block);
   }
 
   // Inserts in (time, id2) descending order: into the first block whose last edge it
@@ -126,12 +131,17 @@ class ListEdit {
   void Insert(Edge e) {
     const int64_t id2 = e.id2;
     ListBlock* into = Place(std::move(e));
+    MarkDirty(into);
     if (mapped_) block_of_[id2] = into;
   }
 
+  // Blocks changed so far (each is written at Finish, split if over kMaxBlockBytes):
+  // bounds what one transaction writes.
+  size_t dirty_blocks() const { return dirty_; }
+
   // Writes the list back into the transaction; its new head. `hint`: where new blocks go
   // (the vertex, so a list lives with its source node).
-  Task<absl::StatusOr<FatPtr>> Finish(TxScope& s, Addr hint) {
+  Task<absl::StatusOr<ListEnds>> Finish(TxScope& s, Addr hint) {
     SplitOversize();
     // Empty blocks leave the list (freed).
     std::deque<ListBlock> kept;
@@ -179,7 +189,8 @@ class ListEdit {
       }
       if (absl::Status st = txWrite(s.tx, blocks_[i].object); !st.ok()) co_return st;
     }
-    co_return blocks_.empty() ? FatPtr{} : ptrs[0];
+    if (blocks_.empty()) co_return ListEnds{};
+    co_return ListEnds{ptrs.front(), ptrs.back()};
   }
 
   const std::deque<ListBlock>& blocks() const { return blocks_; }
@@ -224,10 +235,9 @@ class ListEdit {
         // Older than every edge: at the end of the last block, or a new tail.
         if (last->block.EncodedBytes() + bytes <= kMaxBlockBytes) {
           last->block.edges.push_back(std::move(e));
-          last->dirty = true;
           return last;
         }
-        blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, true});
+        blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, false});
         blocks_.back().block.edges.push_back(std::move(e));
         return &blocks_.back();
       }
@@ -238,21 +248,26 @@ class ListEdit {
       auto at = std::find_if(edges.begin(), edges.end(),
                              [&](const Edge& x) { return EdgeBefore(e.time, e.id2, x.time, x.id2); });
       if (b == 0 && at == edges.begin() && blocks_[0].block.EncodedBytes() + bytes > kMaxBlockBytes) {
-        blocks_.push_front(ListBlock{nullptr, Block{{}, {}}, true});
+        blocks_.push_front(ListBlock{nullptr, Block{{}, {}}, false});
         blocks_.front().block.edges.push_back(std::move(e));
         return &blocks_.front();
       }
       edges.insert(at, std::move(e));
-      blocks_[b].dirty = true;
       return &blocks_[b];
     }
     // An empty list.
-    blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, true});
+    blocks_.push_back(ListBlock{nullptr, Block{{}, {}}, false});
     blocks_.back().block.edges.push_back(std::move(e));
     return &blocks_.back();
   }
 
+  void MarkDirty(ListBlock* b) {
+    if (!b->dirty) ++dirty_;
+    b->dirty = true;
+  }
+
   std::deque<ListBlock> blocks_;
+  size_t dirty_ = 0;
   ObjBuf* old_head_ = nullptr;
   bool mapped_ = false;
   absl::flat_hash_map<int64_t, ListBlock*> block_of_;
@@ -352,21 +367,23 @@ Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id) {
   co_return IndexResult(co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops)));
 }
 
-Task<absl::StatusOr<uint64_t>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links) {
+Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links) {
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
   const ListHead before = vertex->v.FindList(type) ? *vertex->v.FindList(type) : ListHead{type, 0, FatPtr{}};
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, before.head);
   if (!edit.ok()) co_return edit.status();
   uint64_t count = before.count;
-  uint64_t added = 0;
+  AddLinksResult result;
   for (const Link& link : links) {
+    if (result.applied > 0 && edit->dirty_blocks() >= kMaxDirtyBlocksPerTx) break;
+    ++result.applied;
     const bool visible = link.visibility == Visibility::kVisible;
     std::optional<ListEdit::Position> at = edit->Find(link.id2);
     if (!at) {
       edit->Insert(Edge::Of(link));
       count += visible ? 1 : 0;
-      ++added;
+      ++result.added;
       continue;
     }
     const Edge& old = edit->At(*at);
@@ -386,13 +403,15 @@ Task<absl::StatusOr<uint64_t>> AddLinksTx(TxScope& s, int64_t id1, int64_t type,
     ListOf(vertex->v, type);
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   }
-  absl::StatusOr<FatPtr> head = co_await edit->Finish(s, vertex->object->ptr().addr);
-  if (!head.ok()) co_return head.status();
+  absl::StatusOr<ListEnds> ends = co_await edit->Finish(s, vertex->object->ptr().addr);
+  if (!ends.ok()) co_return ends.status();
   ListHead& list = ListOf(vertex->v, type);
   list.count = count;
-  list.head = *head;
+  list.head = ends->head;
+  list.tail = ends->tail;
+  list.load_token = 0;  // a load under way goes on by the general path
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
-  co_return added;
+  co_return result;
 }
 
 Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge) {
@@ -413,10 +432,12 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
     edit->At(*at).visibility = Visibility::kHidden;
     edit->Touch(*at);
   }
-  absl::StatusOr<FatPtr> head = co_await edit->Finish(s, vertex->object->ptr().addr);
-  if (!head.ok()) co_return head.status();
+  absl::StatusOr<ListEnds> ends = co_await edit->Finish(s, vertex->object->ptr().addr);
+  if (!ends.ok()) co_return ends.status();
   list = vertex->v.FindList(type);
-  list->head = *head;
+  list->head = ends->head;
+  list->tail = ends->tail;
+  list->load_token = 0;
   if (was_visible) --list->count;
   DropIfEmpty(vertex->v, type);
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
@@ -437,6 +458,83 @@ Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int6
     if (std::optional<ListEdit::Position> at = edit->Find(id2s[i])) found.push_back(edit->At(*at).ToLink(id1, type));
   }
   co_return found;
+}
+
+Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id1, int64_t type, uint64_t token,
+                                                          absl::Span<const Link> links) {
+  using Result = std::optional<uint64_t>;
+  if (links.empty()) co_return Result(0);
+  for (size_t i = 1; i < links.size(); ++i) {
+    if (!EdgeBefore(links[i - 1].time, links[i - 1].id2, links[i].time, links[i].id2)) co_return Result();
+  }
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  const ListHead* found = vertex->object ? vertex->v.FindList(type) : nullptr;
+  const bool fresh = found == nullptr || (found->head.is_null() && found->count == 0);
+  if (!fresh && found->load_token != token) co_return Result();
+  if (vertex->object == nullptr) {
+    ListOf(vertex->v, type);
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  }
+  ListHead list = *vertex->v.FindList(type);
+  const Addr hint = vertex->object->ptr().addr;
+  // The tail, to append to; the head, written for invariant 2 (one object when the
+  // list has one block).
+  ObjBuf* tail = nullptr;
+  Block tail_block;
+  if (!list.tail.is_null()) {
+    absl::StatusOr<ObjBuf*> t = co_await TxRead(s.tx, list.tail);
+    if (!t.ok()) co_return t.status();
+    absl::StatusOr<Block> b = DecodeOwnedBlock((*t)->data());
+    if (!b.ok()) co_return b.status();
+    if (!b->next.is_null()) co_return absl::InternalError("corrupt graph list: its tail has a next block");
+    const Edge& oldest = b->edges.back();
+    if (!EdgeBefore(oldest.time, oldest.id2, links.front().time, links.front().id2)) co_return Result();
+    tail = *t;
+    tail_block = std::move(*b);
+  }
+  uint64_t visible = 0;
+  std::vector<std::pair<ObjBuf*, Block>> fresh_blocks;
+  Block* into = tail ? &tail_block : nullptr;
+  uint32_t room = tail ? static_cast<uint32_t>(tail->data().size()) - tail_block.EncodedBytes() : 0;
+  for (const Link& l : links) {
+    Edge e = Edge::Of(l);
+    if (into == nullptr || e.EncodedBytes() > room) {
+      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, kMaxBlockBytes, hint);
+      if (!object.ok()) co_return object.status();
+      fresh_blocks.emplace_back(*object, Block{});
+      into = &fresh_blocks.back().second;
+      room = kMaxBlockBytes - kBlockHeaderBytes;
+    }
+    room -= e.EncodedBytes();
+    visible += l.visibility == Visibility::kVisible ? 1 : 0;
+    into->edges.push_back(std::move(e));
+  }
+  // Link the new blocks after the tail, and write what changed.
+  for (size_t i = 0; i + 1 < fresh_blocks.size(); ++i) fresh_blocks[i].second.next = fresh_blocks[i + 1].first->ptr();
+  if (tail != nullptr && !fresh_blocks.empty()) tail_block.next = fresh_blocks.front().first->ptr();
+  auto write = [&](ObjBuf* object, const Block& b) -> absl::Status {
+    if (!EncodeBlock(b, object->data())) return absl::InternalError("a graph block does not fit its object");
+    return txWrite(s.tx, object);
+  };
+  if (tail != nullptr) {
+    if (absl::Status st = write(tail, tail_block); !st.ok()) co_return st;
+  }
+  for (auto& [object, b] : fresh_blocks) {
+    if (absl::Status st = write(object, b); !st.ok()) co_return st;
+  }
+  if (!list.head.is_null() && !(tail != nullptr && list.head == list.tail)) {
+    absl::StatusOr<ObjBuf*> head = co_await TxRead(s.tx, list.head);
+    if (!head.ok()) co_return head.status();
+    if (absl::Status st = txWrite(s.tx, *head); !st.ok()) co_return st;
+  }
+  ListHead& out = *vertex->v.FindList(type);
+  if (out.head.is_null()) out.head = fresh_blocks.front().first->ptr();
+  if (!fresh_blocks.empty()) out.tail = fresh_blocks.back().first->ptr();
+  out.count += visible;
+  out.load_token = token;
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return Result(links.size());
 }
 
 Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range) {

@@ -57,8 +57,24 @@ Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vecto
 Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type);
 Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);
 
-// Links. AddLinksTx: upserts of one (id1, type), in order; the number of new links.
-Task<absl::StatusOr<uint64_t>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links);
+// Links. AddLinksTx: upserts of one (id1, type), in order, as many as keep the blocks
+// the transaction writes at kMaxDirtyBlocksPerTx or fewer (at least one): a commit
+// record must fit one message. Two links always fit (each changes at most two blocks).
+inline constexpr size_t kMaxDirtyBlocksPerTx = 6;
+struct AddLinksResult {
+  uint64_t added = 0;    // links that were new
+  uint32_t applied = 0;  // links of `links` applied (a prefix)
+};
+Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links);
+// A load's step: appends `links` (newest first, id2s unique, none in the list — the
+// caller's promise for the whole load) after the list's last link, reading only the
+// vertex, the tail and the head: O(links), whatever the list's length. The first step
+// needs an empty list and marks it with `token`; a later step needs the mark still
+// there (no other change of the list since) and links older than its last one. nullopt
+// (nothing written) when a condition does not hold: the caller goes on with
+// AddLinksTx. The number of links added.
+Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id1, int64_t type, uint64_t token,
+                                                          absl::Span<const Link> links);
 Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge);
 // The links to `id2s` that exist (hidden too), in the order of id2s, each once.
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,

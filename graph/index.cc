@@ -36,6 +36,7 @@ kv::TableIdentity IndexIdentity() {
   id.directory_msg = kGraphMsgIds[0];
   id.update_msg = kGraphMsgIds[1];
   id.open_msg = kGraphMsgIds[2];
+  id.map_msg = kGraphMsgIds[4];  // [3] is the graph's own kGraphShipMsgId
   id.directory_metadata = "graph.index_directory";
   return id;
 }

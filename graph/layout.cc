@@ -75,6 +75,8 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
     v.lists[i].type = LoadLe<int64_t>(p);
     v.lists[i].count = LoadLe<uint64_t>(p + 8);
     v.lists[i].head = LoadPtr(p + 16);
+    v.lists[i].tail = LoadPtr(p + 32);
+    v.lists[i].load_token = LoadLe<uint64_t>(p + 48);
   }
   if (chunks == 0) {
     v.inline_data.assign(b.data() + at, v.data_bytes);
@@ -112,6 +114,8 @@ bool EncodeVertex(const Vertex& v, std::span<char> out) {
     StoreLe<int64_t>(l, v.lists[i].type);
     StoreLe<uint64_t>(l + 8, v.lists[i].count);
     StorePtr(l + 16, v.lists[i].head);
+    StorePtr(l + 32, v.lists[i].tail);
+    StoreLe<uint64_t>(l + 48, v.lists[i].load_token);
   }
   char* data = p + kVertexHeaderBytes + kListHeadBytes * capacity;
   if (v.chunks.empty()) {

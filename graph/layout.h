@@ -8,8 +8,9 @@
 //           u8 lists, u32 data bytes, i32 node type, i32 node time, i64 node version,
 //           u8 data chunks (0: data inline), u8 list capacity, u16 0, u32 0; then
 //           `list capacity` list heads (i64 type, u64 count of visible links, FatPtr
-//           head block); then the node's data inline, or `data chunks` FatPtrs to
-//           immutable chunk objects holding it in order.
+//           head block, FatPtr tail block, u64 load token); then the node's data
+//           inline, or `data chunks` FatPtrs to immutable chunk objects holding it in
+//           order.
 //   block   u8 'E', u8 version, u16 edges, u32 bytes of edges, FatPtr next block; then
 //           the edges back to back, in (time, id2) descending order, each i64 id2,
 //           i64 time, i32 version, u8 visibility, u8 data bytes, then the data.
@@ -42,7 +43,7 @@ namespace farm::graph {
 
 inline constexpr uint8_t kFormatVersion = 1;
 inline constexpr uint32_t kVertexHeaderBytes = 32;
-inline constexpr uint32_t kListHeadBytes = 32;
+inline constexpr uint32_t kListHeadBytes = 56;
 inline constexpr uint32_t kBlockHeaderBytes = 24;
 inline constexpr uint32_t kEdgeHeaderBytes = 22;
 inline constexpr uint32_t kChunkHeaderBytes = 8;
@@ -59,6 +60,10 @@ struct ListHead {
   int64_t type = 0;
   uint64_t count = 0;
   FatPtr head;
+  FatPtr tail;
+  // Nonzero while a load appends to the list (graph_tx.h, LoadLinksTx): every other
+  // change of the list clears it, so the load's next step takes the general path.
+  uint64_t load_token = 0;
 };
 
 struct Vertex {

@@ -83,6 +83,9 @@ std::string EncodeShipRequest(const ShipRequest& r) {
   Put<int64_t>(out, r.id1);
   Put<int64_t>(out, r.type);
   switch (r.op) {
+    case ShipOp::kLoadLinks:
+      Put<uint64_t>(out, r.token);
+      [[fallthrough]];
     case ShipOp::kAddLinks:
       Put<uint32_t>(out, static_cast<uint32_t>(r.links.size()));
       for (const Link& l : r.links) PutEdge(out, l);
@@ -113,6 +116,9 @@ absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
   if (version != kMessageVersion) return Malformed(absl::StrCat("version ", version));
   req.op = static_cast<ShipOp>(op);
   switch (req.op) {
+    case ShipOp::kLoadLinks:
+      if (!r.Get(&req.token)) return Malformed("token");
+      [[fallthrough]];
     case ShipOp::kAddLinks:
       if (!GetEdges(r, req.id1, req.type, &req.links)) return Malformed("links");
       break;
@@ -149,8 +155,13 @@ std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
   Put<uint8_t>(out, kMessageVersion);
   Put<uint8_t>(out, static_cast<uint8_t>(r.op));
   switch (r.op) {
+    case ShipOp::kLoadLinks:
+      Put<uint8_t>(out, r.appended ? 1 : 0);
+      Put<uint64_t>(out, r.added);
+      break;
     case ShipOp::kAddLinks:
       Put<uint64_t>(out, r.added);
+      Put<uint32_t>(out, r.applied);
       break;
     case ShipOp::kDeleteLink:
       Put<uint8_t>(out, r.found ? 1 : 0);
@@ -172,8 +183,15 @@ absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, 
   if (version != kMessageVersion) return Malformed(absl::StrCat("reply version ", version));
   reply.op = static_cast<ShipOp>(op);
   switch (reply.op) {
-    case ShipOp::kAddLinks:
+    case ShipOp::kLoadLinks: {
+      uint8_t appended = 0;
+      if (!r.Get(&appended) || appended > 1) return Malformed("reply appended");
+      reply.appended = appended;
       if (!r.Get(&reply.added)) return Malformed("reply count");
+      break;
+    }
+    case ShipOp::kAddLinks:
+      if (!r.Get(&reply.added) || !r.Get(&reply.applied)) return Malformed("reply count");
       break;
     case ShipOp::kDeleteLink: {
       uint8_t found = 0;

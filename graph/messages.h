@@ -13,8 +13,10 @@
 //              kDeleteLink  i64 id2, u8 expunge
 //              kGetLinks    u32 n, n × i64 id2
 //              kGetLinkList i64 min_time, i64 max_time, u32 offset, u32 limit
+//              kLoadLinks   u64 token, u32 n, n edges
 //   reply    u8 version, u8 op, then by op:
-//              kAddLinks    u64 links added
+//              kAddLinks    u64 links added, u32 links applied (a prefix of the request's)
+//              kLoadLinks   u8 appended (0: the load goes on by kAddLinks), u64 links added
 //              kDeleteLink  u8 found
 //              kGetLinks,
 //              kGetLinkList u32 n, n edges
@@ -39,22 +41,25 @@ inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
 // A reply's size at most (bytes); a page larger than this is not shipped.
 inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
 
-enum class ShipOp : uint8_t { kAddLinks = 1, kDeleteLink = 2, kGetLinks = 3, kGetLinkList = 4 };
+enum class ShipOp : uint8_t { kAddLinks = 1, kDeleteLink = 2, kGetLinks = 3, kGetLinkList = 4, kLoadLinks = 5 };
 
 struct ShipRequest {
   ShipOp op = ShipOp::kAddLinks;
   int64_t id1 = 0;
   int64_t type = 0;
-  std::vector<Link> links;     // kAddLinks (id1 and type taken from the request)
+  std::vector<Link> links;     // kAddLinks, kLoadLinks (id1 and type taken from the request)
   int64_t id2 = 0;             // kDeleteLink
   bool expunge = false;        // kDeleteLink
   std::vector<int64_t> id2s;   // kGetLinks
   LinkRange range;             // kGetLinkList (id1 and type taken from the request)
+  uint64_t token = 0;          // kLoadLinks
 };
 
 struct ShipReply {
   ShipOp op = ShipOp::kAddLinks;
-  uint64_t added = 0;       // kAddLinks
+  uint64_t added = 0;       // kAddLinks, kLoadLinks
+  bool appended = false;    // kLoadLinks
+  uint32_t applied = 0;     // kAddLinks
   bool found = false;       // kDeleteLink
   std::vector<Link> links;  // kGetLinks, kGetLinkList
 };

@@ -7,6 +7,10 @@
 //   kKvOpenMsgId       request: empty, to the catalog coordinator (TableHost). Reply:
 //                      the table's whole map as a directory (every shard, in the map's
 //                      order), or Unavailable while it cannot be opened yet.
+//   kKvMapMsgId        request: empty, to a member. Reply: the map the member opened the
+//                      table with (as kKvOpenMsgId's), or NotFound when it has not: a
+//                      coordinator that joined later takes the cluster's map, it does
+//                      not build another.
 //
 // Formats are versioned; decoding checks sizes before reading.
 #ifndef FARM_KV_MESSAGES_H_
@@ -25,6 +29,7 @@ namespace farm::kv {
 inline constexpr MsgId kKvDirectoryMsgId = kKvMsgIds[0];
 inline constexpr MsgId kKvUpdateMsgId = kKvMsgIds[1];
 inline constexpr MsgId kKvOpenMsgId = kKvMsgIds[2];
+inline constexpr MsgId kKvMapMsgId = kKvMsgIds[3];
 
 // What tells one hashtable of the cluster from another: the kv service's own table and
 // tables other applications keep (the graph's id index). Each needs its own catalog
@@ -35,6 +40,7 @@ struct TableIdentity {
   MsgId directory_msg = kKvDirectoryMsgId;
   MsgId update_msg = kKvUpdateMsgId;
   MsgId open_msg = kKvOpenMsgId;
+  MsgId map_msg = kKvMapMsgId;
   const char* directory_metadata = "kv.directory";  // where a node keeps its shards' directory
 };
 

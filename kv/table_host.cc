@@ -76,6 +76,12 @@ absl::StatusOr<std::unique_ptr<TableHost>> TableHost::Install(Host& host, TableO
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = msgRegisterHandler(
+          host, options.identity.map_msg, [self](Context& ctx, const Message& m) { self->OnMapRequest(ctx, m); },
+          options.identity.name);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = msgRegisterHandler(host, options.identity.update_msg,
                                           [self](Context& ctx, const Message& m) { self->OnUpdate(ctx, m); }, options.identity.name);
       !s.ok()) {
@@ -212,6 +218,19 @@ void TableHost::OnOpenRequest(Context& ctx, const Message& message) {
   });
 }
 
+void TableHost::OnMapRequest(Context& ctx, const Message& message) {
+  std::shared_ptr<const ShardMap> map;
+  {
+    MutexLock lock(&mu_);
+    map = map_;
+  }
+  if (map == nullptr) {
+    (void)msgReplyError(ctx, message, absl::NotFoundError("this machine has not opened the table"));
+    return;
+  }
+  (void)msgReply(ctx, message, EncodeDirectory(options_.layout, map->shards()));
+}
+
 Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::FetchFromCatalog(Context& ctx) {
   const absl::Time give_up = absl::Now() + kOpenTimeout;
   while (true) {
@@ -241,7 +260,28 @@ Task<absl::StatusOr<std::shared_ptr<const ShardMap>>> TableHost::Fetch(Context& 
   while (true) {
     std::vector<Shard> shards;
     absl::Status missing;
+    // A member that opened the table already has the cluster's map (this machine became
+    // the coordinator by joining later): take it.
     for (NodeId m : clusterMembers(ctx)) {
+      if (m == ctx.self()) continue;
+      absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, m, options_.identity.map_msg, "");
+      if (absl::IsNotFound(reply.status())) continue;
+      if (!reply.ok()) {
+        missing = absl::UnavailableError(absl::StrFormat("machine %d: %s", m, reply.status().message()));
+        break;
+      }
+      absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> dir = DecodeDirectory(*reply);
+      if (!dir.ok()) co_return dir.status();
+      if (!SameLayout(dir->first, options_.layout)) {
+        co_return absl::FailedPreconditionError(
+            absl::StrFormat("machine %d runs the kv store with another layout", m));
+      }
+      absl::StatusOr<ShardMap> map = ShardMap::Create(dir->first, std::move(dir->second));
+      if (!map.ok()) co_return map.status();
+      co_return std::make_shared<const ShardMap>(std::move(*map));
+    }
+    for (NodeId m : clusterMembers(ctx)) {
+      if (!missing.ok()) break;
       absl::StatusOr<std::string> reply = co_await MsgSendTo(ctx, m, options_.identity.directory_msg, "");
       if (!reply.ok()) {
         missing = absl::UnavailableError(absl::StrFormat("machine %d: %s", m, reply.status().message()));

@@ -10,14 +10,17 @@
 //                  restarted with the same members opens the same table.
 //   Open           the whole table, decided once for the cluster: a machine asks the
 //                  catalog coordinator (the primary, in the current configuration, of
-//                  the region of its TableIdentity's catalog address) for the table's ShardMap. The
-//                  coordinator opens it once: it asks every member for its directory
-//                  (retrying while some have not created their shards yet, up to
-//                  kOpenTimeout; not before the coordinator itself is ready: Host::ready
-//                  waits for the cluster's members). Every machine adopts the coordinator's map, with its
-//                  shards in the same order, so all build the same one; a machine that
-//                  joins later gets the same map (its own shards stay unused). Cached,
-//                  so a machine asks once.
+//                  the region of its TableIdentity's catalog address) for the table's
+//                  ShardMap. The coordinator opens it once: it takes the map a member
+//                  opened already (it may be the coordinator only because it joined
+//                  later: placement moved the catalog address to it), else it asks
+//                  every member for its directory (retrying while some have not created
+//                  their shards yet, up to kOpenTimeout; not before the coordinator
+//                  itself is ready: Host::ready waits for the cluster's members). Every
+//                  machine adopts the coordinator's map, with its shards in the same
+//                  order, so all build the same one; a machine that joins later gets
+//                  the same map (its own shards stay unused). Cached, so a machine asks
+//                  once.
 //   updates        shipped updates arriving here run in the receiving thread's
 //                  UpdateExecutor (flat combining, single-machine transactions).
 //
@@ -79,6 +82,8 @@ class TableHost {
   TableHost(Host* host, TableOptions options);
   void OnDirectoryRequest(Context& ctx, const Message& message);
   void OnUpdate(Context& ctx, const Message& message);
+  // A member asks for the map this machine opened the table with (NotFound: none).
+  void OnMapRequest(Context& ctx, const Message& message);
   // As the catalog coordinator: the table as this machine opened it from the members'
   // directories (opening it first if needed).
   void OnOpenRequest(Context& ctx, const Message& message);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -181,6 +182,55 @@ TEST_P(GraphTest, HubListOfAHundredThousandLinks) {
     EXPECT_EQ(*page, *model.GetLinkList(r));
   }
   std::cerr << "hub of " << kLinks << " links loaded in " << load << "\n";
+}
+
+// A load appends to the tail only while nothing else changes the list; otherwise (a
+// list that has links, a second load at once, repeated id2s) the links are upserts.
+TEST_P(GraphTest, LoadsFallBackToUpsertsWhenTheListIsNotTheirs) {
+  auto make = [](int64_t id1, int from, int n, int64_t time0, std::string data) {
+    std::vector<Link> links;
+    for (int i = 0; i < n; ++i) links.push_back(L(id1, from + i, time0 + (i * 7919) % 5000, Visibility::kVisible, data));
+    return links;
+  };
+  MemoryGraph model;
+  // Into a list that has links already (some of the load's id2s among them, hidden).
+  for (const Link& l : {L(7, 5, 100, Visibility::kHidden), L(7, 3000, 9999)}) {
+    ASSERT_TRUE(*g_->AddLink(1, l));
+    ASSERT_TRUE(*model.AddLink(l));
+  }
+  std::vector<Link> load = make(7, 0, 2000, 0, std::string(20, 'x'));
+  ASSERT_EQ(*g_->AddLinks(2, 7, kDefaultLinkType, load), 1999u);
+  for (const Link& l : load) (void)model.AddLink(l);
+  // Two loads of one list from two nodes at once, overlapping id2s.
+  std::vector<Link> a = make(8, 0, 3000, 0, std::string(10, 'a'));
+  std::vector<Link> b = make(8, 1500, 3000, 2000, std::string(10, 'b'));
+  std::thread other([&] {
+    absl::StatusOr<uint64_t> r = g_->AddLinks(3, 8, kDefaultLinkType, b);
+    EXPECT_TRUE(r.ok()) << r.status();
+  });
+  ASSERT_TRUE(g_->AddLinks(1, 8, kDefaultLinkType, a).ok());
+  other.join();
+  // The model cannot know which load won each shared id2: compare what cannot differ.
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 4500; ++i) ids.push_back(i);
+  absl::StatusOr<std::vector<Link>> got = g_->GetLinks(2, 8, kDefaultLinkType, ids);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->size(), 4500u);
+  EXPECT_EQ(*g_->CountLinks(3, 8, kDefaultLinkType), 4500u);
+  absl::StatusOr<std::vector<Link>> page = g_->GetLinkList(1, LinkRange{8, kDefaultLinkType});
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->size(), 4500u);
+  EXPECT_TRUE(std::is_sorted(page->begin(), page->end(),
+                             [](const Link& x, const Link& y) { return EdgeBefore(x.time, x.id2, y.time, y.id2); }));
+  // Repeated id2s in one call: in order, the last one wins.
+  std::vector<Link> repeated = make(9, 0, 1500, 0, "r");
+  repeated.push_back(L(9, 3, 77777, Visibility::kHidden, "last"));
+  ASSERT_EQ(*g_->AddLinks(1, 9, kDefaultLinkType, repeated), 1500u);
+  for (const Link& l : repeated) (void)model.AddLink(l);
+  for (int64_t id1 : {7, 9}) {
+    EXPECT_EQ(*g_->CountLinks(2, id1, kDefaultLinkType), model.CountLinks(id1, kDefaultLinkType));
+    EXPECT_EQ(*g_->GetLinkList(3, LinkRange{id1, kDefaultLinkType}), *model.GetLinkList(LinkRange{id1, kDefaultLinkType}));
+  }
 }
 
 // Random operations on the cluster and on the model, from random nodes; every result
