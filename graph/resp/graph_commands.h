@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "resp/redis_errors.h"
 
 namespace farm::graph {
 
@@ -49,11 +50,9 @@ const GraphCommandSpec* FindGraphCommand(absl::string_view name);
 absl::Span<const GraphCommandSpec> AllGraphCommands();
 bool ArityOk(const GraphCommandSpec& spec, size_t argc);
 
-// "ERR unknown command 'foo', with args beginning with: 'a' 'b' " (Redis 7's format,
-// including its truncation of long names and arguments and its stop at a NUL byte).
-std::string UnknownCommandMessage(absl::Span<const std::string> args);
-// "ERR wrong number of arguments for 'node.add' command".
-std::string ArityMessage(absl::string_view name);
+// Error texts: resp/redis_errors.h's, shared by every RESP service.
+using ::farm::resp::ArityMessage;
+using ::farm::resp::UnknownCommandMessage;
 
 }  // namespace farm::graph
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "farm/api/log.h"
+#include "resp/redis_errors.h"
 
 namespace farm::graph {
 
@@ -34,13 +35,7 @@ std::vector<std::pair<std::string, uint64_t>> GraphService::Counters() const {
       {"configuration_epoch", epoch_.load(std::memory_order_relaxed)},
       {"configuration_members", members_.load(std::memory_order_relaxed)}};
   if (server_ == nullptr) return counters;
-  const ::farm::resp::RespStats s = server_->stats();
-  counters.insert(counters.end(), {{"resp_connections_open", s.connections_open},
-                                   {"resp_connections_accepted", s.connections_accepted},
-                                   {"resp_connections_rejected", s.connections_rejected},
-                                   {"resp_commands", s.commands},
-                                   {"resp_error_replies", s.error_replies},
-                                   {"resp_protocol_errors", s.protocol_errors}});
+  for (auto& c : ::farm::resp::ServerCounters(*server_)) counters.push_back(std::move(c));
   return counters;
 }
 

@@ -39,11 +39,6 @@ constexpr CommandSpec kCommands[] = {
 };
 
 // Redis formats arguments with "%s": a NUL byte ends them.
-absl::string_view UpToNul(absl::string_view s) {
-  const size_t nul = s.find('\0');
-  return nul == absl::string_view::npos ? s : s.substr(0, nul);
-}
-
 }  // namespace
 
 const CommandSpec* FindCommand(absl::string_view name) {
@@ -56,28 +51,6 @@ const CommandSpec* FindCommand(absl::string_view name) {
 bool ArityOk(const CommandSpec& spec, size_t argc) {
   if (spec.arity >= 0) return argc == static_cast<size_t>(spec.arity);
   return argc >= static_cast<size_t>(-spec.arity);
-}
-
-std::string UnknownCommandMessage(absl::Span<const std::string> args) {
-  // Redis 7: "unknown command '%.128s', with args beginning with: " then "'%.*s' " for
-  // each argument while the list is under 128 bytes, each cut to what remains of 128.
-  std::string list;
-  for (size_t i = 1; i < args.size() && list.size() < 128; ++i) {
-    const absl::string_view arg = UpToNul(args[i]);
-    absl::StrAppend(&list, "'", arg.substr(0, 128 - list.size()), "' ");
-  }
-  const absl::string_view name = UpToNul(args.empty() ? absl::string_view() : args[0]);
-  return absl::StrCat("ERR unknown command '", name.substr(0, 128),
-                      "', with args beginning with: ", list);
-}
-
-std::string ArityMessage(absl::string_view name) {
-  return absl::StrCat("ERR wrong number of arguments for '", name, "' command");
-}
-
-std::string UnknownSubcommandMessage(absl::string_view subcommand, absl::string_view command) {
-  return absl::StrCat("ERR unknown subcommand '", UpToNul(subcommand).substr(0, 128), "'. Try ",
-                      absl::AsciiStrToUpper(command), " HELP.");
 }
 
 size_t Call::bytes() const {

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "resp/redis_errors.h"
 
 namespace farm::kv::resp {
 
@@ -72,13 +73,11 @@ struct CommandSpec {
 const CommandSpec* FindCommand(absl::string_view name);
 bool ArityOk(const CommandSpec& spec, size_t argc);
 
-// "ERR unknown command 'foo', with args beginning with: 'a' 'b' " (Redis 7's format,
-// including its truncation of long names and arguments).
-std::string UnknownCommandMessage(absl::Span<const std::string> args);
-// "ERR wrong number of arguments for 'get' command"; `name` may be "client|setname".
-std::string ArityMessage(absl::string_view name);
-// "ERR unknown subcommand 'foo'. Try CLIENT HELP."
-std::string UnknownSubcommandMessage(absl::string_view subcommand, absl::string_view command);
+// The error texts (UnknownCommandMessage, ArityMessage, UnknownSubcommandMessage) are
+// resp/redis_errors.h's, shared by every RESP service.
+using ::farm::resp::ArityMessage;
+using ::farm::resp::UnknownCommandMessage;
+using ::farm::resp::UnknownSubcommandMessage;
 
 // Calls fn(key) for each key argument of a command (none when args are too few).
 template <typename Fn>
