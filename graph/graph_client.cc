@@ -57,16 +57,16 @@ Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> 
   co_return absl::AbortedError(absl::StrCat("gave up after ", GraphClient::kMaxAttempts, " conflicts: ", last.message()));
 }
 
-// Node data over kMaxInlineNodeData as chunk objects, one transaction each (near
-// `hint`); empty for data that stays inline.
+// Node data over kMaxInlineNodeData as chunk objects, one transaction each, near `hint`
+// (a storage member's address); empty for data that stays inline.
 Task<absl::StatusOr<std::vector<FatPtr>>> WriteChunks(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
-                                                      ClientStats* stats, const std::string& data) {
+                                                      ClientStats* stats, const std::string& data, Addr hint) {
   std::vector<FatPtr> chunks;
   if (data.size() <= kMaxInlineNodeData) co_return chunks;
   for (size_t at = 0; at < data.size(); at += kChunkDataBytes) {
     const std::string chunk = EncodeChunk(absl::string_view(data).substr(at, kChunkDataBytes));
     absl::StatusOr<FatPtr> ptr = co_await RunTx<FatPtr>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<FatPtr>> {
-      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, static_cast<uint32_t>(chunk.size()));
+      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, static_cast<uint32_t>(chunk.size()), hint);
       if (!object.ok()) co_return object.status();
       std::copy(chunk.begin(), chunk.end(), (*object)->data().begin());
       if (absl::Status st = txWrite(s.tx, *object); !st.ok()) co_return st;
@@ -107,7 +107,10 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
   std::vector<std::vector<FatPtr>> chunks(nodes.size());
   bool any = false;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteChunks(ctx, index, stats, nodes[i].data);
+    // The node's id is not known yet: spread the chunks over the index's shards (a
+    // compute-only member has no memory of its own to put them in).
+    const kv::Shard& shard = index->shards()[(reinterpret_cast<uintptr_t>(&nodes[i]) >> 4) % index->shards().size()];
+    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteChunks(ctx, index, stats, nodes[i].data, shard.first);
     if (!c.ok()) co_return c.status();  // (chunks written so far leak; see README)
     chunks[i] = std::move(*c);
     any = any || !chunks[i].empty();
@@ -123,7 +126,8 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
 
 Task<absl::StatusOr<bool>> UpdateNodeTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                           Node node) {
-  absl::StatusOr<std::vector<FatPtr>> chunks = co_await WriteChunks(ctx, index, stats, node.data);
+  absl::StatusOr<std::vector<FatPtr>> chunks =
+      co_await WriteChunks(ctx, index, stats, node.data, VertexHome(*index, node.id));
   if (!chunks.ok()) co_return chunks.status();
   absl::StatusOr<bool> updated = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
     return UpdateNodeTx(s, node, *chunks);
@@ -346,8 +350,7 @@ Task<absl::StatusOr<std::vector<Link>>> GraphClient::GetLinksTask(GraphClient* s
 }
 
 void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  const kv::Home home = index_->Locate(kv::HashKey(VertexKey(request.id1)));
-  const Addr target = index_->Bucket(home.shard, home.bucket).addr;
+  const Addr target = VertexHome(*index_, request.id1);
   const int64_t id1 = request.id1, type = request.type;
   msgSend(ctx_, target, kGraphShipMsgId, EncodeShipRequest(request),
           [id1, type, done = std::move(done)](absl::StatusOr<std::string> reply) mutable {

@@ -17,11 +17,6 @@ namespace {
 // A list longer than this many blocks is taken for a cycle (a corrupt list).
 constexpr size_t kMaxListBlocks = size_t{1} << 24;
 
-Addr IndexBucketOf(const kv::ShardMap& index, const std::string& key) {
-  const kv::Home home = index.Locate(kv::HashKey(key));
-  return index.Bucket(home.shard, home.bucket).addr;
-}
-
 // The first error of an index update: the transaction's or the operation's own.
 absl::Status IndexResult(const absl::StatusOr<std::vector<kv::KeyOpResult>>& r) {
   if (!r.ok()) return r.status();
@@ -383,7 +378,7 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
   if (vertex.object != nullptr && EncodeVertex(vertex.v, vertex.object->data())) {
     co_return txWrite(s.tx, vertex.object);
   }
-  const Addr hint = vertex.object != nullptr ? vertex.object->ptr().addr : IndexBucketOf(s.index, VertexKey(vertex.id));
+  const Addr hint = vertex.object != nullptr ? vertex.object->ptr().addr : VertexHome(s.index, vertex.id);
   absl::StatusOr<ObjBuf*> fresh = co_await TxAlloc(s.tx, VertexAllocBytes(vertex.v), hint);
   if (!fresh.ok()) co_return fresh.status();
   if (!EncodeVertex(vertex.v, (*fresh)->data())) co_return absl::InternalError("a vertex does not fit the object made for it");
@@ -548,8 +543,8 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   const ListHead* found = vertex->object ? vertex->v.FindList(type) : nullptr;
   const bool fresh = found == nullptr || (found->head.is_null() && found->count == 0);
   if (!fresh && found->load_token != token) co_return Result();
+  ListOf(vertex->v, type);  // (a vertex may have a node and no list of this type yet)
   if (vertex->object == nullptr) {
-    ListOf(vertex->v, type);
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   }
   ListHead list = *vertex->v.FindList(type);

@@ -1,6 +1,7 @@
 #include "graph/index.h"
 
 #include "farm/api/wire.h"
+#include "kv/layout.h"
 
 namespace farm::graph {
 
@@ -27,6 +28,11 @@ std::optional<FatPtr> DecodeVertexPtr(absl::string_view value) {
   p.incarnation = LoadLe<uint32_t>(value.data() + 12);
   if (p.is_null()) return std::nullopt;
   return p;
+}
+
+Addr VertexHome(const kv::ShardMap& index, int64_t id) {
+  const kv::Home home = index.Locate(kv::HashKey(VertexKey(id)));
+  return index.Bucket(home.shard, home.bucket).addr;
 }
 
 kv::TableIdentity IndexIdentity() {

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "farm/api/farm.h"
 #include "kv/messages.h"
+#include "kv/shard_map.h"
 #include "kv/table_host.h"
 
 namespace farm::graph {
@@ -22,6 +23,10 @@ std::string VertexKey(int64_t id);
 std::string EncodeVertexPtr(FatPtr ptr);
 // nullopt for a value that is not a pointer (a corrupt index).
 std::optional<FatPtr> DecodeVertexPtr(absl::string_view value);
+
+// Where id's vertex lives: beside its index entry (the entry's bucket), so the
+// machine of that bucket's region runs the id's shipped operations.
+Addr VertexHome(const kv::ShardMap& index, int64_t id);
 
 // The index table's identity: its own catalog address, message ids from the graph's
 // range (farm/msg/message_ids.h) and metadata key.

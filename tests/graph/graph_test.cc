@@ -225,6 +225,13 @@ TEST_P(GraphTest, LoadsFallBackToUpsertsWhenTheListIsNotTheirs) {
   EXPECT_EQ(page->size(), 4500u);
   EXPECT_TRUE(std::is_sorted(page->begin(), page->end(),
                              [](const Link& x, const Link& y) { return EdgeBefore(x.time, x.id2, y.time, y.id2); }));
+  // A load into the list of an id that has a node (a vertex without that list yet).
+  absl::StatusOr<int64_t> node = g_->AddNode(1, Node{0, 1, 1, 1, "n"});
+  ASSERT_TRUE(node.ok()) << node.status();
+  std::vector<Link> onto_node = make(*node, 0, 1000, 0, std::string(20, 'n'));
+  ASSERT_EQ(*g_->AddLinks(2, *node, kDefaultLinkType, onto_node), 1000u);
+  EXPECT_EQ(*g_->CountLinks(3, *node, kDefaultLinkType), 1000u);
+  EXPECT_EQ((*g_->GetNode(3, *node, 1))->data, "n");
   // Repeated id2s in one call: in order, the last one wins.
   std::vector<Link> repeated = make(9, 0, 1500, 0, "r");
   repeated.push_back(L(9, 3, 77777, Visibility::kHidden, "last"));
