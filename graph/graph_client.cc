@@ -215,7 +215,7 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
 // AddLinks: newest first (unless an id2 repeats: then in the caller's order), in
 // shipped transactions of at most kMaxShippedEdgeBytes of edges.
 Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
-                                                         std::vector<Link> links) {
+                                                         std::vector<Link> links, uint64_t load) {
   absl::flat_hash_set<int64_t> id2s;
   bool repeats = false;
   for (const Link& l : links) repeats = repeats || !id2s.insert(l.id2).second;
@@ -229,7 +229,11 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
   if (!repeats && !links.empty()) {
     uint64_t bytes = 0;
     for (const Link& l : links) bytes += kEdgeHeaderBytes + l.data.size();
-    if (bytes > kMaxShippedEdgeBytes) token = (reinterpret_cast<uintptr_t>(&links) ^ absl::ToUnixNanos(absl::Now())) | 1;
+    if (load != 0) {
+      token = load;
+    } else if (bytes > kMaxShippedEdgeBytes) {
+      token = (reinterpret_cast<uintptr_t>(&links) ^ absl::ToUnixNanos(absl::Now())) | 1;
+    }
   }
   uint64_t added = 0;
   for (size_t at = 0; at < links.size();) {
@@ -313,7 +317,17 @@ void GraphClient::AddLinks(int64_t id1, int64_t type, std::vector<Link> links, D
     l.type = type;
     if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
   }
-  Finish(AddLinksTask(this, id1, type, std::move(links)), std::move(done));
+  Finish(AddLinksTask(this, id1, type, std::move(links), 0), std::move(done));
+}
+
+void GraphClient::LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
+                            Done<absl::StatusOr<uint64_t>> done) {
+  for (Link& l : links) {
+    l.id1 = id1;
+    l.type = type;
+    if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
+  }
+  Finish(AddLinksTask(this, id1, type, std::move(links), load | 1), std::move(done));
 }
 
 void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) {

@@ -56,6 +56,8 @@ class GraphClient final : public GraphStore {
   void ResetNodeIds(int64_t start_id, Done<absl::Status> done) override;
   void AddLink(Link link, Done<absl::StatusOr<bool>> done) override;
   void AddLinks(int64_t id1, int64_t type, std::vector<Link> links, Done<absl::StatusOr<uint64_t>> done) override;
+  void LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
+                 Done<absl::StatusOr<uint64_t>> done) override;
   void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) override;
   void GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
                 Done<absl::StatusOr<std::vector<Link>>> done) override;
@@ -79,8 +81,9 @@ class GraphClient final : public GraphStore {
   static Task<absl::StatusOr<std::vector<Link>>> GetLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                               std::vector<int64_t> id2s);
   static Task<absl::StatusOr<std::vector<Link>>> GetLinkListTask(GraphClient* self, LinkRange range);
+  // `load`: LoadLinks' token (0: AddLinks, which makes one for a call that is a load).
   static Task<absl::StatusOr<uint64_t>> AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
-                                                     std::vector<Link> links);
+                                                     std::vector<Link> links, uint64_t load);
 
   Context& ctx_;
   const std::shared_ptr<const kv::ShardMap> index_;

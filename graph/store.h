@@ -59,6 +59,14 @@ class GraphStore {
   // order. The number of new links.
   virtual void AddLinks(int64_t id1, int64_t type, std::vector<Link> links,
                         Done<absl::StatusOr<uint64_t>> done) = 0;
+  // AddLinks for a bulk load: successive calls with one `load` token (nonzero, unique
+  // to the loader) into a list that was empty when the first began append at its tail
+  // at a cost linear in the links, not in the list — as long as nothing else changes
+  // the list and the links come oldest last; otherwise (and by default) as AddLinks.
+  virtual void LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
+                         Done<absl::StatusOr<uint64_t>> done) {
+    AddLinks(id1, type, std::move(links), std::move(done));
+  }
   // Hides the link (or removes it when `expunge`); the count drops by one when it was
   // visible. A hidden link and not `expunge`: nothing changes. true when it was found.
   virtual void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge,

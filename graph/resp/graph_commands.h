@@ -30,6 +30,7 @@ enum class GraphCommandId : uint8_t {
   kNodeDelete,
   kNodeReset,
   kLinkAdd,
+  kLinkLoad,
   kLinkDelete,
   kLinkGet,
   kLinkRange,

@@ -56,6 +56,11 @@ void RunGraphRequest(GraphStore& store, GraphRequest request, ReplyDone done) {
       });
     case GraphCommandId::kLinkAdd:
       return store.AddLink(std::move(request.link), BoolReply(std::move(done)));
+    case GraphCommandId::kLinkLoad:
+      return store.LoadLinks(request.link.id1, request.link.type, std::move(request.links), request.load_token,
+                             Reply<uint64_t>(std::move(done), [](uint64_t n, RespWriter& w) {
+                               w.Integer(static_cast<int64_t>(n));
+                             }));
     case GraphCommandId::kLinkDelete:
       return store.DeleteLink(request.link.id1, request.link.type, request.link.id2,
                               request.expunge, BoolReply(std::move(done)));

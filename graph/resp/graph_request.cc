@@ -116,6 +116,23 @@ std::optional<std::string> ParseGraphRequest(const GraphCommandSpec& spec,
       r.Data("link", kMaxLinkDataBytes, &l.data);
       break;
     }
+    case GraphCommandId::kLinkLoad: {
+      // id1 type, then (id2 visibility version time data) per link.
+      if ((args.size() - 3) % 5 != 0) return ArityMessage(spec.name);
+      r.Int64(&request->link.id1);
+      r.Int64(&request->link.type);
+      request->links.resize((args.size() - 3) / 5);
+      for (Link& l : request->links) {
+        l.id1 = request->link.id1;
+        l.type = request->link.type;
+        r.Int64(&l.id2);
+        r.VisibilityArg(&l.visibility);
+        r.Int32(&l.version);
+        r.Int64(&l.time);
+        r.Data("link", kMaxLinkDataBytes, &l.data);
+      }
+      break;
+    }
     case GraphCommandId::kLinkDelete:
       r.Int64(&request->link.id1);
       r.Int64(&request->link.type);

@@ -38,6 +38,8 @@ struct GraphRequest {
   Node node;                  // NODE.ADD/UPDATE (all fields), NODE.GET/DELETE (id, type)
   Link link;                  // LINK.ADD (all), LINK.DELETE (id1 type id2), GET/COUNT (id1 type)
   std::vector<int64_t> id2s;  // LINK.GET
+  std::vector<Link> links;    // LINK.LOAD (id1 and type in `link`)
+  uint64_t load_token = 0;    // LINK.LOAD: the connection's (GraphSessionOptions)
   LinkRange range;            // LINK.RANGE
   bool expunge = false;       // LINK.DELETE ... EXPUNGE
   int64_t start_id = 0;       // NODE.RESET

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace farm::graph {
 
@@ -21,10 +22,13 @@ absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> StartGraphRespServer(
   GraphSessionOptions session;
   session.parser_limits.max_bulk_bytes = options.max_bulk_bytes;
   session.max_output_bytes = options.max_output_bytes;
-  ::farm::resp::SessionFactory factory = [stores = std::move(stores),
-                                          session](const ::farm::resp::SessionInfo& info) {
+  // Load tokens differ between connections and between servers (nodes, restarts).
+  const uint64_t salt = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) ^ reinterpret_cast<uintptr_t>(&options);
+  ::farm::resp::SessionFactory factory = [stores = std::move(stores), session,
+                                          salt](const ::farm::resp::SessionInfo& info) {
     GraphSessionOptions o = session;
     o.counters = info.counters;
+    o.load_token = (salt ^ (info.client_id * 0x9e3779b97f4a7c15ull)) | 1;
     return GraphSession::Create(stores.at(info.thread), std::move(o));
   };
   return ::farm::resp::RespServer::Start(

@@ -90,6 +90,7 @@ void GraphSession::Dispatch() {
   if (std::optional<std::string> error = ParseGraphRequest(*spec, args, &request)) {
     return Append(ErrorReply(*error));
   }
+  request.load_token = options_.load_token;
   running_ = true;
   RunGraphRequest(*store_, std::move(request), [weak = weak_from_this()](std::string reply) {
     if (std::shared_ptr<GraphSession> self = weak.lock()) self->OnStoreReply(std::move(reply));

@@ -51,6 +51,9 @@ struct GraphSessionOptions {
   ::farm::resp::RespParserLimits parser_limits = {.max_bulk_bytes = kDefaultGraphMaxBulkBytes};
   size_t max_output_bytes = 64 << 20;  // stop parsing while this much waits for the client
   ::farm::resp::RespCounters* counters = nullptr;  // optional; must outlive the session
+  // LINK.LOAD's token (GraphStore::LoadLinks): one per connection, so a client's
+  // successive LINK.LOADs into one list continue one load.
+  uint64_t load_token = 1;
 };
 
 class GraphSession final : public ::farm::resp::ProtocolSession,

@@ -93,6 +93,20 @@ TEST_F(GraphSessionTest, LinkCountsFollowAddHideDeleteAndReAdd) {
   EXPECT_EQ(C({"LINK.COUNT", "2", "123"}), ":0");
 }
 
+TEST_F(GraphSessionTest, LinkLoadAddsSeveralLinksAsUpserts) {
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "1", "0", "500", "a", "4", "0", "0", "400", "b"}), ":2");
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123", "4", "1", "0", "300", "c", "3", "1", "0", "200", "d"}), ":1");
+  EXPECT_EQ(C({"LINK.COUNT", "1", "123"}), ":3");
+  EXPECT_EQ(C({"LINK.RANGE", "1", "123", "0", "1000", "0", "10"}),
+            "[[:1, :123, :5, :1, :0, :500, a], [:1, :123, :4, :1, :0, :300, c], [:1, :123, :3, :1, :0, :200, d]]");
+  // id1 type, then five words per link.
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "1", "0", "500"}), "-ERR wrong number of arguments for 'link.load' command");
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "1", "0", "500", "a", "6"}),
+            "-ERR wrong number of arguments for 'link.load' command");
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "2", "0", "500", "a"}), "-ERR visibility must be 0 (hidden) or 1 (visible)");
+  EXPECT_EQ(C({"LINK.COUNT", "1", "123"}), ":3");
+}
+
 TEST_F(GraphSessionTest, LinkGetReturnsHiddenLinksButRangeDoesNot) {
   EXPECT_EQ(AddLink(2, 1, 1000, "visible"), ":1");
   EXPECT_EQ(AddLink(3, 0, 2000, "hidden"), ":1");
@@ -177,7 +191,7 @@ TEST_F(GraphSessionTest, ConnectionCommands) {
   EXPECT_EQ(C({"SELECT", "x"}), "-ERR value is not an integer or out of range");
   EXPECT_EQ(C({"COMMAND"}), "[]");
   EXPECT_EQ(C({"COMMAND", "DOCS"}), "[]");
-  EXPECT_EQ(C({"COMMAND", "COUNT"}), ":15");
+  EXPECT_EQ(C({"COMMAND", "COUNT"}), ":16");
   EXPECT_EQ(C({"HELLO", "3"}), "-ERR unknown command 'HELLO', with args beginning with: '3' ");
 }
 
