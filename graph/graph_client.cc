@@ -115,9 +115,35 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
     chunks[i] = std::move(*c);
     any = any || !chunks[i].empty();
   }
-  absl::StatusOr<int64_t> first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) {
-    return AddNodesTx(s, nodes, any ? absl::Span<const std::vector<FatPtr>>(chunks) : absl::Span<const std::vector<FatPtr>>());
-  });
+  const absl::Span<const std::vector<FatPtr>> all_chunks =
+      any ? absl::Span<const std::vector<FatPtr>>(chunks) : absl::Span<const std::vector<FatPtr>>();
+  uint64_t bytes = 0;
+  for (const Node& n : nodes) bytes += std::min<uint64_t>(n.data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
+  absl::StatusOr<int64_t> first;
+  if (nodes.size() <= GraphClient::kMaxNodesPerTx && bytes <= GraphClient::kMaxNodeBytesPerTx) {
+    first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return AddNodesTx(s, nodes, all_chunks); });
+  } else {
+    // A load's batch: the ids in one transaction, the nodes in several.
+    first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return ReserveNodeIdsTx(s, nodes.size()); });
+    for (size_t at = 0; first.ok() && at < nodes.size();) {
+      size_t end = at;
+      uint64_t part = 0;
+      while (end < nodes.size() && end - at < GraphClient::kMaxNodesPerTx && (end == at || part <= GraphClient::kMaxNodeBytesPerTx)) {
+        part += std::min<uint64_t>(nodes[end].data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
+        ++end;
+      }
+      const absl::Span<const Node> some = absl::MakeConstSpan(nodes).subspan(at, end - at);
+      const absl::Span<const std::vector<FatPtr>> their = any ? all_chunks.subspan(at, end - at) : all_chunks;
+      const int64_t at_id = *first + static_cast<int64_t>(at);
+      absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
+        absl::Status st = co_await PutNodesTx(s, at_id, some, their);
+        if (!st.ok()) co_return st;
+        co_return true;
+      });
+      if (!put.ok()) first = put.status();
+      at = end;
+    }
+  }
   if (!first.ok()) {
     for (std::vector<FatPtr>& c : chunks) (void)co_await FreeChunks(ctx, index, stats, std::move(c));
   }

@@ -39,6 +39,11 @@ class GraphClient final : public GraphStore {
  public:
   // A transaction is tried this often before Aborted is returned.
   static constexpr int kMaxAttempts = 200;
+  // AddNodes writes at most this many nodes, and about this many bytes of vertices, per
+  // transaction (a commit record must fit one message); a larger batch (a load) gets its
+  // ids in one transaction and its nodes in several.
+  static constexpr size_t kMaxNodesPerTx = 64;
+  static constexpr uint64_t kMaxNodeBytesPerTx = 24 * 1024;
   // Lock-free tries of a page before it is read where the list lives.
   static constexpr uint32_t kLockFreePageAttempts = 4;
   // GetLinks reads this many id2s together (atomically); more in several reads.

@@ -391,15 +391,27 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
   co_return absl::OkStatus();
 }
 
-Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
-                                         absl::Span<const std::vector<FatPtr>> chunks) {
+Task<absl::StatusOr<int64_t>> ReserveNodeIdsTx(TxScope& s, uint64_t n) {
   std::vector<kv::KeyOp> ops(1);
   ops[0].kind = kv::OpKind::kIncrement;
-  ops[0].delta = static_cast<int64_t>(nodes.size());
+  ops[0].delta = static_cast<int64_t>(n);
   absl::StatusOr<std::vector<kv::KeyOpResult>> r =
       co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops));
   if (absl::Status st = IndexResult(r); !st.ok()) co_return st;
-  const int64_t first = (*r)[0].number - static_cast<int64_t>(nodes.size()) + 1;
+  co_return (*r)[0].number - static_cast<int64_t>(n) + 1;
+}
+
+Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
+                                         absl::Span<const std::vector<FatPtr>> chunks) {
+  absl::StatusOr<int64_t> first = co_await ReserveNodeIdsTx(s, nodes.size());
+  if (!first.ok()) co_return first.status();
+  absl::Status put = co_await PutNodesTx(s, *first, nodes, chunks);
+  if (!put.ok()) co_return put;
+  co_return *first;
+}
+
+Task<absl::Status> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
+                              absl::Span<const std::vector<FatPtr>> chunks) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, first + static_cast<int64_t>(i));
     if (!vertex.ok()) co_return vertex.status();
@@ -407,7 +419,7 @@ Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> node
     SetNode(vertex->v, nodes[i], chunks.empty() ? std::vector<FatPtr>{} : chunks[i]);
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   }
-  co_return first;
+  co_return absl::OkStatus();
 }
 
 Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks) {

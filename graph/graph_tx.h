@@ -53,6 +53,11 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex);
 // kMaxInlineNodeData), else empty and the data inline.
 Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
                                          absl::Span<const std::vector<FatPtr>> chunks);
+// AddNodesTx in parts, for a batch too large for one commit record: the ids first (the
+// first of n consecutive ones), then the nodes at ids first, first+1, ...
+Task<absl::StatusOr<int64_t>> ReserveNodeIdsTx(TxScope& s, uint64_t n);
+Task<absl::Status> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
+                              absl::Span<const std::vector<FatPtr>> chunks);
 Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks);
 Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type);
 Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);

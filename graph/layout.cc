@@ -67,7 +67,10 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
   if (lists > capacity) return Corrupt("a vertex with more lists than room for them");
   uint64_t at = kVertexHeaderBytes + uint64_t{kListHeadBytes} * capacity;
   const uint64_t data = chunks == 0 ? v.data_bytes : 16ull * chunks;
-  if (at + data > b.size()) return Corrupt("a vertex's data runs past its end");
+  if (at + data > b.size()) {
+    return Corrupt(absl::StrFormat("a vertex's data runs past its end (%d lists of room %d, %d data bytes in %d chunks, %d-byte object)",
+                                   lists, capacity, v.data_bytes, chunks, b.size()));
+  }
   if (chunks > 0 && v.data_bytes > uint64_t{chunks} * kChunkDataBytes) return Corrupt("a vertex's chunks are too few");
   v.lists.resize(lists);
   for (uint32_t i = 0; i < lists; ++i) {
@@ -86,16 +89,18 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
   return v;
 }
 
-uint32_t ListCapacityFor(const Vertex& v, uint32_t object_bytes) {
+std::optional<uint32_t> ListCapacityFor(const Vertex& v, uint32_t object_bytes) {
   const uint32_t fixed = v.EncodedBytes(0);
-  if (object_bytes < fixed) return 0;
+  if (object_bytes < fixed) return std::nullopt;
   const uint32_t capacity = std::min<uint32_t>(255, (object_bytes - fixed) / kListHeadBytes);
-  return capacity >= v.lists.size() ? std::max<uint32_t>(capacity, 1) : 0;
+  if (capacity < v.lists.size()) return std::nullopt;
+  return capacity;
 }
 
 bool EncodeVertex(const Vertex& v, std::span<char> out) {
-  const uint32_t capacity = ListCapacityFor(v, static_cast<uint32_t>(out.size()));
-  if (capacity == 0 || v.chunks.size() > 255) return false;
+  const std::optional<uint32_t> room = ListCapacityFor(v, static_cast<uint32_t>(out.size()));
+  if (!room || v.chunks.size() > 255) return false;
+  const uint32_t capacity = *room;
   std::fill(out.begin(), out.end(), 0);
   char* p = out.data();
   p[0] = kVertexTag;

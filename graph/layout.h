@@ -83,9 +83,9 @@ struct Vertex {
 };
 
 absl::StatusOr<Vertex> DecodeVertex(std::span<const char> bytes);
-// The list capacity a vertex object of `object_bytes` has for `v`, or 0 when v does
-// not fit.
-uint32_t ListCapacityFor(const Vertex& v, uint32_t object_bytes);
+// The list heads a vertex object of `object_bytes` has room for, with v's data; nullopt
+// when v (its lists and data) does not fit.
+std::optional<uint32_t> ListCapacityFor(const Vertex& v, uint32_t object_bytes);
 // Encodes into `out` (the object's whole payload; the rest zeroed): false when it does
 // not fit.
 bool EncodeVertex(const Vertex& v, std::span<char> out);

@@ -76,6 +76,22 @@ TEST_P(GraphTest, NodesHaveSequentialIdsTypesAndResets) {
   EXPECT_EQ((*g_->GetNode(2, 1002, 7))->data, "q");
 }
 
+// A load's batch of nodes: consecutive ids, written over several transactions.
+TEST_P(GraphTest, ALoadsBatchOfNodesGetsConsecutiveIds) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 700; ++i) nodes.push_back(Node{0, 2048, 1, i, std::string(i % 7 == 0 ? 5000 : 300, 'a' + i % 26)});
+  absl::StatusOr<int64_t> first = g_->AddNodes(2, nodes);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, 1);
+  for (int i = 0; i < 700; i += 37) {
+    absl::StatusOr<std::optional<Node>> n = g_->GetNode(1 + i % 3, *first + i, 2048);
+    ASSERT_TRUE(n.ok() && n->has_value()) << i;
+    EXPECT_EQ((*n)->data, nodes[i].data);
+    EXPECT_EQ((*n)->time, i);
+  }
+  EXPECT_EQ(*g_->AddNode(3, Node{0, 2048, 1, 1, "next"}), 701);
+}
+
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   std::string big(kMaxNodeDataBytes, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
