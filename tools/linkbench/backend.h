@@ -10,7 +10,8 @@
 // Threads: Backend::Connect and Describe may be called from any thread; a Connection is
 // used by one thread at a time. Connections must be destroyed before their Backend.
 //
-// Backends are chosen by name (backend_registry.h): `memory`, `mariadb`; more are
+// Backends are chosen by name (backend_registry.h): `memory`, `mariadb`, `farm`,
+// `graph-resp`; more are
 // added by a row in the registry's table.
 #ifndef FARM_TOOLS_LINKBENCH_BACKEND_H_
 #define FARM_TOOLS_LINKBENCH_BACKEND_H_
@@ -77,6 +78,10 @@ class Backend {
   virtual std::string Describe() const = 0;
   // A new connection for one thread.
   virtual absl::StatusOr<std::unique_ptr<Connection>> Connect() = 0;
+  // Backend-specific figures for the report, one line each, taken after the request
+  // phase (e.g. the farm backend's fabric READs per lock-free operation); empty by
+  // default. Called with no connection in use.
+  virtual std::vector<std::string> Summary() { return {}; }
 };
 
 }  // namespace farm::linkbench

@@ -1,4 +1,4 @@
-// Backends by name: OpenBackend("memory" | "mariadb", options) opens a fresh store.
+// Backends by name: OpenBackend("memory" | "mariadb" | "farm" | "graph-resp", options) opens a fresh store.
 // Adding a backend is one row in the table in backend_registry.cc.
 //
 // BackendOptions is a bag of settings, name=value, that each backend reads what it

@@ -33,7 +33,8 @@
 #endif
 
 ABSL_FLAG(std::vector<std::string>, backend, std::vector<std::string>{"memory"},
-          "backends to run, in order (comma list): memory, mariadb; the comparison is relative to the last");
+          "backends to run, in order (comma list): memory, mariadb, farm, graph-resp; the comparison is "
+          "relative to the last");
 ABSL_FLAG(std::string, workload, LINKBENCH_CONFIG_DIR "/FBWorkload.properties",
           "LinkBench workload properties file");
 ABSL_FLAG(std::string, distribution, "",
@@ -61,6 +62,15 @@ ABSL_FLAG(std::string, mysql_password, "", "mariadb: password on a running serve
 ABSL_FLAG(std::string, mysql_db, "linkdb", "mariadb: database (its LinkBench tables are dropped and recreated)");
 ABSL_FLAG(std::string, mysql_buffer_pool, "1G", "mariadb: InnoDB buffer pool of the private server");
 ABSL_FLAG(std::string, mariadbd, "/usr/sbin/mariadbd", "mariadb: the server binary for a private server");
+ABSL_FLAG(std::string, zookeeper, "",
+          "farm: ZooKeeper host:port of a running cluster with the graph (deploy/local-cluster --services graph)");
+ABSL_FLAG(std::string, cluster, "farm", "farm: the cluster's name");
+ABSL_FLAG(std::string, secret_file, "", "farm: the cluster's secret file");
+ABSL_FLAG(int, farm_threads, 2, "farm: worker threads of the compute-only member (connections round-robin)");
+ABSL_FLAG(std::string, member_fabric, "auto", "farm: the member's fabric, as the nodes' farm_node --fabric");
+ABSL_FLAG(std::string, member_listen, "127.0.0.1:0", "farm: the member's fabric address, reachable by the nodes");
+ABSL_FLAG(std::string, graph_resp, "",
+          "graph-resp: the nodes' graph RESP addresses, host:port comma list (farm_node --graph_listen)");
 ABSL_FLAG(std::string, mariadb_install_db, "/usr/bin/mariadb-install-db",
           "mariadb: the datadir initialiser for a private server");
 
@@ -137,6 +147,13 @@ BackendOptions OptionsFromFlags() {
   o.settings["mysql_buffer_pool"] = absl::GetFlag(FLAGS_mysql_buffer_pool);
   o.settings["mariadbd"] = absl::GetFlag(FLAGS_mariadbd);
   o.settings["mariadb_install_db"] = absl::GetFlag(FLAGS_mariadb_install_db);
+  o.settings["zookeeper"] = absl::GetFlag(FLAGS_zookeeper);
+  o.settings["cluster"] = absl::GetFlag(FLAGS_cluster);
+  o.settings["secret_file"] = absl::GetFlag(FLAGS_secret_file);
+  o.settings["threads"] = absl::StrCat(absl::GetFlag(FLAGS_farm_threads));
+  o.settings["fabric"] = absl::GetFlag(FLAGS_member_fabric);
+  o.settings["listen"] = absl::GetFlag(FLAGS_member_listen);
+  o.settings["graph_resp"] = absl::GetFlag(FLAGS_graph_resp);
   return o;
 }
 
@@ -224,6 +241,8 @@ int Run() {
     run.requests = *std::move(requested);
     if (run.requests.errors > 0) exit_code = 1;
     std::printf("%s", RequestSummary(run).c_str());
+    run.summary = (*backend)->Summary();
+    for (const std::string& line : run.summary) std::printf("[%s] %s\n", name.c_str(), line.c_str());
     std::fflush(stdout);
     runs.push_back(std::move(run));
   }

@@ -105,6 +105,9 @@ std::string ToJson(const RunSettings& st, const std::vector<RunRecord>& runs) {
     const RequestResult& r = run.requests;
     absl::StrAppendFormat(&s, "    {\"backend\": %s, \"description\": %s,\n", JsonString(run.backend),
                           JsonString(run.description));
+    s += "     \"summary\": [";
+    for (size_t i = 0; i < run.summary.size(); ++i) absl::StrAppend(&s, i ? ", " : "", JsonString(run.summary[i]));
+    s += "],\n";
     absl::StrAppendFormat(&s,
                           "     \"load\": {\"nodes\": %d, \"links\": %d, \"seconds\": %.3f, \"links_per_s\": %.1f, "
                           "\"nodes_per_s\": %.1f, \"node_seconds\": %.3f},\n",

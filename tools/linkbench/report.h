@@ -20,6 +20,7 @@ struct RunRecord {
   std::string description;  // Backend::Describe()
   LoadResult load;
   RequestResult requests;
+  std::vector<std::string> summary;  // Backend::Summary() after the request phase
 };
 
 // Settings echoed into reports.
