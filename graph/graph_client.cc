@@ -1,6 +1,8 @@
 #include "graph/graph_client.h"
 
 #include <algorithm>
+#include <coroutine>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -101,6 +103,47 @@ void Fail(Context& ctx, absl::Status s, Done done) {
   ctx.Defer([s, done = std::move(done)]() mutable { done(absl::StatusOr<T>(s)); });
 }
 
+// co_await JoinAll(tasks) -> the first error: runs the tasks at once (spawned on this
+// thread) and resumes when every one has finished.
+class JoinAll {
+ public:
+  explicit JoinAll(std::vector<Task<absl::Status>> tasks) : tasks_(std::move(tasks)) {}
+  bool await_ready() const noexcept { return tasks_.empty(); }
+  bool await_suspend(std::coroutine_handle<> h) {
+    state_->waiter = h;
+    state_->left = tasks_.size() + 1;  // +1 until every task is spawned
+    for (Task<absl::Status>& t : tasks_) {
+      Spawn(std::move(t), [state = state_](absl::Status s) {
+        if (!s.ok() && state->error.ok()) state->error = s;
+        if (--state->left == 0) state->waiter.resume();
+      });
+    }
+    return --state_->left != 0;  // all done already (never, as continuations are deferred)
+  }
+  absl::Status await_resume() { return state_->error; }
+
+ private:
+  struct State {
+    std::coroutine_handle<> waiter;
+    size_t left = 0;
+    absl::Status error;
+  };
+  std::vector<Task<absl::Status>> tasks_;
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+// Nodes at ids first, first+1, ... in one transaction (part of a load's batch).
+Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                int64_t first, absl::Span<const Node> nodes,
+                                absl::Span<const std::vector<FatPtr>> chunks) {
+  absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
+    absl::Status st = co_await PutNodesTx(s, first, nodes, chunks);
+    if (!st.ok()) co_return st;
+    co_return true;
+  });
+  co_return put.status();
+}
+
 // AddNodes: chunks first, then one transaction for the nodes.
 Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                            std::vector<Node> nodes) {
@@ -123,26 +166,23 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
   if (nodes.size() <= GraphClient::kMaxNodesPerTx && bytes <= GraphClient::kMaxNodeBytesPerTx) {
     first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return AddNodesTx(s, nodes, all_chunks); });
   } else {
-    // A load's batch: the ids in one transaction, the nodes in several.
+    // A load's batch: the ids in one transaction, then the nodes in several at once.
     first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return ReserveNodeIdsTx(s, nodes.size()); });
+    std::vector<Task<absl::Status>> parts;
     for (size_t at = 0; first.ok() && at < nodes.size();) {
       size_t end = at;
       uint64_t part = 0;
-      while (end < nodes.size() && end - at < GraphClient::kMaxNodesPerTx && (end == at || part <= GraphClient::kMaxNodeBytesPerTx)) {
+      while (end < nodes.size() && end - at < GraphClient::kMaxNodesPerTx &&
+             (end == at || part <= GraphClient::kMaxNodeBytesPerTx)) {
         part += std::min<uint64_t>(nodes[end].data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
         ++end;
       }
-      const absl::Span<const Node> some = absl::MakeConstSpan(nodes).subspan(at, end - at);
-      const absl::Span<const std::vector<FatPtr>> their = any ? all_chunks.subspan(at, end - at) : all_chunks;
-      const int64_t at_id = *first + static_cast<int64_t>(at);
-      absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
-        absl::Status st = co_await PutNodesTx(s, at_id, some, their);
-        if (!st.ok()) co_return st;
-        co_return true;
-      });
-      if (!put.ok()) first = put.status();
+      parts.push_back(PutNodesPart(ctx, index, stats, *first + static_cast<int64_t>(at),
+                                   absl::MakeConstSpan(nodes).subspan(at, end - at),
+                                   any ? all_chunks.subspan(at, end - at) : all_chunks));
       at = end;
     }
+    if (absl::Status put = co_await JoinAll(std::move(parts)); !put.ok()) first = put;
   }
   if (!first.ok()) {
     for (std::vector<FatPtr>& c : chunks) (void)co_await FreeChunks(ctx, index, stats, std::move(c));
