@@ -5,11 +5,11 @@
 #   farm        application threads of this process joined as a compute-only member
 #               (--farm_threads worker threads; one GraphClient each)
 #   graph-resp  the nodes' graph service over RESP (one connection per loader and
-#               requester, round-robin over the nodes; LINK.ADD per link in the load)
+#               requester, round-robin over the nodes; LINK.LOAD in the load)
 #   mariadb     LinkBench's MySQL store on a private mariadbd
 # and prints linkbench's report and its comparison (ratios against the last backend),
-# then stops the cluster. farm and graph-resp share the cluster's graph: graph-resp
-# loads over what farm's run left (see tools/linkbench/README.md).
+# then stops the cluster. farm and graph-resp share the cluster's graph, each in an id
+# space of its own (tools/linkbench/id_space.h): each loads and runs on a fresh graph.
 #
 #   tools/linkbench/compare.sh [build dir] [linkbench flags...]
 #   tools/linkbench/compare.sh build --nodes=10000 --requesters=10 --requests=5000
