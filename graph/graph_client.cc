@@ -21,9 +21,11 @@ namespace {
 
 bool Retryable(const absl::Status& s) { return absl::IsAborted(s) || absl::IsFailedPrecondition(s); }
 
-absl::Duration Backoff(int attempt, uint64_t salt) {
-  const int64_t cap_us = std::min<int64_t>(2000, int64_t{10} << std::min(attempt, 8));
-  return absl::Microseconds(1 + static_cast<int64_t>((salt * 0x9e3779b97f4a7c15ull) >> 33) % cap_us);
+// Randomised exponential backoff: up to 10 µs, doubling, at most 5 ms.
+absl::Duration Backoff(int attempt) {
+  const int64_t cap_us = std::min<int64_t>(5000, int64_t{10} << std::min(attempt, 9));
+  const uint64_t salt = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) * 0x9e3779b97f4a7c15ull;
+  return absl::Microseconds(1 + static_cast<int64_t>((salt >> 33) % static_cast<uint64_t>(cap_us)));
 }
 
 // Runs `op(scope)` in transactions until one commits or fails for good; op returns
@@ -31,10 +33,12 @@ absl::Duration Backoff(int attempt, uint64_t salt) {
 template <typename T, typename Op>
 Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats, Op op) {
   absl::Status last;
-  for (int attempt = 0; attempt < GraphClient::kMaxAttempts; ++attempt) {
+  const absl::Time give_up = absl::Now() + GraphClient::kRetryBudget;
+  int attempt = 0;
+  for (; attempt == 0 || absl::Now() < give_up; ++attempt) {
     if (attempt > 0) {
       ++stats->retries;
-      co_await SleepFor(ctx, Backoff(attempt, reinterpret_cast<uintptr_t>(&last) + attempt));
+      co_await SleepFor(ctx, Backoff(attempt));
     }
     TxHandle tx = txCreate(ctx);
     TxScope scope{*tx, *index, {}};
@@ -56,7 +60,8 @@ Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> 
     if (!Retryable(committed)) co_return committed;
     last = committed;
   }
-  co_return absl::AbortedError(absl::StrCat("gave up after ", GraphClient::kMaxAttempts, " conflicts: ", last.message()));
+  co_return absl::AbortedError(absl::StrCat("gave up after ", attempt, " conflicts in ",
+                                            absl::FormatDuration(GraphClient::kRetryBudget), ": ", last.message()));
 }
 
 // Node data over kMaxInlineNodeData as chunk objects, one transaction each, near `hint`

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
 #include "graph/graph_reader.h"
@@ -37,8 +38,10 @@ struct ClientStats {
 
 class GraphClient final : public GraphStore {
  public:
-  // A transaction is tried this often before Aborted is returned.
-  static constexpr int kMaxAttempts = 200;
+  // A transaction that keeps conflicting is tried again (with randomised exponential
+  // backoff, up to 5 ms) for this long before Aborted is returned.
+  // (Below the 5 s RPC deadline: a shipped operation answers before its caller gives up.)
+  static constexpr absl::Duration kRetryBudget = absl::Seconds(4);
   // AddNodes writes at most this many nodes, and about this many bytes of vertices, per
   // transaction (a commit record must fit one message); a larger batch (a load) gets its
   // ids in one transaction and its nodes in several.

@@ -13,8 +13,8 @@
 //     visibility other than 0 or 1, a limit over kDefaultRangeLimit; Unavailable /
 //     DeadlineExceeded — a machine did not answer (the operation may or may not have
 //     happened when it wrote); ResourceExhausted — the cluster's memory is full.
-//     Aborted only when an operation conflicted every time it was tried (retried with
-//     backoff for a bounded number of attempts).
+//     Aborted only when an operation kept conflicting for GraphClient::kRetryBudget
+//     (4 s of retries with randomised backoff).
 #ifndef FARM_GRAPH_STORE_H_
 #define FARM_GRAPH_STORE_H_
 
