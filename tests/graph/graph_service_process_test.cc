@@ -32,6 +32,7 @@
 namespace farm::graph {
 namespace {
 
+using farm::testing::ExitCode;
 using farm::testing::FileTail;
 using farm::testing::RespClient;
 using farm::testing::SpawnWithLog;
@@ -61,23 +62,6 @@ int64_t IdOf(const std::string& reply) {
   int64_t id = -1;
   if (reply.size() < 2 || reply[0] != ':' || !absl::SimpleAtoi(reply.substr(1), &id)) return -1;
   return id;
-}
-
-// The exit code of child `pid` once it exits within `timeout`; -1 when it was killed by a
-// signal, -2 when it did not exit in time (it is then SIGKILLed).
-int ExitCode(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  int status = 0;
-  pid_t done = 0;
-  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return -2;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // Parameter: the fabric between the node processes ("shm" or "tcp").

@@ -34,27 +34,11 @@
 namespace farm::kv {
 namespace {
 
+using farm::testing::ExitCode;
 using farm::testing::FileTail;
 using farm::testing::RespClient;
 using farm::testing::SpawnWithLog;
 using farm::testing::ZkTestServer;
-
-// The exit code of child `pid` once it exits within `timeout`; -1 when it was killed
-// by a signal, -2 when it did not exit in time (it is then SIGKILLed).
-[[maybe_unused]] int ExitCode(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  int status = 0;
-  pid_t done = 0;
-  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return -2;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // Parameter: the fabric between the node processes ("shm" or "tcp").
 class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {

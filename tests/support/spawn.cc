@@ -1,6 +1,7 @@
 #include "tests/support/spawn.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+
+#include "absl/time/clock.h"
 
 namespace farm::testing {
 
@@ -50,6 +53,21 @@ std::optional<std::string> LoggedAdminAddress(const std::string& log_path) {
     return rest.substr(0, rest.find(','));
   }
   return std::nullopt;
+}
+
+int ExitCode(pid_t pid, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return -2;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace farm::testing

@@ -10,11 +10,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace farm::testing {
 
 // Runs argv[0] (a path) with stdout and stderr appended to `log`.
 absl::StatusOr<pid_t> SpawnWithLog(const std::vector<std::string>& argv, const std::string& log);
+
+// The exit code of child `pid` once it exits within `timeout`; -1 when a signal killed
+// it, -2 when it did not exit in time (it is then SIGKILLed and reaped).
+int ExitCode(pid_t pid, absl::Duration timeout);
 
 // The last `bytes` of a file, for failure messages.
 std::string FileTail(const std::string& path, size_t bytes = 2000);
