@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "graph/index.h"
@@ -157,7 +158,7 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
   for (size_t i = 0; i < nodes.size(); ++i) {
     // The node's id is not known yet: spread the chunks over the index's shards (a
     // compute-only member has no memory of its own to put them in).
-    const kv::Shard& shard = index->shards()[(reinterpret_cast<uintptr_t>(&nodes[i]) >> 4) % index->shards().size()];
+    const kv::Shard& shard = index->shards()[absl::HashOf(nodes[i].data, i) % index->shards().size()];
     absl::StatusOr<std::vector<FatPtr>> c = co_await WriteChunks(ctx, index, stats, nodes[i].data, shard.first);
     if (!c.ok()) co_return c.status();  // (chunks written so far leak; see README)
     chunks[i] = std::move(*c);
