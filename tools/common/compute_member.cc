@@ -1,6 +1,9 @@
 #include "tools/common/compute_member.h"
 
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 
@@ -17,8 +20,13 @@ absl::StatusOr<std::unique_ptr<ComputeMember>> ComputeMember::Join(const Compute
   absl::StatusOr<std::string> secret = ReadSecretFile(options.secret_file, "the cluster's secret file");
   if (!secret.ok()) return secret.status();
   std::unique_ptr<ComputeMember> m(new ComputeMember());
-  m->dir_ = absl::StrCat(std::filesystem::temp_directory_path().string(), "/farm-member-", ::getpid());
-  std::filesystem::create_directories(m->dir_);
+  // A fresh directory of its own: it holds no data, and a directory named after the
+  // process id may be left over from a killed process that had the same id.
+  std::string dir_template = absl::StrCat(std::filesystem::temp_directory_path().string(), "/farm-member-XXXXXX");
+  if (::mkdtemp(dir_template.data()) == nullptr) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("creating a directory for the member from ", dir_template));
+  }
+  m->dir_ = std::move(dir_template);
   node::NodeOptions o;
   // Ids of storage nodes are small; one above a million, per process, stays clear of them.
   o.node_id = options.node_id != 0 ? options.node_id : 1000000 + static_cast<uint32_t>(::getpid()) % 48000;
