@@ -14,56 +14,14 @@
 #include "kv/layout.h"
 #include "farm/api/coro.h"
 #include "graph/graph_tx.h"
+#include "graph/list_index_build.h"
+#include "farm/api/log.h"
+#include "graph/run_tx.h"
 #include "graph/layout.h"
 #include "graph/memory_graph.h"
 
 namespace farm::graph {
 namespace {
-
-bool Retryable(const absl::Status& s) { return absl::IsAborted(s) || absl::IsFailedPrecondition(s); }
-
-// Randomised exponential backoff: up to 10 µs, doubling, at most 5 ms.
-absl::Duration Backoff(int attempt) {
-  const int64_t cap_us = std::min<int64_t>(5000, int64_t{10} << std::min(attempt, 9));
-  const uint64_t salt = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) * 0x9e3779b97f4a7c15ull;
-  return absl::Microseconds(1 + static_cast<int64_t>((salt >> 33) % static_cast<uint64_t>(cap_us)));
-}
-
-// Runs `op(scope)` in transactions until one commits or fails for good; op returns
-// StatusOr<T>. `op` must be re-runnable (it is called again after a conflict).
-template <typename T, typename Op>
-Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats, Op op) {
-  absl::Status last;
-  const absl::Time give_up = absl::Now() + GraphClient::kRetryBudget;
-  int attempt = 0;
-  for (; attempt == 0 || absl::Now() < give_up; ++attempt) {
-    if (attempt > 0) {
-      ++stats->retries;
-      co_await SleepFor(ctx, Backoff(attempt));
-    }
-    TxHandle tx = txCreate(ctx);
-    TxScope scope{*tx, *index, {}};
-    absl::StatusOr<T> result = co_await op(scope);
-    if (!result.ok()) {
-      txAbort(*tx);
-      if (Retryable(result.status())) {
-        last = result.status();
-        continue;
-      }
-      co_return result.status();
-    }
-    scope.index_writes.Seal();
-    absl::Status committed = co_await TxCommit(*tx);
-    if (committed.ok()) {
-      ++stats->transactions;
-      co_return result;
-    }
-    if (!Retryable(committed)) co_return committed;
-    last = committed;
-  }
-  co_return absl::AbortedError(absl::StrCat("gave up after ", attempt, " conflicts in ",
-                                            absl::FormatDuration(GraphClient::kRetryBudget), ": ", last.message()));
-}
 
 // Node data over kMaxInlineNodeData as chunk objects, one transaction each, near `hint`
 // (a storage member's address); empty for data that stays inline.
@@ -228,14 +186,15 @@ class ShipAwait {
 };
 
 // A shipped operation, run here.
+// `walked`: the blocks of an unindexed list the operation read whole (graph_tx.h).
 Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
-                                            ClientStats* stats, ShipRequest r) {
+                                            ClientStats* stats, const ShipRequest& r, uint32_t* walked) {
   ShipReply reply;
   reply.op = r.op;
   switch (r.op) {
     case ShipOp::kAddLinks: {
       absl::StatusOr<AddLinksResult> added = co_await RunTx<AddLinksResult>(ctx, index, stats, [&](TxScope& s) {
-        return AddLinksTx(s, r.id1, r.type, r.links);
+        return AddLinksTx(s, r.id1, r.type, r.links, walked);
       });
       if (!added.ok()) co_return added.status();
       reply.added = added->added;
@@ -252,7 +211,7 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
     }
     case ShipOp::kDeleteLink: {
       absl::StatusOr<bool> found = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
-        return DeleteLinkTx(s, r.id1, r.type, r.id2, r.expunge);
+        return DeleteLinkTx(s, r.id1, r.type, r.id2, r.expunge, walked);
       });
       if (!found.ok()) co_return found.status();
       reply.found = *found;
@@ -260,7 +219,7 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
     }
     case ShipOp::kGetLinks: {
       absl::StatusOr<std::vector<Link>> links = co_await RunTx<std::vector<Link>>(ctx, index, stats, [&](TxScope& s) {
-        return GetLinksTx(s, r.id1, r.type, r.id2s);
+        return GetLinksTx(s, r.id1, r.type, r.id2s, walked);
       });
       if (!links.ok()) co_return links.status();
       reply.links = std::move(*links);
@@ -446,7 +405,25 @@ void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done
 }
 
 void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  Finish(ExecuteTask(ctx_, index_, &stats_, std::move(request)), std::move(done));
+  Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
+}
+
+// A list the operation found long and unindexed gets its indexes before the reply (so
+// a caller that has its answer has no work of this client in flight); one build per
+// list at a time on this thread.
+Task<absl::StatusOr<ShipReply>> GraphClient::ExecuteAndIndex(GraphClient* self, ShipRequest r) {
+  uint32_t walked = 0;
+  absl::StatusOr<ShipReply> reply = co_await ExecuteTask(self->ctx_, self->index_, &self->stats_, r, &walked);
+  if (!reply.ok() || walked <= self->tuning_.min_blocks) co_return reply;
+  const std::pair<int64_t, int64_t> list{r.id1, r.type};
+  if (!self->building_.insert(list).second) co_return reply;
+  absl::Status built = co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type, self->tuning_);
+  self->building_.erase(list);
+  if (!built.ok()) {
+    FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", r.id1, r.type,
+             built.ToString());
+  }
+  co_return reply;
 }
 
 void GraphClient::ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done) {

@@ -18,30 +18,26 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
 #include "graph/graph_reader.h"
 #include "graph/graph_tx.h"
+#include "graph/list_index.h"
 #include "graph/messages.h"
+#include "graph/run_tx.h"
 #include "graph/store.h"
 #include "kv/shard_map.h"
 #include "kv/table_reader.h"
 
 namespace farm::graph {
 
-struct ClientStats {
-  uint64_t transactions = 0;  // committed
-  uint64_t retries = 0;       // attempts that conflicted
-  uint64_t shipped_pages = 0; // GetLinkList pages read by a shipped transaction
-};
 
 class GraphClient final : public GraphStore {
  public:
-  // A transaction that keeps conflicting is tried again (with randomised exponential
-  // backoff, up to 5 ms) for this long before Aborted is returned.
-  // (Below the 5 s RPC deadline: a shipped operation answers before its caller gives up.)
-  static constexpr absl::Duration kRetryBudget = absl::Seconds(4);
+  // How long a conflicting transaction is retried (run_tx.h).
+  static constexpr absl::Duration kRetryBudget = kTxRetryBudget;
   // AddNodes writes at most this many nodes, and about this many bytes of vertices, per
   // transaction (a commit record must fit one message); a larger batch (a load) gets its
   // ids in one transaction and its nodes in several.
@@ -53,8 +49,9 @@ class GraphClient final : public GraphStore {
   // (LinkBench's multiget asks for at most 127.)
   static constexpr size_t kMaxGetLinksPerRead = 128;
 
-  GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader)
-      : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader) {}
+  GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader,
+              ListIndexTuning tuning = {})
+      : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader), tuning_(tuning) {}
 
   void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) override;
   void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) override;
@@ -89,6 +86,7 @@ class GraphClient final : public GraphStore {
   static Task<absl::StatusOr<std::vector<Link>>> GetLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                               std::vector<int64_t> id2s);
   static Task<absl::StatusOr<std::vector<Link>>> GetLinkListTask(GraphClient* self, LinkRange range);
+  static Task<absl::StatusOr<ShipReply>> ExecuteAndIndex(GraphClient* self, ShipRequest r);
   // `load`: LoadLinks' token (0: AddLinks, which makes one for a call that is a load).
   static Task<absl::StatusOr<uint64_t>> AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                      std::vector<Link> links, uint64_t load);
@@ -97,6 +95,8 @@ class GraphClient final : public GraphStore {
   const std::shared_ptr<const kv::ShardMap> index_;
   GraphReader reader_;
   ClientStats stats_;
+  const ListIndexTuning tuning_;
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds
 };
 
 }  // namespace farm::graph

@@ -14,7 +14,7 @@ absl::StatusOr<std::unique_ptr<GraphNode>> GraphNode::Install(Host& host, GraphO
   table.layout.inline_value_bytes = 24;
   absl::StatusOr<std::unique_ptr<kv::TableNode>> index = kv::TableNode::Install(host, table);
   if (!index.ok()) return index.status();
-  std::unique_ptr<GraphNode> graph(new GraphNode(host, std::move(*index)));
+  std::unique_ptr<GraphNode> graph(new GraphNode(host, std::move(*index), options.list_index));
   GraphNode* self = graph.get();
   if (absl::Status s = msgRegisterHandler(
           host, kGraphShipMsgId, [self](Context& ctx, const Message& m) { self->OnShipped(ctx, m); }, "graph");
@@ -59,8 +59,8 @@ absl::Status GraphNode::Open() {
   std::vector<std::unique_ptr<GraphClient>> clients(host_.thread_count());
   for (size_t t = 0; t < clients.size(); ++t) {
     kv::TableClient* index = &index_->client(t);
-    RunOnThread(host_, t, [index, c = &clients[t]](Context& ctx) {
-      *c = std::make_unique<GraphClient>(ctx, index->shared_map(), index->reader());
+    RunOnThread(host_, t, [index, c = &clients[t], tuning = tuning_](Context& ctx) {
+      *c = std::make_unique<GraphClient>(ctx, index->shared_map(), index->reader(), tuning);
     });
   }
   clients_ = std::move(clients);

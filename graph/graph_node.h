@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "farm/api/host.h"
 #include "graph/graph_client.h"
+#include "graph/list_index.h"
 #include "kv/table_node.h"
 
 namespace farm::graph {
@@ -28,6 +29,8 @@ namespace farm::graph {
 struct GraphOptions {
   // Index buckets this machine allocates (4 slots each with the default layout).
   uint64_t index_buckets_per_node = 1 << 16;
+  // When a list gets its indexes, and their node size (list_index.h).
+  ListIndexTuning list_index;
 };
 
 class GraphNode {
@@ -46,13 +49,15 @@ class GraphNode {
   size_t threads() const { return clients_.size(); }
 
  private:
-  GraphNode(Host& host, std::unique_ptr<kv::TableNode> index) : host_(host), index_(std::move(index)) {}
+  GraphNode(Host& host, std::unique_ptr<kv::TableNode> index, ListIndexTuning tuning)
+      : host_(host), index_(std::move(index)), tuning_(tuning) {}
   // kGraphShipMsgId: runs the operation on the receiving thread's client (Unavailable
   // until the graph is open here).
   void OnShipped(Context& ctx, const Message& message);
 
   Host& host_;
   std::unique_ptr<kv::TableNode> index_;
+  const ListIndexTuning tuning_;
   std::vector<std::unique_ptr<GraphClient>> clients_;  // written before open_ is set
   std::atomic<bool> open_{false};
 };

@@ -8,7 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/index.h"
+#include "graph/list_index.h"
 #include "graph/page.h"
+#include "graph/run_tx.h"
 #include "kv/layout.h"
 
 namespace farm::graph {
@@ -57,6 +59,7 @@ absl::Status FreeChunks(Tx& tx, const Vertex& v) {
 struct ListEnds {
   FatPtr head;
   FatPtr tail;
+  uint32_t blocks = 0;
 };
 
 // One block of a list being edited. Its edges are decoded only when an edit needs them
@@ -209,8 +212,10 @@ class ListEdit {
       if (absl::Status st = txWrite(s.tx, b.object); !st.ok()) co_return st;
     }
     if (blocks_.empty()) co_return ListEnds{};
-    co_return ListEnds{ptrs.front(), ptrs.back()};
+    co_return ListEnds{ptrs.front(), ptrs.back(), static_cast<uint32_t>(blocks_.size())};
   }
+
+  size_t blocks() const { return blocks_.size(); }
 
   // Every link, in list order (decodes every block).
   absl::StatusOr<std::vector<Link>> AllLinks(int64_t id1, int64_t type) {
@@ -344,6 +349,12 @@ class ListEdit {
   absl::Status decode_error_;
 };
 
+void CountIndexedOp(const TxScope& s, const IndexedList& list) {
+  if (s.stats == nullptr) return;
+  ++s.stats->indexed_ops;
+  s.stats->indexed_reads += list.objects_read();
+}
+
 // The vertex's list of `type`, added (empty) when missing.
 ListHead& ListOf(Vertex& v, int64_t type) {
   if (ListHead* l = v.FindList(type)) return *l;
@@ -353,6 +364,55 @@ ListHead& ListOf(Vertex& v, int64_t type) {
 
 void DropIfEmpty(Vertex& v, int64_t type) {
   std::erase_if(v.lists, [&](const ListHead& l) { return l.type == type && l.head.is_null() && l.count == 0; });
+}
+
+// Invariants 1 and 2 of list_index.h for `list`, whose links (in list order) are
+// `links`: the trees hold exactly the links' times and the blocks' last keys and
+// pointers, and the block count is right.
+Task<absl::Status> CheckListIndex(Tx& tx, const ListHead& list, const std::vector<Link>& links) {
+  const Addr nowhere;
+  TxTree id2_tree(tx, list.by_id2, nowhere);
+  absl::StatusOr<std::vector<TreeEntry>> by_id2 = co_await id2_tree.All();
+  if (!by_id2.ok()) co_return by_id2.status();
+  std::vector<TreeEntry> expected;
+  for (const Link& l : links) expected.push_back(TreeEntry{Id2Key(l.id2), TreeValue{static_cast<uint64_t>(l.time), 0}});
+  std::sort(expected.begin(), expected.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
+  if (by_id2->size() != expected.size()) {
+    co_return absl::InternalError(absl::StrCat("the id2 index has ", by_id2->size(), " links, the list ", expected.size()));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (!((*by_id2)[i].key == expected[i].key) || !((*by_id2)[i].value == expected[i].value)) {
+      co_return absl::InternalError(absl::StrCat("the id2 index differs from the list at id2 ", expected[i].key.lo));
+    }
+  }
+  TxTree key_tree(tx, list.by_key, nowhere);
+  absl::StatusOr<std::vector<TreeEntry>> by_key = co_await key_tree.All();
+  if (!by_key.ok()) co_return by_key.status();
+  std::vector<TreeEntry> blocks;
+  for (FatPtr p = list.head; !p.is_null();) {
+    absl::StatusOr<ObjBuf*> object = co_await TxRead(tx, p);
+    if (!object.ok()) co_return object.status();
+    absl::StatusOr<Block> b = DecodeOwnedBlock((*object)->data());
+    if (!b.ok()) co_return b.status();
+    if (b->edges.empty()) co_return absl::InternalError("an indexed list has an empty block");
+    blocks.push_back(TreeEntry{ListKey(b->edges.back().time, b->edges.back().id2), TreeValue::Of(p)});
+    p = b->next;
+  }
+  if (blocks.size() != list.blocks) {
+    co_return absl::InternalError(absl::StrCat("the list counts ", list.blocks, " blocks and has ", blocks.size()));
+  }
+  if (!list.tail.is_null() && !blocks.empty() && !(blocks.back().value.ptr() == list.tail)) {
+    co_return absl::InternalError("the list's tail is not its last block");
+  }
+  if (by_key->size() != blocks.size()) {
+    co_return absl::InternalError(absl::StrCat("the block index has ", by_key->size(), " blocks, the list ", blocks.size()));
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!((*by_key)[i].key == blocks[i].key) || !((*by_key)[i].value == blocks[i].value)) {
+      co_return absl::InternalError(absl::StrCat("the block index differs from the list at block ", i));
+    }
+  }
+  co_return absl::OkStatus();
 }
 
 }  // namespace
@@ -450,9 +510,32 @@ Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id) {
   co_return IndexResult(co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops)));
 }
 
-Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links) {
+Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links,
+                                                uint32_t* walked) {
+  if (walked != nullptr) *walked = 0;
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
+  if (ListHead* list = vertex->object ? vertex->v.FindList(type) : nullptr; list != nullptr && list->indexed()) {
+    IndexedList edit(s.tx, id1, *list, vertex->object->ptr().addr);
+    AddLinksResult result;
+    int64_t count = static_cast<int64_t>(list->count);
+    for (const Link& link : links) {
+      if (result.applied > 0 && edit.dirty_bytes() >= kMaxIndexedDirtyBytes) break;
+      int delta = 0;
+      absl::StatusOr<bool> added = co_await edit.Upsert(link, &delta);
+      if (!added.ok()) co_return added.status();
+      ++result.applied;
+      result.added += *added ? 1 : 0;
+      count += delta;
+    }
+    if (absl::Status st = co_await edit.Finish(); !st.ok()) co_return st;
+    CountIndexedOp(s, edit);
+    list->count = static_cast<uint64_t>(count);
+    list->load_token = 0;
+    ++list->changes;
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+    co_return result;
+  }
   const ListHead before = vertex->v.FindList(type) ? *vertex->v.FindList(type) : ListHead{type, 0, FatPtr{}};
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, before.head);
   if (!edit.ok()) co_return edit.status();
@@ -492,19 +575,40 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
   list.count = count;
   list.head = ends->head;
   list.tail = ends->tail;
+  list.blocks = ends->blocks;
   list.load_token = 0;  // a load under way goes on by the general path
+  ++list.changes;
+  if (walked != nullptr) *walked = ends->blocks;
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   co_return result;
 }
 
-Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge) {
+Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge,
+                                        uint32_t* walked) {
+  if (walked != nullptr) *walked = 0;
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
   if (vertex->object == nullptr) co_return false;
   ListHead* list = vertex->v.FindList(type);
   if (list == nullptr) co_return false;
+  if (list->indexed()) {
+    IndexedList edit(s.tx, id1, *list, vertex->object->ptr().addr);
+    int delta = 0;
+    absl::StatusOr<bool> found = co_await edit.Delete(id2, expunge, &delta);
+    if (!found.ok()) co_return found.status();
+    CountIndexedOp(s, edit);
+    if (!edit.changed()) co_return *found;
+    if (absl::Status st = co_await edit.Finish(); !st.ok()) co_return st;
+    list->count = static_cast<uint64_t>(static_cast<int64_t>(list->count) + delta);
+    list->load_token = 0;
+    ++list->changes;
+    DropIfEmpty(vertex->v, type);
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+    co_return *found;
+  }
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
   if (!edit.ok()) co_return edit.status();
+  if (walked != nullptr) *walked = static_cast<uint32_t>(edit->blocks());
   std::optional<ListEdit::Position> at = edit->Find(id2);
   if (!at) co_return false;
   const bool was_visible = edit->At(*at).visibility == Visibility::kVisible;
@@ -520,7 +624,9 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
   list = vertex->v.FindList(type);
   list->head = ends->head;
   list->tail = ends->tail;
+  list->blocks = ends->blocks;
   list->load_token = 0;
+  ++list->changes;
   if (was_visible) --list->count;
   DropIfEmpty(vertex->v, type);
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
@@ -528,16 +634,33 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
 }
 
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
-                                                   absl::Span<const int64_t> id2s) {
+                                                   absl::Span<const int64_t> id2s, uint32_t* walked) {
+  if (walked != nullptr) *walked = 0;
   std::vector<Link> found;
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
-  const ListHead* list = vertex->object ? vertex->v.FindList(type) : nullptr;
+  ListHead* list = vertex->object ? vertex->v.FindList(type) : nullptr;
   if (list == nullptr) co_return found;
+  auto repeated = [&](size_t i) {
+    return std::find(id2s.begin(), id2s.begin() + static_cast<ptrdiff_t>(i), id2s[i]) !=
+           id2s.begin() + static_cast<ptrdiff_t>(i);
+  };
+  if (list->indexed()) {
+    IndexedList index(s.tx, id1, *list, vertex->object->ptr().addr);
+    for (size_t i = 0; i < id2s.size(); ++i) {
+      if (repeated(i)) continue;
+      absl::StatusOr<std::optional<Link>> link = co_await index.Get(id2s[i]);
+      if (!link.ok()) co_return link.status();
+      if (link->has_value()) found.push_back(std::move(**link));
+    }
+    CountIndexedOp(s, index);
+    co_return found;
+  }
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
   if (!edit.ok()) co_return edit.status();
+  if (walked != nullptr) *walked = static_cast<uint32_t>(edit->blocks());
   for (size_t i = 0; i < id2s.size(); ++i) {
-    if (std::find(id2s.begin(), id2s.begin() + static_cast<ptrdiff_t>(i), id2s[i]) != id2s.begin() + static_cast<ptrdiff_t>(i)) continue;
+    if (repeated(i)) continue;
     if (std::optional<ListEdit::Position> at = edit->Find(id2s[i])) found.push_back(edit->At(*at).ToLink(id1, type));
   }
   co_return found;
@@ -555,6 +678,7 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   const ListHead* found = vertex->object ? vertex->v.FindList(type) : nullptr;
   const bool fresh = found == nullptr || (found->head.is_null() && found->count == 0);
   if (!fresh && found->load_token != token) co_return Result();
+  if (found != nullptr && found->indexed()) co_return Result();  // upserts keep the indexes
   ListOf(vertex->v, type);  // (a vertex may have a node and no list of this type yet)
   if (vertex->object == nullptr) {
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
@@ -615,7 +739,9 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   if (out.head.is_null()) out.head = fresh_blocks.front().first->ptr();
   if (!fresh_blocks.empty()) out.tail = fresh_blocks.back().first->ptr();
   out.count += visible;
+  out.blocks += static_cast<uint32_t>(fresh_blocks.size());
   out.load_token = token;
+  ++out.changes;
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   co_return Result(links.size());
 }
@@ -647,6 +773,8 @@ Task<absl::StatusOr<ListSnapshot>> ReadListTx(TxScope& s, int64_t id1, int64_t t
   absl::StatusOr<std::vector<Link>> links = edit->AllLinks(id1, type);
   if (!links.ok()) co_return links.status();
   snapshot.links = std::move(*links);
+  snapshot.indexed = list->indexed();
+  if (snapshot.indexed) snapshot.index_check = co_await CheckListIndex(s.tx, *list, snapshot.links);
   co_return snapshot;
 }
 

@@ -9,8 +9,12 @@
 // FailedPrecondition (an object freed under the transaction). Errors of the operation
 // itself (InvalidArgument) come before anything is written.
 //
-// Cost: an operation on a link reads the whole list of its (id1, type) — every block —
-// to find the link by id2 (no id2 index yet; see graph/README.md).
+// Cost: an operation on a link of a short list reads the whole list of its (id1, type)
+// — every block — to find the link by id2; a long list has indexes (list_index.h), and
+// an operation on one of its links reads a few tree nodes and blocks. `walked`, when
+// given, is set to the number of blocks of an unindexed list the operation read whole
+// (0 otherwise): the caller builds the indexes of a list that has grown long
+// (list_index_build.h).
 #ifndef FARM_GRAPH_GRAPH_TX_H_
 #define FARM_GRAPH_GRAPH_TX_H_
 
@@ -29,11 +33,15 @@
 
 namespace farm::graph {
 
-// What one transaction works with: the index's map and its bucket writes.
+struct ClientStats;  // run_tx.h
+
+// What one transaction works with: the index's map and its bucket writes; where its
+// figures go (may be null).
 struct TxScope {
   Tx& tx;
   const kv::ShardMap& index;
   kv::BucketWrites index_writes;
+  ClientStats* stats = nullptr;
 };
 
 // A vertex as the transaction sees it; object null when the id has none.
@@ -65,34 +73,44 @@ Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);
 // Links. AddLinksTx: upserts of one (id1, type), in order, as many as keep the blocks
 // the transaction writes at kMaxDirtyBlocksPerTx or fewer (at least one): a commit
 // record must fit one message. Two links always fit (each changes at most two blocks).
+// An indexed list's operations stop at kMaxIndexedDirtyBytes of changed blocks and tree
+// nodes (one operation changes at most about 32 KiB).
 inline constexpr size_t kMaxDirtyBlocksPerTx = 6;
+inline constexpr uint64_t kMaxIndexedDirtyBytes = 16 * 1024;
 struct AddLinksResult {
   uint64_t added = 0;    // links that were new
   uint32_t applied = 0;  // links of `links` applied (a prefix)
 };
-Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links);
+Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links,
+                                                uint32_t* walked = nullptr);
 // A load's step: appends `links` (newest first, id2s unique, none in the list — the
 // caller's promise for the whole load) after the list's last link, reading only the
 // vertex, the tail and the head: O(links), whatever the list's length. The first step
 // needs an empty list and marks it with `token`; a later step needs the mark still
 // there (no other change of the list since) and links older than its last one. nullopt
 // (nothing written) when a condition does not hold: the caller goes on with
-// AddLinksTx. The number of links added.
+// AddLinksTx; so does an indexed list (the upserts keep its indexes). The number of
+// links added.
 Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id1, int64_t type, uint64_t token,
                                                           absl::Span<const Link> links);
-Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge);
+Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge,
+                                        uint32_t* walked = nullptr);
 // The links to `id2s` that exist (hidden too), in the order of id2s, each once.
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
-                                                   absl::Span<const int64_t> id2s);
+                                                   absl::Span<const int64_t> id2s, uint32_t* walked = nullptr);
 
 // One page of getLinkList, read in the transaction (block by block until it is
 // complete).
 Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range);
 
-// The whole list of (id1, type), hidden links too, in list order, and its count.
+// The whole list of (id1, type), hidden links too, in list order, and its count; and
+// for an indexed list, whether its indexes agree with it (list_index.h, invariants 1
+// and 2: a check for tests and tools).
 struct ListSnapshot {
   uint64_t count = 0;
   std::vector<Link> links;
+  bool indexed = false;
+  absl::Status index_check;
 };
 Task<absl::StatusOr<ListSnapshot>> ReadListTx(TxScope& s, int64_t id1, int64_t type);
 

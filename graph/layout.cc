@@ -51,9 +51,11 @@ uint32_t Vertex::EncodedBytes(uint32_t list_capacity) const {
 absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
   if (b.size() < kVertexHeaderBytes) return Corrupt("a vertex shorter than its header");
   if (b[0] != kVertexTag) return Corrupt("not a vertex (tag)");
-  if (static_cast<uint8_t>(b[1]) != kFormatVersion) {
-    return Corrupt(absl::StrFormat("a vertex of format version %d", static_cast<uint8_t>(b[1])));
+  const uint8_t version = static_cast<uint8_t>(b[1]);
+  if (version != kVertexFormatVersion && version != 1) {
+    return Corrupt(absl::StrFormat("a vertex of format version %d", version));
   }
+  const uint32_t head_bytes = version == 1 ? kListHeadBytesV1 : kListHeadBytes;
   Vertex v;
   const uint8_t flags = static_cast<uint8_t>(b[2]);
   const uint32_t lists = static_cast<uint8_t>(b[3]);
@@ -65,7 +67,7 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
   const uint32_t chunks = static_cast<uint8_t>(b[24]);
   const uint32_t capacity = static_cast<uint8_t>(b[25]);
   if (lists > capacity) return Corrupt("a vertex with more lists than room for them");
-  uint64_t at = kVertexHeaderBytes + uint64_t{kListHeadBytes} * capacity;
+  uint64_t at = kVertexHeaderBytes + uint64_t{head_bytes} * capacity;
   const uint64_t data = chunks == 0 ? v.data_bytes : 16ull * chunks;
   if (at + data > b.size()) {
     return Corrupt(absl::StrFormat("a vertex's data runs past its end (%d lists of room %d, %d data bytes in %d chunks, %d-byte object)",
@@ -74,12 +76,19 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
   if (chunks > 0 && v.data_bytes > uint64_t{chunks} * kChunkDataBytes) return Corrupt("a vertex's chunks are too few");
   v.lists.resize(lists);
   for (uint32_t i = 0; i < lists; ++i) {
-    const char* p = b.data() + kVertexHeaderBytes + kListHeadBytes * i;
-    v.lists[i].type = LoadLe<int64_t>(p);
-    v.lists[i].count = LoadLe<uint64_t>(p + 8);
-    v.lists[i].head = LoadPtr(p + 16);
-    v.lists[i].tail = LoadPtr(p + 32);
-    v.lists[i].load_token = LoadLe<uint64_t>(p + 48);
+    const char* p = b.data() + kVertexHeaderBytes + head_bytes * i;
+    ListHead& l = v.lists[i];
+    l.type = LoadLe<int64_t>(p);
+    l.count = LoadLe<uint64_t>(p + 8);
+    l.head = LoadPtr(p + 16);
+    l.tail = LoadPtr(p + 32);
+    l.load_token = LoadLe<uint64_t>(p + 48);
+    if (version == 1) continue;
+    l.changes = LoadLe<uint64_t>(p + 56);
+    l.blocks = LoadLe<uint32_t>(p + 64);
+    l.by_id2 = LoadPtr(p + 72);
+    l.by_key = LoadPtr(p + 88);
+    if (l.by_id2.is_null() != l.by_key.is_null()) return Corrupt("a list with one of its two indexes");
   }
   if (chunks == 0) {
     v.inline_data.assign(b.data() + at, v.data_bytes);
@@ -104,7 +113,7 @@ bool EncodeVertex(const Vertex& v, std::span<char> out) {
   std::fill(out.begin(), out.end(), 0);
   char* p = out.data();
   p[0] = kVertexTag;
-  p[1] = static_cast<char>(kFormatVersion);
+  p[1] = static_cast<char>(kVertexFormatVersion);
   p[2] = v.has_node ? 1 : 0;
   p[3] = static_cast<char>(v.lists.size());
   const uint32_t data_bytes = v.chunks.empty() ? static_cast<uint32_t>(v.inline_data.size()) : v.data_bytes;
@@ -121,6 +130,10 @@ bool EncodeVertex(const Vertex& v, std::span<char> out) {
     StorePtr(l + 16, v.lists[i].head);
     StorePtr(l + 32, v.lists[i].tail);
     StoreLe<uint64_t>(l + 48, v.lists[i].load_token);
+    StoreLe<uint64_t>(l + 56, v.lists[i].changes);
+    StoreLe<uint32_t>(l + 64, v.lists[i].blocks);
+    StorePtr(l + 72, v.lists[i].by_id2);
+    StorePtr(l + 88, v.lists[i].by_key);
   }
   char* data = p + kVertexHeaderBytes + kListHeadBytes * capacity;
   if (v.chunks.empty()) {

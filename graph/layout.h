@@ -8,7 +8,9 @@
 //           u8 lists, u32 data bytes, i32 node type, i32 node time, i64 node version,
 //           u8 data chunks (0: data inline), u8 list capacity, u16 0, u32 0; then
 //           `list capacity` list heads (i64 type, u64 count of visible links, FatPtr
-//           head block, FatPtr tail block, u64 load token); then the node's data
+//           head block, FatPtr tail block, u64 load token, u64 changes, u32 blocks,
+//           u32 0, FatPtr root of the id2 index, FatPtr root of the block index —
+//           format version 1 had only the first five, 56 bytes); then the node's data
 //           inline, or `data chunks` FatPtrs to immutable chunk objects holding it in
 //           order.
 //   block   u8 'E', u8 version, u16 edges, u32 bytes of edges, FatPtr next block; then
@@ -25,6 +27,8 @@
 //      blocks and finds the head's version unchanged has read one state of the list;
 //   3. a block that is replaced (grown into a larger object, or emptied) is freed, and
 //      the pointer to it rewritten in the same transaction.
+// A long list also has two indexes (list_index.h), changed in the transactions that
+// change the list; a list's `changes` counts the transactions that changed it.
 #ifndef FARM_GRAPH_LAYOUT_H_
 #define FARM_GRAPH_LAYOUT_H_
 
@@ -41,9 +45,12 @@
 
 namespace farm::graph {
 
+// Blocks and chunks; vertices have their own (version 2 added the list indexes).
 inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr uint8_t kVertexFormatVersion = 2;
 inline constexpr uint32_t kVertexHeaderBytes = 32;
-inline constexpr uint32_t kListHeadBytes = 56;
+inline constexpr uint32_t kListHeadBytes = 104;
+inline constexpr uint32_t kListHeadBytesV1 = 56;
 inline constexpr uint32_t kBlockHeaderBytes = 24;
 inline constexpr uint32_t kEdgeHeaderBytes = 22;
 inline constexpr uint32_t kChunkHeaderBytes = 8;
@@ -64,6 +71,16 @@ struct ListHead {
   // Nonzero while a load appends to the list (graph_tx.h, LoadLinksTx): every other
   // change of the list clears it, so the load's next step takes the general path.
   uint64_t load_token = 0;
+  // Transactions that changed the list (an index build checks nothing changed while it
+  // built); its blocks.
+  uint64_t changes = 0;
+  uint32_t blocks = 0;
+  // The list's indexes (list_index.h), both null or both set: id2 -> time, and each
+  // block's last (oldest) edge -> the block.
+  FatPtr by_id2;
+  FatPtr by_key;
+
+  bool indexed() const { return !by_id2.is_null(); }
 };
 
 struct Vertex {

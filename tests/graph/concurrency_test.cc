@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,10 +42,14 @@ R RunOn(GraphCluster& g, NodeId on, size_t t, F f) {
   return g.local().Run<R>(on, t, std::move(f));
 }
 
-class GraphConcurrencyTest : public ::testing::TestWithParam<std::string> {};
+// (backend, lists indexed from their second block with four-entry tree nodes — their
+// indexes built while the writers run — or as by default)
+class GraphConcurrencyTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(GraphConcurrencyTest, WritersOnEveryNodeReadersSeeOneState) {
-  absl::StatusOr<std::unique_ptr<GraphCluster>> started = GraphCluster::Start(GetParam(), 3, "graph_concurrency");
+  const auto [backend, indexed] = GetParam();
+  absl::StatusOr<std::unique_ptr<GraphCluster>> started = GraphCluster::Start(
+      backend, 3, "graph_concurrency", 3, indexed ? ListIndexTuning{1, 4} : ListIndexTuning{});
   ASSERT_TRUE(started.ok()) << started.status();
   GraphCluster& g = **started;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
@@ -52,7 +57,7 @@ TEST_P(GraphConcurrencyTest, WritersOnEveryNodeReadersSeeOneState) {
   std::mutex mu;
   std::map<int64_t, std::vector<RegisterOp>> history;  // by id2
   std::atomic<int> failures{0};
-  std::atomic<uint64_t> checks{0}, pages{0}, multi_block_pages{0};
+  std::atomic<uint64_t> checks{0}, indexed_checks{0}, pages{0}, multi_block_pages{0};
   auto fail = [&](const std::string& what) {
     if (failures.fetch_add(1) < 10) ADD_FAILURE() << what;
   };
@@ -123,6 +128,8 @@ TEST_P(GraphConcurrencyTest, WritersOnEveryNodeReadersSeeOneState) {
         uint64_t visible = 0;
         for (const Link& l : snap->links) visible += l.visibility == Visibility::kVisible;
         if (visible != snap->count) fail(absl::StrCat("list ", list, ": count ", snap->count, " but ", visible, " visible links"));
+        if (!snap->index_check.ok()) fail(absl::StrCat("list ", list, ": ", snap->index_check.ToString()));
+        indexed_checks += snap->indexed;
         ++checks;
         absl::StatusOr<std::vector<Link>> page = RunOn<absl::StatusOr<std::vector<Link>>>(g, n, 1, [&](GraphClient& c, auto f) {
           c.GetLinkList(LinkRange{kPairList, kDefaultLinkType}, std::move(f));
@@ -145,12 +152,19 @@ TEST_P(GraphConcurrencyTest, WritersOnEveryNodeReadersSeeOneState) {
   ASSERT_EQ(failures.load(), 0);
   EXPECT_GT(checks.load(), 20u);
   EXPECT_GT(multi_block_pages.load(), 10u) << "pages should span several blocks";
+  if (indexed) {
+    EXPECT_GT(indexed_checks.load(), 10u) << "the pair list should have been indexed early";
+  }
   for (auto& [id2, ops] : history) {
     EXPECT_TRUE(CheckRegister(ops).ok()) << "link " << id2 << ": " << CheckRegister(ops);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, GraphConcurrencyTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+INSTANTIATE_TEST_SUITE_P(Backends, GraphConcurrencyTest,
+                         ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + (std::get<1>(info.param) ? "_indexed" : "");
+                         });
 
 }  // namespace
 }  // namespace farm::graph::testing

@@ -10,7 +10,8 @@
 namespace farm::graph::testing {
 
 absl::StatusOr<std::unique_ptr<GraphCluster>> GraphCluster::Start(const std::string& backend, int nodes,
-                                                                  const std::string& name, uint32_t replication) {
+                                                                  const std::string& name, uint32_t replication,
+                                                                  ListIndexTuning list_index) {
   InProcessClusterOptions o;
   o.backend = backend;
   o.nodes = nodes;
@@ -19,6 +20,7 @@ absl::StatusOr<std::unique_ptr<GraphCluster>> GraphCluster::Start(const std::str
   o.dir = ::testing::TempDir() + name + "_" + backend + "_" + std::to_string(::getpid());
   GraphOptions g;
   g.index_buckets_per_node = 1 << 12;
+  g.list_index = list_index;
   absl::StatusOr<std::unique_ptr<LocalGraphCluster>> local = LocalGraphCluster::Start(o, g);
   if (!local.ok()) return local.status();
   return std::unique_ptr<GraphCluster>(new GraphCluster(std::move(*local)));
@@ -63,6 +65,28 @@ absl::StatusOr<std::vector<Link>> GraphCluster::GetLinkList(NodeId on, LinkRange
 }
 absl::StatusOr<uint64_t> GraphCluster::CountLinks(NodeId on, int64_t id1, int64_t type) {
   return Call<absl::StatusOr<uint64_t>>(on, [=](GraphClient& c, auto f) { c.CountLinks(id1, type, std::move(f)); });
+}
+
+absl::StatusOr<ListSnapshot> GraphCluster::ReadList(NodeId on, int64_t id1, int64_t type) {
+  return Call<absl::StatusOr<ListSnapshot>>(on, [=](GraphClient& c, auto f) { c.ReadList(id1, type, std::move(f)); });
+}
+
+ClientStats GraphCluster::TotalStats() {
+  ClientStats total;
+  for (NodeId id = 1; id <= static_cast<NodeId>(graph_->size()); ++id) {
+    for (size_t t = 0; t < graph_->host(id).thread_count(); ++t) {
+      absl::StatusOr<ClientStats> s = graph_->Run<absl::StatusOr<ClientStats>>(
+          id, t, [](GraphClient& c, auto f) { f(c.stats()); });
+      if (!s.ok()) continue;
+      total.transactions += s->transactions;
+      total.retries += s->retries;
+      total.shipped_pages += s->shipped_pages;
+      total.index_builds += s->index_builds;
+      total.indexed_ops += s->indexed_ops;
+      total.indexed_reads += s->indexed_reads;
+    }
+  }
+  return total;
 }
 
 }  // namespace farm::graph::testing

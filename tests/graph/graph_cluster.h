@@ -17,7 +17,8 @@ class GraphCluster {
  public:
   // Nodes 1..n with 2 threads, 64 MiB regions and replication r.
   static absl::StatusOr<std::unique_ptr<GraphCluster>> Start(const std::string& backend, int nodes,
-                                                             const std::string& name, uint32_t replication = 3);
+                                                             const std::string& name, uint32_t replication = 3,
+                                                             ListIndexTuning list_index = {});
 
   LocalGraphCluster& local() { return *graph_; }
   GraphClient& client(NodeId id, size_t t = 0) { return graph_->client(id, t); }
@@ -34,6 +35,9 @@ class GraphCluster {
   absl::StatusOr<std::vector<Link>> GetLinks(NodeId on, int64_t id1, int64_t type, std::vector<int64_t> id2s);
   absl::StatusOr<std::vector<Link>> GetLinkList(NodeId on, LinkRange range);
   absl::StatusOr<uint64_t> CountLinks(NodeId on, int64_t id1, int64_t type);
+  absl::StatusOr<ListSnapshot> ReadList(NodeId on, int64_t id1, int64_t type);
+  // Every client's figures, summed (call while no operation runs).
+  ClientStats TotalStats();
 
  private:
   explicit GraphCluster(std::unique_ptr<LocalGraphCluster> g) : graph_(std::move(g)) {}

@@ -3,9 +3,12 @@
 // malformed bytes.
 #include "graph/layout.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "graph/btree.h"
 #include "gtest/gtest.h"
 
 namespace farm::graph {
@@ -20,8 +23,14 @@ Vertex MakeVertex(size_t data, size_t lists) {
   v.inline_data = std::string(data, 'd');
   v.data_bytes = static_cast<uint32_t>(data);
   for (size_t i = 0; i < lists; ++i) {
-    v.lists.push_back(ListHead{static_cast<int64_t>(100 + i), i, FatPtr{Addr(5, 64 * i + 64), 4096, 3},
-                               FatPtr{Addr(6, 64), 4096, 4}, 0});
+    ListHead l{static_cast<int64_t>(100 + i), i, FatPtr{Addr(5, 64 * i + 64), 4096, 3}, FatPtr{Addr(6, 64), 4096, 4}, 0};
+    l.changes = 1000 + i;
+    l.blocks = static_cast<uint32_t>(7 + i);
+    if (i % 2 == 1) {
+      l.by_id2 = FatPtr{Addr(7, 128), 2048, 1};
+      l.by_key = FatPtr{Addr(7, 4096), 2048, 2};
+    }
+    v.lists.push_back(l);
   }
   return v;
 }
@@ -45,6 +54,10 @@ TEST(GraphLayoutTest, VerticesRoundTripOrAreRefusedAtEveryObjectSize) {
           EXPECT_EQ(back->lists[i].type, v.lists[i].type);
           EXPECT_EQ(back->lists[i].head, v.lists[i].head);
           EXPECT_EQ(back->lists[i].tail, v.lists[i].tail);
+          EXPECT_EQ(back->lists[i].changes, v.lists[i].changes);
+          EXPECT_EQ(back->lists[i].blocks, v.lists[i].blocks);
+          EXPECT_EQ(back->lists[i].by_id2, v.lists[i].by_id2);
+          EXPECT_EQ(back->lists[i].by_key, v.lists[i].by_key);
         }
       }
       // What the allocator is asked for always fits.
@@ -52,6 +65,57 @@ TEST(GraphLayoutTest, VerticesRoundTripOrAreRefusedAtEveryObjectSize) {
       EXPECT_TRUE(EncodeVertex(v, std::span<char>(object.data(), object.size())));
     }
   }
+}
+
+// Vertices written by format version 1 (56-byte list heads, no indexes) still read.
+TEST(GraphLayoutTest, VersionOneVerticesStillDecode) {
+  std::vector<char> v1(kVertexHeaderBytes + 2 * kListHeadBytesV1 + 3, '\0');
+  v1[0] = 'V';
+  v1[1] = 1;
+  v1[2] = 1;  // has a node
+  v1[3] = 1;  // one list
+  v1[4] = 3;  // data bytes
+  v1[25] = 2; // room for two lists
+  char* head = v1.data() + kVertexHeaderBytes;
+  head[0] = 42;  // type
+  head[8] = 5;   // count
+  std::memcpy(v1.data() + kVertexHeaderBytes + 2 * kListHeadBytesV1, "abc", 3);
+  absl::StatusOr<Vertex> v = DecodeVertex(v1);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->lists.size(), 1u);
+  EXPECT_EQ(v->lists[0].type, 42);
+  EXPECT_EQ(v->lists[0].count, 5u);
+  EXPECT_FALSE(v->lists[0].indexed());
+  EXPECT_EQ(v->inline_data, "abc");
+  v1[1] = 3;
+  EXPECT_FALSE(DecodeVertex(v1).ok()) << "an unknown format version";
+}
+
+TEST(GraphLayoutTest, TreeNodesRoundTripAndMalformedBytesAreRefused) {
+  std::vector<TreeEntry> entries;
+  for (int64_t i = 0; i < 5; ++i) entries.push_back(TreeEntry{TreeKey{-i, 10 * i}, TreeValue{uint64_t(i), uint64_t(i) << 40}});
+  std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
+  std::vector<char> node(kTreeHeaderBytes + 5 * 32);
+  ASSERT_TRUE(EncodeTreeNode(0, 16, 16, 5, 3, entries, node));
+  uint8_t level, kb, vb;
+  uint16_t leaf_cap, inner_cap;
+  std::vector<TreeEntry> back;
+  ASSERT_TRUE(DecodeTreeNode(node, &level, &kb, &vb, &leaf_cap, &inner_cap, &back).ok());
+  ASSERT_EQ(back.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(back[i].key == entries[i].key && back[i].value == entries[i].value);
+  EXPECT_FALSE(EncodeTreeNode(0, 16, 16, 5, 3, entries, std::span<char>(node.data(), node.size() - 1)));
+  // Truncated, wrong tag or version, bad widths, keys out of order: refused.
+  EXPECT_FALSE(DecodeTreeNode(std::span<const char>(node.data(), node.size() - 1), &level, &kb, &vb, &leaf_cap,
+                              &inner_cap, &back).ok());
+  for (size_t at : {0, 1, 3, 4}) {
+    std::vector<char> bad = node;
+    bad[at] = 9;
+    EXPECT_FALSE(DecodeTreeNode(bad, &level, &kb, &vb, &leaf_cap, &inner_cap, &back).ok()) << "byte " << at;
+  }
+  std::vector<char> unordered = node;
+  std::swap_ranges(unordered.begin() + kTreeHeaderBytes, unordered.begin() + kTreeHeaderBytes + 32,
+                   unordered.begin() + kTreeHeaderBytes + 32);
+  EXPECT_FALSE(DecodeTreeNode(unordered, &level, &kb, &vb, &leaf_cap, &inner_cap, &back).ok());
 }
 
 TEST(GraphLayoutTest, BlocksRoundTripAndMalformedBytesAreRefused) {

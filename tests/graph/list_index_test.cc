@@ -1,0 +1,317 @@
+// The indexes of long lists (graph/list_index.h): the B+tree against std::map, random
+// link operations on lists that are indexed from their second block (with trees of four
+// entries a node, so they are several levels deep) against the reference model with the
+// indexes checked against their lists as they go, and a hub whose single-link
+// operations read a few objects whatever its length.
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "farm/api/coro.h"
+#include "graph/btree.h"
+#include "graph/memory_graph.h"
+#include "gtest/gtest.h"
+#include "tests/graph/graph_cluster.h"
+#include "tests/support/fabric_test_util.h"
+
+namespace farm::graph::testing {
+namespace {
+
+class ListIndexTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void Start(ListIndexTuning tuning) {
+    absl::StatusOr<std::unique_ptr<GraphCluster>> g = GraphCluster::Start(GetParam(), 3, "list_index_test", 3, tuning);
+    ASSERT_TRUE(g.ok()) << g.status();
+    g_ = std::move(*g);
+  }
+  // Runs body(ctx) as a task on node 1's thread 0 and waits for its result.
+  template <typename T>
+  absl::StatusOr<T> OnThread(std::function<Task<absl::StatusOr<T>>(Context&)> body) {
+    return g_->local().Run<absl::StatusOr<T>>(
+        1, 0, [body](GraphClient& c, auto finish) { Spawn(body(c.ctx()), std::move(finish)); });
+  }
+  std::unique_ptr<GraphCluster> g_;
+};
+
+using Map = std::map<TreeKey, TreeValue>;
+
+// One transaction of random changes and lookups on the tree at `root`, mirrored in
+// `model`; the tree's root after it commits.
+Task<absl::StatusOr<FatPtr>> TreeRound(Context& ctx, FatPtr root, Map* model, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  TxHandle tx = txCreate(ctx);
+  TxTree tree(*tx, root, Addr());
+  auto key = [&] { return TreeKey{static_cast<int64_t>(rng() % 3) - 1, static_cast<int64_t>(rng() % 400)}; };
+  for (int op = 0; op < 25; ++op) {
+    const TreeKey k = key();
+    switch (rng() % 6) {
+      case 0:
+      case 1: {
+        const TreeValue v{rng(), rng()};
+        if (absl::Status st = co_await tree.Put(k, v); !st.ok()) co_return st;
+        (*model)[k] = v;
+        break;
+      }
+      case 2: {
+        absl::StatusOr<bool> erased = co_await tree.Erase(k);
+        if (!erased.ok()) co_return erased.status();
+        if (*erased != (model->erase(k) == 1)) co_return absl::InternalError("Erase disagrees");
+        break;
+      }
+      case 3: {
+        absl::StatusOr<std::optional<TreeValue>> v = co_await tree.Find(k);
+        if (!v.ok()) co_return v.status();
+        auto it = model->find(k);
+        if (v->has_value() != (it != model->end()) || (v->has_value() && !(**v == it->second))) {
+          co_return absl::InternalError(absl::StrCat("Find disagrees at ", k.hi, "/", k.lo));
+        }
+        break;
+      }
+      case 4: {
+        absl::StatusOr<std::optional<TreeEntry>> e = co_await tree.Ceil(k);
+        if (!e.ok()) co_return e.status();
+        auto it = model->lower_bound(k);
+        if (e->has_value() != (it != model->end()) || (e->has_value() && !((*e)->key == it->first))) {
+          co_return absl::InternalError(absl::StrCat("Ceil disagrees at ", k.hi, "/", k.lo));
+        }
+        break;
+      }
+      default: {
+        absl::StatusOr<std::optional<TreeEntry>> e = co_await tree.Before(k);
+        if (!e.ok()) co_return e.status();
+        auto it = model->lower_bound(k);
+        const bool has = it != model->begin();
+        if (e->has_value() != has || (has && !((*e)->key == std::prev(it)->first))) {
+          co_return absl::InternalError(absl::StrCat("Before disagrees at ", k.hi, "/", k.lo));
+        }
+        break;
+      }
+    }
+  }
+  absl::StatusOr<std::optional<TreeEntry>> last = co_await tree.Last();
+  if (!last.ok()) co_return last.status();
+  if (last->has_value() != !model->empty() || (last->has_value() && !((*last)->key == model->rbegin()->first))) {
+    co_return absl::InternalError("Last disagrees");
+  }
+  absl::StatusOr<FatPtr> new_root = tree.Finish();
+  if (!new_root.ok()) co_return new_root.status();
+  if (absl::Status st = co_await TxCommit(*tx); !st.ok()) co_return st;
+  co_return *new_root;
+}
+
+// Every entry, read back in a transaction of its own (which also checks the
+// separators).
+Task<absl::StatusOr<std::vector<TreeEntry>>> TreeEntries(Context& ctx, FatPtr root) {
+  TxHandle tx = txCreate(ctx);
+  TxTree tree(*tx, root, Addr());
+  absl::StatusOr<std::vector<TreeEntry>> all = co_await tree.All();
+  txAbort(*tx);
+  co_return all;
+}
+
+// (Tasks are free functions taking their arguments by value: a coroutine lambda's
+// captures die with the lambda, before the task ends.)
+Task<absl::StatusOr<FatPtr>> NewTree(Context& ctx, TreeShape shape) {
+  TxHandle tx = txCreate(ctx);
+  absl::StatusOr<FatPtr> p = co_await TxTree::WriteNewNode(*tx, shape, 0, {}, Addr());
+  if (!p.ok()) co_return p.status();
+  if (absl::Status st = co_await TxCommit(*tx); !st.ok()) co_return st;
+  co_return *p;
+}
+
+// Erases every key of `model` in one transaction; the root after.
+Task<absl::StatusOr<FatPtr>> DrainTree(Context& ctx, FatPtr root, const Map* model) {
+  TxHandle tx = txCreate(ctx);
+  TxTree tree(*tx, root, Addr());
+  for (const auto& [k, v] : *model) {
+    absl::StatusOr<bool> erased = co_await tree.Erase(k);
+    if (!erased.ok()) co_return erased.status();
+    if (!*erased) co_return absl::InternalError("a key went missing");
+  }
+  absl::StatusOr<std::optional<TreeEntry>> last = co_await tree.Last();
+  if (!last.ok()) co_return last.status();
+  if (last->has_value()) co_return absl::InternalError("a drained tree has a last entry");
+  absl::StatusOr<FatPtr> r = tree.Finish();
+  if (!r.ok()) co_return r.status();
+  if (absl::Status st = co_await TxCommit(*tx); !st.ok()) co_return st;
+  co_return *r;
+}
+
+TEST_P(ListIndexTest, TreeMatchesAMapThroughSplitsAndEmptying) {
+  Start({});
+  const TreeShape shape{16, 16, 4};
+  absl::StatusOr<FatPtr> root =
+      OnThread<FatPtr>([shape](Context& ctx) { return NewTree(ctx, shape); });
+  ASSERT_TRUE(root.ok()) << root.status();
+  Map model;
+  for (uint64_t round = 0; round < 150; ++round) {
+    const FatPtr at = *root;
+    root = OnThread<FatPtr>([at, &model, round](Context& ctx) { return TreeRound(ctx, at, &model, round); });
+    ASSERT_TRUE(root.ok()) << "round " << round << ": " << root.status();
+    absl::StatusOr<std::vector<TreeEntry>> all =
+        OnThread<std::vector<TreeEntry>>([at = *root](Context& ctx) { return TreeEntries(ctx, at); });
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), model.size()) << "round " << round;
+    size_t i = 0;
+    for (const auto& [k, v] : model) {
+      ASSERT_TRUE((*all)[i].key == k && (*all)[i].value == v) << "round " << round << " entry " << i;
+      ++i;
+    }
+  }
+  EXPECT_GT(model.size(), 100u) << "the rounds should have grown the tree several levels deep";
+  // Drain it (inner nodes empty and leave, the root ends an empty leaf), then refill.
+  absl::StatusOr<FatPtr> drained =
+      OnThread<FatPtr>([at = *root, &model](Context& ctx) { return DrainTree(ctx, at, &model); });
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  model.clear();
+  root = drained;
+  for (uint64_t round = 1000; round < 1020; ++round) {
+    const FatPtr at = *root;
+    root = OnThread<FatPtr>([at, &model, round](Context& ctx) { return TreeRound(ctx, at, &model, round); });
+    ASSERT_TRUE(root.ok()) << "round " << round << ": " << root.status();
+  }
+  absl::StatusOr<std::vector<TreeEntry>> all =
+      OnThread<std::vector<TreeEntry>>([at = *root](Context& ctx) { return TreeEntries(ctx, at); });
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), model.size());
+}
+
+// Lists are indexed from their second block; tree nodes hold four entries. Random
+// upserts (some moving a link to another time), hides, expunges and reads, checked
+// against the model; every 150 operations each list's indexes are checked against it.
+TEST_P(ListIndexTest, RandomOperationsOnIndexedListsMatchTheModel) {
+  Start(ListIndexTuning{1, 4});
+  MemoryGraph model;
+  std::mt19937_64 rng(GetParam() == "shm" ? 11 : 12);
+  auto pick = [&](int n) { return static_cast<int64_t>(rng() % n); };
+  const int kId2s = 300;
+  auto check_lists = [&](int op) {
+    for (int64_t id1 = 1; id1 <= 3; ++id1) {
+      absl::StatusOr<ListSnapshot> list = g_->ReadList(static_cast<NodeId>(1 + (op + 3) % 3), id1, kDefaultLinkType);
+      ASSERT_TRUE(list.ok()) << list.status();
+      ASSERT_TRUE(list->index_check.ok()) << "op " << op << " id1 " << id1 << ": " << list->index_check;
+      std::vector<int64_t> all(kId2s);
+      for (int i = 0; i < kId2s; ++i) all[i] = i;
+      std::vector<Link> expected = model.GetLinks(id1, kDefaultLinkType, all);
+      std::vector<Link> got = list->links;
+      auto by_id2 = [](const Link& a, const Link& b) { return a.id2 < b.id2; };
+      std::sort(expected.begin(), expected.end(), by_id2);
+      std::sort(got.begin(), got.end(), by_id2);
+      ASSERT_EQ(got, expected) << "op " << op << " id1 " << id1;
+      ASSERT_EQ(list->count, model.CountLinks(id1, kDefaultLinkType));
+    }
+  };
+  for (int op = 0; op < 2400; ++op) {
+    const NodeId on = static_cast<NodeId>(1 + pick(3));
+    const int64_t id1 = 1 + pick(3);
+    const int64_t id2 = pick(kId2s);
+    const int kind = static_cast<int>(pick(100));
+    SCOPED_TRACE(absl::StrCat("op ", op, " kind ", kind, " id1 ", id1, " id2 ", id2));
+    if (kind < 55) {
+      // Times mostly new (to the head), some anywhere (into the middle, moving links).
+      const int64_t time = pick(4) == 0 ? pick(1000) : 1000 + op;
+      Link l{id1, kDefaultLinkType, id2, pick(6) == 0 ? Visibility::kHidden : Visibility::kVisible,
+             static_cast<int32_t>(pick(9)), time, std::string(static_cast<size_t>(pick(200)), static_cast<char>('a' + pick(26)))};
+      absl::StatusOr<bool> got = g_->AddLink(on, l);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, *model.AddLink(l));
+    } else if (kind < 70) {
+      const bool expunge = pick(3) != 0;
+      absl::StatusOr<bool> got = g_->DeleteLink(on, id1, kDefaultLinkType, id2, expunge);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, model.DeleteLink(id1, kDefaultLinkType, id2, expunge));
+    } else if (kind < 85) {
+      std::vector<int64_t> ids = {id2, pick(kId2s), pick(kId2s), id2};
+      absl::StatusOr<std::vector<Link>> got = g_->GetLinks(on, id1, kDefaultLinkType, ids);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, model.GetLinks(id1, kDefaultLinkType, ids));
+    } else {
+      LinkRange r{id1, kDefaultLinkType, 0, INT64_MAX, static_cast<uint32_t>(pick(20)), static_cast<uint32_t>(1 + pick(60))};
+      absl::StatusOr<std::vector<Link>> got = g_->GetLinkList(on, r);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, *model.GetLinkList(r));
+    }
+    if (op % 150 == 149) check_lists(op);
+  }
+  // Empty a list completely (its indexes go with it), then grow it again.
+  for (int64_t id2 = 0; id2 < kId2s; ++id2) {
+    ASSERT_EQ(*g_->DeleteLink(2, 1, kDefaultLinkType, id2, true), model.DeleteLink(1, kDefaultLinkType, id2, true));
+  }
+  EXPECT_EQ(*g_->CountLinks(3, 1, kDefaultLinkType), 0u);
+  for (int64_t id2 = 0; id2 < 100; ++id2) {
+    Link l{1, kDefaultLinkType, id2, Visibility::kVisible, 1, 5000 + id2, std::string(150, 'z')};
+    ASSERT_EQ(*g_->AddLink(1, l), *model.AddLink(l));
+  }
+  check_lists(-1);
+  const ClientStats stats = g_->TotalStats();
+  EXPECT_GT(stats.index_builds, 3u);
+  EXPECT_GT(stats.indexed_ops, 1000u);
+}
+
+// A hub loaded fast (appending, unindexed) gets its indexes at the first operation that
+// walks it; after that an operation on one of its links reads a few tree nodes and
+// blocks, not its thousands of blocks.
+TEST_P(ListIndexTest, HubOperationsReadAFewObjects) {
+  Start({});
+  const int kLinks = 60000;
+  std::mt19937_64 rng(5);
+  MemoryGraph model;
+  std::vector<Link> links;
+  for (int i = 0; i < kLinks; ++i) {
+    links.push_back(Link{9, kDefaultLinkType, 9 + i, Visibility::kVisible, 1, static_cast<int64_t>(rng() % 4'000'000),
+                         std::string(rng() % 16, 'h')});
+    ASSERT_TRUE(model.AddLink(links.back()).ok());
+  }
+  ASSERT_EQ(*g_->AddLinks(1, 9, kDefaultLinkType, links), static_cast<uint64_t>(kLinks));
+  absl::StatusOr<ListSnapshot> before = g_->ReadList(2, 9, kDefaultLinkType);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_FALSE(before->indexed) << "a load appends without indexing";
+  // The first single-link operation walks the list and has it indexed.
+  Link first{9, kDefaultLinkType, 5, Visibility::kVisible, 0, 4'500'000, "first"};
+  ASSERT_EQ(*g_->AddLink(2, first), *model.AddLink(first));
+  absl::StatusOr<ListSnapshot> after = g_->ReadList(3, 9, kDefaultLinkType);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_TRUE(after->indexed);
+  ASSERT_TRUE(after->index_check.ok()) << after->index_check;
+  const ClientStats start = g_->TotalStats();
+  const absl::Time ops_start = absl::Now();
+  const int kOps = 60;
+  for (int i = 0; i < kOps; ++i) {
+    const int64_t id2 = 9 + static_cast<int64_t>(rng() % (kLinks + 100));
+    Link l{9, kDefaultLinkType, id2, Visibility::kVisible, 0, 4'600'000 + i, "new"};
+    ASSERT_EQ(*g_->AddLink(1 + i % 3, l), *model.AddLink(l));
+    const int64_t gone = 9 + static_cast<int64_t>(rng() % kLinks);
+    ASSERT_EQ(*g_->DeleteLink(1 + (i + 1) % 3, 9, kDefaultLinkType, gone, i % 2 == 0),
+              model.DeleteLink(9, kDefaultLinkType, gone, i % 2 == 0));
+    std::vector<int64_t> ids = {id2, gone, 9 + static_cast<int64_t>(rng() % kLinks)};
+    ASSERT_EQ(*g_->GetLinks(1 + (i + 2) % 3, 9, kDefaultLinkType, ids), model.GetLinks(9, kDefaultLinkType, ids));
+  }
+  const absl::Duration per_op = (absl::Now() - ops_start) / (3 * kOps);
+  const ClientStats end = g_->TotalStats();
+  const uint64_t ops = end.indexed_ops - start.indexed_ops;
+  const double reads = static_cast<double>(end.indexed_reads - start.indexed_reads) / static_cast<double>(ops);
+  std::cerr << "hub of " << kLinks << " links (" << after->links.size() / 100 << "00 links): " << reads
+            << " tree nodes and blocks read per link operation, " << per_op << " per operation\n";
+  EXPECT_GE(ops, static_cast<uint64_t>(3 * kOps));
+  // The list has ~1000 blocks; a lookup reads ~3 nodes of each tree, the link's block and
+  // the head (a get of three id2s, about three times that).
+  EXPECT_LT(reads, 40.0);
+  EXPECT_EQ(*g_->CountLinks(3, 9, kDefaultLinkType), model.CountLinks(9, kDefaultLinkType));
+  absl::StatusOr<ListSnapshot> last = g_->ReadList(1, 9, kDefaultLinkType);
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_TRUE(last->index_check.ok()) << last->index_check;
+  for (const LinkRange& r : {LinkRange{9, kDefaultLinkType}, LinkRange{9, kDefaultLinkType, 1'000'000, 2'000'000, 100, 50}}) {
+    EXPECT_EQ(*g_->GetLinkList(3, r), *model.GetLinkList(r));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ListIndexTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+
+}  // namespace
+}  // namespace farm::graph::testing
