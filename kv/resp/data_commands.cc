@@ -1,59 +1,51 @@
 #include "kv/resp/data_commands.h"
 
-#include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kv/resp/async_steps.h"
+#include "kv/resp/hash_commands.h"
 #include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
+#include "kv/resp/typed_value.h"
 
 namespace farm::kv::resp {
 namespace {
 
 using CallPtr = std::shared_ptr<const Call>;
-using Result = absl::StatusOr<std::string>;
-// Operations on `ops` ending in done(reply) or done(store error).
-using Body = std::function<void(std::shared_ptr<KeyOps> ops, Done<Result> done)>;
 
-std::string Encode(absl::AnyInvocable<void(RespWriter&)> write) {
+std::string IntegerReply(int64_t v) {
   std::string out;
-  RespWriter w(&out);
-  write(w);
+  RespWriter(&out).Integer(v);
   return out;
 }
 
-std::string IntegerReply(int64_t v) {
-  return Encode([v](RespWriter& w) { w.Integer(v); });
+// The string a stored value holds: nullopt for a missing key, WRONGTYPE for another
+// type, DataLoss for a corrupt type tag. The view points into `v`.
+absl::StatusOr<std::optional<absl::string_view>> StringOf(const Value& v) {
+  if (!v.has_value()) return std::nullopt;
+  absl::StatusOr<TypedView> typed = DecodeStored(*v);
+  if (!typed.ok()) return typed.status();
+  if (typed->type != ValueType::kString) return WrongTypeError();
+  return typed->body;
 }
 
-// Runs `body` so that its operations are atomic together: on `ops` when that is a
-// transaction already or when the body does a single operation (needs_txn false), else
-// in a transaction of its own, retried on conflicts.
-void RunAtomically(const DataEnv& env, const std::shared_ptr<KeyOps>& ops, bool needs_txn,
-                   Body body, ReplyDone done) {
-  auto finish = [done = std::move(done)](Result r) mutable {
-    done(r.ok() ? std::move(*r) : StoreErrorReply(r.status()));
-  };
-  if (ops->transactional() || !needs_txn) {
-    body(ops, std::move(finish));
-    return;
-  }
-  const int attempts = env.max_txn_attempts;
-  RunInTxn(
-      env.store, nullptr, attempts,
-      [body = std::move(body)](std::shared_ptr<TxnOps> txn, Done<Result> d) {
-        body(std::move(txn), std::move(d));
-      },
-      [finish = std::move(finish), attempts](Result r) mutable {
-        if (absl::IsAborted(r.status())) {
-          r = absl::AbortedError(absl::StrCat("the store aborted this command's transaction ",
-                                              attempts, " times (conflicts); nothing was written"));
-        }
-        finish(std::move(r));
-      });
+// The bytes to store for string `s`: `s` itself, or its escaped copy, which *holder then
+// owns (keep it until the Put's callback has run).
+absl::string_view StoredString(absl::string_view s, std::shared_ptr<std::string>* holder) {
+  if (!NeedsEscape(s)) return s;
+  *holder = std::make_shared<std::string>(EscapeString(s));
+  return **holder;
+}
+
+std::optional<std::string> CheckStringSize(absl::string_view s, const StoreLimits& limits) {
+  if (!NeedsEscape(s)) return CheckValueSize(s, limits);
+  absl::Status status = CheckStoredSize(StoredStringSize(s), limits);
+  if (status.ok()) return std::nullopt;
+  return StoreErrorReply(status);
 }
 
 // The first key or value of `call` over the store's limits, as an error reply.
@@ -64,10 +56,10 @@ std::optional<std::string> CheckSizes(const DataEnv& env, const Call& call) {
   });
   if (error) return error;
   const auto args = call.args();
-  if (call.spec->id == CommandId::kSet) return CheckValueSize(args[2], env.limits);
+  if (call.spec->id == CommandId::kSet) return CheckStringSize(args[2], env.limits);
   if (call.spec->id == CommandId::kMSet) {
     for (size_t i = 2; i < args.size(); i += 2) {
-      if (auto e = CheckValueSize(args[i], env.limits)) return e;
+      if (auto e = CheckStringSize(args[i], env.limits)) return e;
     }
   }
   return std::nullopt;
@@ -77,7 +69,26 @@ void RunGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const absl::string_view key = call->args()[1];
   ops->Get(key, [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
     if (!v.ok()) return done(StoreErrorReply(v.status()));
-    done(Encode([&](RespWriter& w) { w.OptionalBulk(*v); }));
+    absl::StatusOr<std::optional<absl::string_view>> s = StringOf(*v);
+    if (!s.ok()) return done(StoreErrorReply(s.status()));
+    std::string reply;
+    RespWriter w(&reply);
+    if (s->has_value()) {
+      w.Bulk(**s);
+    } else {
+      w.NullBulk();
+    }
+    done(std::move(reply));
+  });
+}
+
+void RunType(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+  ops->Get(call->args()[1], [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
+    if (!v.ok()) return done(StoreErrorReply(v.status()));
+    if (!v->has_value()) return done(SimpleStringReply("none"));
+    absl::StatusOr<TypedView> typed = DecodeStored(**v);
+    if (!typed.ok()) return done(StoreErrorReply(typed.status()));
+    done(SimpleStringReply(typed->type == ValueType::kHash ? "hash" : "string"));
   });
 }
 
@@ -102,37 +113,44 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
     }
   }
   if (!nx && !xx && !get) {
-    ops->Put(args[1], args[2], [call, ops, done = std::move(done)](absl::Status s) mutable {
-      done(s.ok() ? SimpleStringReply("OK") : StoreErrorReply(s));
-    });
+    std::shared_ptr<std::string> escaped;
+    const absl::string_view stored = StoredString(args[2], &escaped);
+    ops->Put(args[1], stored,
+             [call, ops, escaped, done = std::move(done)](absl::Status s) mutable {
+               done(s.ok() ? SimpleStringReply("OK") : StoreErrorReply(s));
+             });
     return;
   }
-  Body body = [call, nx, xx, get](std::shared_ptr<KeyOps> o, Done<Result> d) {
+  CommandBody body = [call, nx, xx, get](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
     const absl::string_view key = call->args()[1];
     o->Get(key, [call, o, nx, xx, get, d = std::move(d)](absl::StatusOr<Value> old) mutable {
       if (!old.ok()) return d(old.status());
       const bool exists = old->has_value();
       std::string reply;
       RespWriter w(&reply);
-      if ((nx && exists) || (xx && !exists)) {
-        if (get) {
-          w.OptionalBulk(*old);
+      if (get) {  // Redis: GET of another type is an error, and nothing is set
+        absl::StatusOr<std::optional<absl::string_view>> s = StringOf(*old);
+        if (!s.ok()) return d(s.status());
+        if (s->has_value()) {
+          w.Bulk(**s);
         } else {
           w.NullBulk();
         }
+      }
+      if ((nx && exists) || (xx && !exists)) {
+        if (!get) w.NullBulk();
         return d(std::move(reply));
       }
-      if (get) {
-        w.OptionalBulk(*old);
-      } else {
-        w.SimpleString("OK");
-      }
+      if (!get) w.SimpleString("OK");
       const auto args = call->args();
-      o->Put(args[1], args[2],
-             [call, o, reply = std::move(reply), d = std::move(d)](absl::Status s) mutable {
-               if (!s.ok()) return d(s);
-               d(std::move(reply));
-             });
+      std::shared_ptr<std::string> escaped;
+      const absl::string_view stored = StoredString(args[2], &escaped);
+      o->Put(
+          args[1], stored,
+          [call, o, escaped, reply = std::move(reply), d = std::move(d)](absl::Status s) mutable {
+            if (!s.ok()) return d(s);
+            d(std::move(reply));
+          });
     });
   };
   RunAtomically(env, ops, /*needs_txn=*/true, std::move(body), std::move(done));
@@ -140,11 +158,11 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
 
 void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const size_t keys = call->args().size() - 1;
-  Body body = [call](std::shared_ptr<KeyOps> o, Done<Result> d) {
+  CommandBody body = [call](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
     struct State {
       int64_t removed = 0;
       absl::Status status;
-      Done<Result> done;
+      Done<CommandResult> done;
     };
     auto state = std::make_shared<State>();
     state->done = std::move(d);
@@ -173,32 +191,35 @@ void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
 
 void RunMSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const size_t pairs = (call->args().size() - 1) / 2;
-  Body body = [call](std::shared_ptr<KeyOps> o, Done<Result> d) {
+  CommandBody body = [call](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
     struct State {
       absl::Status status;
-      Done<Result> done;
+      Done<CommandResult> done;
     };
     auto state = std::make_shared<State>();
     state->done = std::move(d);
-    RunSequentially((call->args().size() - 1) / 2,
-                    [call, o, state](size_t i, absl::AnyInvocable<void()> next) {
-                      if (!state->status.ok()) return next();
-                      const auto args = call->args();
-                      o->Put(args[1 + 2 * i], args[2 + 2 * i],
-                             [call, o, state, next = std::move(next)](absl::Status s) mutable {
-                               if (!s.ok()) state->status = s;
-                               next();
-                             });
-                    },
-                    [state] {
-                      if (!state->status.ok()) return state->done(state->status);
-                      state->done(SimpleStringReply("OK"));
-                    });
+    RunSequentially(
+        (call->args().size() - 1) / 2,
+        [call, o, state](size_t i, absl::AnyInvocable<void()> next) {
+          if (!state->status.ok()) return next();
+          const auto args = call->args();
+          std::shared_ptr<std::string> escaped;
+          const absl::string_view stored = StoredString(args[2 + 2 * i], &escaped);
+          o->Put(args[1 + 2 * i], stored,
+                 [call, o, state, escaped, next = std::move(next)](absl::Status s) mutable {
+                   if (!s.ok()) state->status = s;
+                   next();
+                 });
+        },
+        [state] {
+          if (!state->status.ok()) return state->done(state->status);
+          state->done(SimpleStringReply("OK"));
+        });
   };
   RunAtomically(env, ops, /*needs_txn=*/pairs > 1, std::move(body), std::move(done));
 }
 
-// EXISTS (count == true) and MGET.
+// EXISTS (count == true) and MGET (nil for a key of another type, as Redis).
 void RunMultiGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, bool count, ReplyDone done) {
   const auto keys = call->args().subspan(1);
   ops->MultiGet(keys, [call, ops, count,
@@ -212,9 +233,26 @@ void RunMultiGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, bool count, R
       w.Integer(present);
     } else {
       w.ArrayHeader(values->size());
-      for (const Value& v : *values) w.OptionalBulk(v);
+      for (const Value& v : *values) {
+        absl::StatusOr<std::optional<absl::string_view>> s = StringOf(v);
+        if (s.ok() && s->has_value()) {
+          w.Bulk(**s);
+        } else {
+          w.NullBulk();
+        }
+      }
     }
     done(std::move(reply));
+  });
+}
+
+// After Increment found a value that is not an integer: WRONGTYPE when the key holds
+// another type, else Redis's not-an-integer error. (A rare path: one more read.)
+void ReplyNotAnInteger(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+  ops->Get(call->args()[1], [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
+    if (!v.ok()) return done(StoreErrorReply(v.status()));
+    absl::StatusOr<std::optional<absl::string_view>> s = StringOf(*v);
+    done(s.ok() ? NotAnIntegerReply() : StoreErrorReply(s.status()));
   });
 }
 
@@ -238,7 +276,11 @@ void RunIncrement(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone do
   }
   ops->Increment(args[1], delta,
                  [call, ops, done = std::move(done)](absl::StatusOr<int64_t> v) mutable {
-                   done(v.ok() ? IntegerReply(*v) : IncrementErrorReply(v.status()));
+                   if (v.ok()) return done(IntegerReply(*v));
+                   if (IsNotAnInteger(v.status())) {
+                     return ReplyNotAnInteger(std::move(call), ops, std::move(done));
+                   }
+                   done(IncrementErrorReply(v.status()));
                  });
 }
 
@@ -256,15 +298,19 @@ bool IsDataCommand(CommandId id) {
     case CommandId::kDecr:
     case CommandId::kIncrBy:
     case CommandId::kDecrBy:
+    case CommandId::kType:
       return true;
     default:
-      return false;
+      return IsHashCommand(id);
   }
 }
 
 void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
                     std::shared_ptr<KeyOps> ops, ReplyDone done) {
   const CommandId id = call->spec->id;
+  if (IsHashCommand(id)) {
+    return RunHashCommand(env, std::move(call), std::move(ops), std::move(done));
+  }
   if (id == CommandId::kMSet && call->args().size() % 2 == 0) {
     return done(ErrorReply(ArityMessage("mset")));
   }
@@ -272,6 +318,8 @@ void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
   switch (id) {
     case CommandId::kGet:
       return RunGet(std::move(call), ops, std::move(done));
+    case CommandId::kType:
+      return RunType(std::move(call), ops, std::move(done));
     case CommandId::kSet:
       return RunSet(env, std::move(call), ops, std::move(done));
     case CommandId::kDel:

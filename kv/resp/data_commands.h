@@ -1,36 +1,32 @@
-// The data commands — GET SET DEL EXISTS MGET MSET INCR DECR INCRBY DECRBY — written
-// once against KeyOps, so they run the same on the Store directly and inside EXEC's
-// transaction.
+// The string and key commands — GET SET DEL EXISTS MGET MSET INCR DECR INCRBY DECRBY
+// TYPE — written once against KeyOps, so they run the same on the Store directly and
+// inside EXEC's transaction. Values go through the typed-value codec (typed_value.h).
 //
 // Mapping onto the Store (outside a transaction):
-//   GET -> Get;  EXISTS, MGET -> MultiGet;  INCR.. -> Increment;  SET -> Put;
+//   GET, TYPE -> Get;  EXISTS, MGET -> MultiGet;  INCR.. -> Increment;  SET -> Put;
 //   SET NX/XX/GET -> Get + Put in one StoreTxn;  DEL k -> Remove;  DEL k1 k2.. and
 //   MSET k1 v1 k2 v2.. -> Removes / Puts in one StoreTxn (atomic, as in Redis).
 // A command's own transaction is retried on Aborted (DataEnv::max_txn_attempts).
 // Inside a transaction every operation goes to it, in order.
 //
+// Types, as in Redis: GET, SET GET and INCR.. of a hash answer WRONGTYPE; MGET answers
+// nil for it; SET and MSET overwrite any type; DEL, EXISTS count every key. A string
+// that begins with 0xFF is stored escaped and read back as it was.
+//
 // Keys and values over the store's limits are refused before anything is stored.
+//
+// The hash commands (hash_commands.h) are data commands too: RunDataCommand hands them
+// on, so the session and EXEC treat every command on keys alike.
 #ifndef FARM_KV_RESP_DATA_COMMANDS_H_
 #define FARM_KV_RESP_DATA_COMMANDS_H_
 
 #include <memory>
-#include <string>
 
-#include "absl/functional/any_invocable.h"
+#include "kv/resp/data_env.h"
 #include "kv/resp/key_ops.h"
 #include "kv/resp/resp_commands.h"
-#include "kv/store.h"
 
 namespace farm::kv::resp {
-
-// Receives one encoded reply.
-using ReplyDone = absl::AnyInvocable<void(std::string reply)>;
-
-struct DataEnv {
-  Store* store = nullptr;  // for the transactions of atomic multi-key commands
-  StoreLimits limits;
-  int max_txn_attempts = 100;
-};
 
 bool IsDataCommand(CommandId id);
 

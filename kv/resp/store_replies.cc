@@ -1,6 +1,7 @@
 #include "kv/resp/store_replies.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kv/resp/resp_names.h"
@@ -8,6 +9,8 @@
 namespace farm::kv::resp {
 
 namespace {
+
+constexpr absl::string_view kRedisErrorPayload = "farm.kv.resp/redis-error";
 
 size_t Digits(absl::string_view s, size_t at, bool hex) {
   size_t n = 0;
@@ -48,20 +51,45 @@ std::string WithoutInternalAddresses(absl::string_view message) {
   return out;
 }
 
+absl::Status RedisError(absl::string_view line) {
+  absl::Status s = absl::FailedPreconditionError(line);
+  s.SetPayload(kRedisErrorPayload, absl::Cord());
+  return s;
+}
+
+bool IsRedisError(const absl::Status& status) {
+  return status.GetPayload(kRedisErrorPayload).has_value();
+}
+
+absl::Status WrongTypeError() {
+  return RedisError("WRONGTYPE Operation against a key holding the wrong kind of value");
+}
+
 std::string StoreErrorReply(const absl::Status& status) {
   const absl::string_view message = status.message();
+  if (IsRedisError(status)) return ErrorReply(message);
   if (message.empty())
     return ErrorReply(absl::StrCat("ERR ", absl::StatusCodeToString(status.code())));
   return ErrorReply(absl::StrCat("ERR ", WithoutInternalAddresses(message)));
 }
 
+namespace {
+
+bool IsOverflow(const absl::Status& status) {
+  return absl::IsOutOfRange(status) ||
+         (absl::IsInvalidArgument(status) &&
+          absl::StrContains(absl::AsciiStrToLower(status.message()), "overflow"));
+}
+
+}  // namespace
+
+bool IsNotAnInteger(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) && !IsOverflow(status);
+}
+
 std::string IncrementErrorReply(const absl::Status& status) {
-  if (absl::IsOutOfRange(status) ||
-      (absl::IsInvalidArgument(status) &&
-       absl::StrContains(absl::AsciiStrToLower(status.message()), "overflow"))) {
-    return ErrorReply("ERR increment or decrement would overflow");
-  }
-  if (absl::IsInvalidArgument(status)) return NotAnIntegerReply();
+  if (IsOverflow(status)) return ErrorReply("ERR increment or decrement would overflow");
+  if (IsNotAnInteger(status)) return NotAnIntegerReply();
   return StoreErrorReply(status);
 }
 
@@ -79,6 +107,15 @@ std::optional<std::string> CheckValueSize(absl::string_view value, const StoreLi
   if (limits.max_value_bytes == 0 || value.size() <= limits.max_value_bytes) return std::nullopt;
   return ErrorReply(absl::StrCat("ERR value is too large (", value.size(),
                                  " bytes; this store's limit is ", limits.max_value_bytes, ")"));
+}
+
+absl::Status CheckStoredSize(size_t stored_bytes, const StoreLimits& limits) {
+  if (limits.max_value_bytes == 0 || stored_bytes <= limits.max_value_bytes) {
+    return absl::OkStatus();
+  }
+  return RedisError(absl::StrCat("ERR value is too large (", stored_bytes,
+                                 " bytes as stored; this store's limit is ", limits.max_value_bytes,
+                                 ")"));
 }
 
 }  // namespace farm::kv::resp

@@ -13,8 +13,17 @@
 namespace farm::kv::resp {
 
 // Any store error: "-ERR <message>" (the code's name when the message is empty), with
-// internal addresses and region ids replaced by "an object" / "a region".
+// internal addresses and region ids replaced by "an object" / "a region"; a
+// RedisError's line as it is.
 std::string StoreErrorReply(const absl::Status& status);
+
+// An error a command decides (not the store), carrying its complete Redis reply line,
+// e.g. "ERR hash value is not an integer": StoreErrorReply answers the line as it is.
+// FailedPrecondition, marked by a payload.
+absl::Status RedisError(absl::string_view line);
+bool IsRedisError(const absl::Status& status);
+// RedisError("WRONGTYPE Operation against a key holding the wrong kind of value").
+absl::Status WrongTypeError();
 // `message` without internal addresses (r<region>+0x<offset>) and region ids.
 std::string WithoutInternalAddresses(absl::string_view message);
 
@@ -24,6 +33,10 @@ std::string WithoutInternalAddresses(absl::string_view message);
 // anything else as StoreErrorReply.
 std::string IncrementErrorReply(const absl::Status& status);
 
+// True for Increment's InvalidArgument about a stored value that is not an integer
+// (not about overflow): IncrementErrorReply would answer NotAnIntegerReply.
+bool IsNotAnInteger(const absl::Status& status);
+
 // "-ERR value is not an integer or out of range": an argument that is not an integer.
 std::string NotAnIntegerReply();
 
@@ -31,6 +44,10 @@ std::string NotAnIntegerReply();
 // of 0 means the store states none.
 std::optional<std::string> CheckKeySize(absl::string_view key, const StoreLimits& limits);
 std::optional<std::string> CheckValueSize(absl::string_view value, const StoreLimits& limits);
+// For a value that takes `stored_bytes` in the store (an escaped string, a hash's
+// encoding): a RedisError "ERR value is too large (N bytes as stored; ...)" over the
+// limit, else OK.
+absl::Status CheckStoredSize(size_t stored_bytes, const StoreLimits& limits);
 
 }  // namespace farm::kv::resp
 

@@ -37,7 +37,9 @@ class FakeTxn : public StoreTxn {
                                 }
                                 const std::string k(key);
                                 const bool existed = Visible(c, st, k).has_value();
-                                st.writes[k] = std::nullopt;
+                                // As the table: removing a missing key writes nothing
+                                // (a WATCH of it is not disturbed).
+                                if (existed) st.writes[k] = std::nullopt;
                                 done(existed);
                               });
   }

@@ -1,6 +1,9 @@
 // Fuzz test of the parser and the session together: random bytes, valid request
 // streams, and valid streams with random mutations, fed in random chunks to sessions
-// with random limits over a FakeStore with random delays.
+// with random limits over a FakeStore with random delays. Streams mix string and hash
+// commands on the same few keys (so WRONGTYPE paths run), values beginning with 0xFF,
+// and keys whose stored value is now and then replaced by a corrupt or random typed
+// encoding behind the session's back.
 //
 // Runs for FARM_FUZZ_SECONDS (default 3) or FARM_FUZZ_ITERATIONS (default 20000),
 // whichever ends first. The seed is printed; FARM_FUZZ_SEED=<n> replays the inputs
@@ -33,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "resp/resp_parser.h"
 #include "kv/resp/resp_session.h"
+#include "kv/resp/typed_value.h"
 #include "tests/kv/resp/resp_reply_reader.h"
 #include "tests/kv/resp/session_env.h"
 
@@ -64,8 +68,15 @@ std::string RandomKey(Rng& rng) {
   return kKeys[Uniform(rng, 0, 6)];
 }
 
+std::string RandomField(Rng& rng) {
+  static const char* const kFields[] = {"f", "g", "n", "", "\xFF", "field:1"};
+  return kFields[Uniform(rng, 0, 5)];
+}
+
 std::string RandomValue(Rng& rng) {
-  switch (Uniform(rng, 0, 4)) {
+  switch (Uniform(rng, 0, 5)) {
+    case 4:  // a string that must be stored escaped
+      return absl::StrCat("\xFF", std::string(Uniform(rng, 0, 4), 'H'));
     case 0:
       return absl::StrCat(static_cast<int64_t>(Uniform(rng, 0, 2000)) - 1000);
     case 1:
@@ -83,7 +94,7 @@ std::string RandomValue(Rng& rng) {
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 27)) {
+  switch (Uniform(rng, 0, 38)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -140,9 +151,56 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {OneIn(rng, 20) ? "QUIT" : "ECHO", "q"};
     case 26:
       return {"DECR", k};
+    case 27:
+    case 28: {
+      std::vector<std::string> w = {OneIn(rng, 3) ? "HMSET" : "HSET", k};
+      for (size_t i = Uniform(rng, 1, 3); i > 0; --i) {
+        w.push_back(RandomField(rng));
+        w.push_back(RandomValue(rng));
+      }
+      if (OneIn(rng, 10)) w.pop_back();  // an odd count: an arity error
+      return w;
+    }
+    case 29:
+      return {"HGET", k, RandomField(rng)};
+    case 30:
+      return {"HMGET", k, RandomField(rng), RandomField(rng)};
+    case 31:
+      return {"HGETALL", k};
+    case 32:
+      return {"HDEL", k, RandomField(rng), RandomField(rng)};
+    case 33:
+      return {"HLEN", k};
+    case 34:
+      return {"HEXISTS", k, RandomField(rng)};
+    case 35:
+      return {"HINCRBY", k, RandomField(rng), OneIn(rng, 2) ? "1" : RandomValue(rng)};
+    case 36:
+      return {"TYPE", k};
+    case 37:
+      return {OneIn(rng, 2) ? "HSET" : "HINCRBY", k};  // too few words
     default:
       return {"INFO"};
   }
+}
+
+// A stored value for a key, written behind the sessions' back: a hash encoding, cut
+// short or with bytes changed, or 0xFF and random bytes.
+std::string RandomStoredValue(Rng& rng) {
+  std::string s;
+  if (OneIn(rng, 2)) {
+    s = EncodeHash({{"f", "1"}, {"g", std::string(Uniform(rng, 0, 200), 'v')}});
+    if (OneIn(rng, 2)) s.resize(Uniform(rng, 0, s.size()));
+    for (size_t i = Uniform(rng, 0, 3); i > 0 && !s.empty(); --i) {
+      s[Uniform(rng, 0, s.size() - 1)] = static_cast<char>(Uniform(rng, 0, 255));
+    }
+  } else {
+    s = OneIn(rng, 2) ? "\xFFH\x01" : "\xFF";
+    for (size_t i = Uniform(rng, 0, 24); i > 0; --i) {
+      s.push_back(static_cast<char>(Uniform(rng, 0, 255)));
+    }
+  }
+  return s;
 }
 
 bool InlineSafe(const std::vector<std::string>& words) {
@@ -250,6 +308,7 @@ class Fuzzer {
     std::string input = kind == 0 ? RandomBytes(rng_) : ValidStream(rng_);
     if (kind == 2) Mutate(rng_, input);
     last_input_ = input;
+    if (OneIn(rng_, 8)) env_.cluster().Poke(RandomKey(rng_), RandomStoredValue(rng_));
     RespSessionOptions options;
     static const int64_t kBulkLimits[] = {16, 1024, 65536};
     options.parser_limits.max_bulk_bytes = kBulkLimits[Uniform(rng_, 0, 2)];

@@ -153,6 +153,42 @@ TEST_F(RespServerTest, RedisCliCommands) {
   EXPECT_EQ(cluster_.Peek("n"), "42");
 }
 
+// The replies below are what redis-cli prints against redis-server 7.0 for the same
+// commands (errors are followed by an empty line).
+TEST_F(RespServerTest, RedisCliHashes) {
+  if (!Executable(kRedisCli)) GTEST_SKIP() << kRedisCli << " is not installed (redis-tools)";
+  const std::string kWrongType =
+      "WRONGTYPE Operation against a key holding the wrong kind of value\n\n";
+  EXPECT_EQ(CliOut({"HSET", "user:1", "name", "Ada", "lang", "en"}), "2\n");
+  EXPECT_EQ(CliOut({"HMSET", "user:1", "lang", "fr", "born", "1815"}), "OK\n");
+  EXPECT_EQ(CliOut({"HGET", "user:1", "name"}), "Ada\n");
+  EXPECT_EQ(CliOut({"HGET", "user:1", "nope"}), "\n");
+  EXPECT_EQ(CliOut({"HMGET", "user:1", "lang", "nope", "born"}), "fr\n\n1815\n");
+  EXPECT_EQ(CliOut({"HGETALL", "user:1"}), "name\nAda\nlang\nfr\nborn\n1815\n");
+  EXPECT_EQ(CliOut({"HLEN", "user:1"}), "3\n");
+  EXPECT_EQ(CliOut({"HEXISTS", "user:1", "born"}), "1\n");
+  EXPECT_EQ(CliOut({"HINCRBY", "user:1", "born", "-15"}), "1800\n");
+  EXPECT_EQ(CliOut({"HINCRBY", "user:1", "name", "1"}), "ERR hash value is not an integer\n\n");
+  EXPECT_EQ(CliOut({"HINCRBY", "user:1", "born", "x"}),
+            "ERR value is not an integer or out of range\n\n");
+  EXPECT_EQ(CliOut({"HSET", "user:1", "name"}),
+            "ERR wrong number of arguments for 'hset' command\n\n");
+  EXPECT_EQ(CliOut({"TYPE", "user:1"}), "hash\n");
+  EXPECT_EQ(CliOut({"GET", "user:1"}), kWrongType);
+  EXPECT_EQ(CliOut({"INCR", "user:1"}), kWrongType);
+  EXPECT_EQ(CliOut({"SET", "str", "v"}), "OK\n");
+  EXPECT_EQ(CliOut({"HGET", "str", "f"}), kWrongType);
+  EXPECT_EQ(CliOut({"HSET", "str", "f", "v"}), kWrongType);
+  EXPECT_EQ(CliOut({"MGET", "str", "user:1"}), "v\n\n");
+  EXPECT_EQ(CliOut({"HDEL", "user:1", "name", "lang", "nope"}), "2\n");
+  EXPECT_EQ(CliOut({"HDEL", "user:1", "born"}), "1\n");
+  EXPECT_EQ(CliOut({"EXISTS", "user:1"}), "0\n");
+  EXPECT_EQ(CliOut({"HGETALL", "user:1"}), "\n");  // an empty array
+  ProcessResult r = Cli({}, "MULTI\nHSET h a 1\nHINCRBY h a 2\nHGETALL h\nGET h\nEXEC\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "OK\nQUEUED\nQUEUED\nQUEUED\nQUEUED\n1\n3\na\n3\n" + kWrongType);
+}
+
 TEST_F(RespServerTest, RedisCliCommandsFromStdin) {
   if (!Executable(kRedisCli)) GTEST_SKIP() << kRedisCli << " is not installed (redis-tools)";
   ProcessResult r = Cli({}, "SET x 1\nINCR x\nGET x\nFOO\nMULTI\nINCR x\nEXEC\n");

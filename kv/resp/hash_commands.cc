@@ -1,0 +1,254 @@
+#include "kv/resp/hash_commands.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kv/resp/hash_value.h"
+#include "kv/resp/resp_names.h"
+#include "kv/resp/store_replies.h"
+#include "kv/resp/typed_value.h"
+
+namespace farm::kv::resp {
+namespace {
+
+using CallPtr = std::shared_ptr<const Call>;
+
+// The hash encoding a stored value holds: nullopt for a missing key, WRONGTYPE for a
+// string, DataLoss for a corrupt type tag. The view points into `v`.
+absl::StatusOr<std::optional<absl::string_view>> HashOf(const Value& v) {
+  if (!v.has_value()) return std::nullopt;
+  absl::StatusOr<TypedView> typed = DecodeStored(*v);
+  if (!typed.ok()) return typed.status();
+  if (typed->type != ValueType::kHash) return WrongTypeError();
+  return typed->body;
+}
+
+// --- Reads: one Get, then `reply(encoding or nullopt, writer)`. ---
+
+using ReadReply = absl::Status (*)(const Call& call, std::optional<absl::string_view> hash,
+                                   RespWriter& w);
+
+void RunRead(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReadReply reply, ReplyDone done) {
+  ops->Get(call->args()[1],
+           [call, ops, reply, done = std::move(done)](absl::StatusOr<Value> v) mutable {
+             if (!v.ok()) return done(StoreErrorReply(v.status()));
+             absl::StatusOr<std::optional<absl::string_view>> hash = HashOf(*v);
+             if (!hash.ok()) return done(StoreErrorReply(hash.status()));
+             std::string out;
+             RespWriter w(&out);
+             if (absl::Status s = reply(*call, *hash, w); !s.ok()) return done(StoreErrorReply(s));
+             done(std::move(out));
+           });
+}
+
+absl::Status HGet(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  std::optional<absl::string_view> value;
+  if (hash) {
+    absl::StatusOr<std::optional<absl::string_view>> found = FindField(*hash, call.args()[2]);
+    if (!found.ok()) return found.status();
+    value = *found;
+  }
+  if (value) {
+    w.Bulk(*value);
+  } else {
+    w.NullBulk();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HExists(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  bool found = false;
+  if (hash) {
+    absl::StatusOr<std::optional<absl::string_view>> value = FindField(*hash, call.args()[2]);
+    if (!value.ok()) return value.status();
+    found = value->has_value();
+  }
+  w.Integer(found ? 1 : 0);
+  return absl::OkStatus();
+}
+
+absl::Status HLen(const Call&, std::optional<absl::string_view> hash, RespWriter& w) {
+  uint64_t length = 0;
+  if (hash) {
+    absl::StatusOr<uint64_t> n = HashLength(*hash);
+    if (!n.ok()) return n.status();
+    length = *n;
+  }
+  w.Integer(static_cast<int64_t>(length));
+  return absl::OkStatus();
+}
+
+absl::Status HGetAll(const Call&, std::optional<absl::string_view> hash, RespWriter& w) {
+  if (!hash) {
+    w.ArrayHeader(0);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> n = HashLength(*hash);
+  if (!n.ok()) return n.status();
+  w.ArrayHeader(2 * *n);
+  return ForEachField(*hash, [&w](absl::string_view field, absl::string_view value) {
+    w.Bulk(field);
+    w.Bulk(value);
+    return true;
+  });
+}
+
+absl::Status HMGet(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  const auto fields = call.args().subspan(2);
+  HashValue h;
+  if (hash) {
+    if (absl::Status s = h.LoadBody(*hash); !s.ok()) return s;
+  }
+  w.ArrayHeader(fields.size());
+  for (const std::string& field : fields) {
+    std::optional<absl::string_view> value = h.Get(field);
+    if (value) {
+      w.Bulk(*value);
+    } else {
+      w.NullBulk();
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --- Writes: Get, change, then Put (Remove when no field is left), atomically. ---
+
+// Changes `h`, loaded from the key's value, and returns the reply; sets *changed when
+// something must be written. An error writes nothing. `scratch` owns bytes that `h`
+// may view until it is encoded.
+using Change = absl::StatusOr<std::string> (*)(const Call& call, HashValue& h, std::string& scratch,
+                                               bool* changed);
+
+void RunWrite(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, Change change,
+              ReplyDone done) {
+  const StoreLimits limits = env.limits;
+  CommandBody body = [call, limits, change](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
+    o->Get(call->args()[1],
+           [call, o, limits, change, d = std::move(d)](absl::StatusOr<Value> old) mutable {
+             if (!old.ok()) return d(old.status());
+             HashValue h;
+             if (absl::Status s = h.Load(*old); !s.ok()) return d(s);
+             std::string scratch;
+             bool changed = false;
+             absl::StatusOr<std::string> reply = change(*call, h, scratch, &changed);
+             if (!reply.ok() || !changed) return d(std::move(reply));
+             const absl::string_view key = call->args()[1];
+             if (h.empty()) {
+               o->Remove(key, [call, o, reply = std::move(*reply),
+                               d = std::move(d)](absl::StatusOr<bool> r) mutable {
+                 if (!r.ok()) return d(r.status());
+                 d(std::move(reply));
+               });
+               return;
+             }
+             if (absl::Status s = CheckStoredSize(h.EncodedSize(), limits); !s.ok()) return d(s);
+             auto encoded = std::make_shared<const std::string>(h.Encode());
+             o->Put(key, *encoded,
+                    [call, o, encoded, reply = std::move(*reply),
+                     d = std::move(d)](absl::Status s) mutable {
+                      if (!s.ok()) return d(s);
+                      d(std::move(reply));
+                    });
+           });
+  };
+  RunAtomically(env, ops, /*needs_txn=*/true, std::move(body), std::move(done));
+}
+
+std::string IntegerReply(int64_t v) {
+  std::string out;
+  RespWriter(&out).Integer(v);
+  return out;
+}
+
+absl::StatusOr<std::string> HSet(const Call& call, HashValue& h, std::string&, bool* changed) {
+  const auto args = call.args();
+  int64_t added = 0;
+  for (size_t i = 2; i + 1 < args.size(); i += 2) added += h.Set(args[i], args[i + 1]) ? 1 : 0;
+  *changed = true;
+  if (call.spec->id == CommandId::kHMSet) return SimpleStringReply("OK");
+  return IntegerReply(added);
+}
+
+absl::StatusOr<std::string> HDel(const Call& call, HashValue& h, std::string&, bool* changed) {
+  int64_t removed = 0;
+  for (const std::string& field : call.args().subspan(2)) removed += h.Remove(field) ? 1 : 0;
+  *changed = removed > 0;
+  return IntegerReply(removed);
+}
+
+// The increment was checked before the store was asked (Redis checks it first).
+absl::StatusOr<std::string> HIncrBy(const Call& call, HashValue& h, std::string& scratch,
+                                    bool* changed) {
+  const auto args = call.args();
+  int64_t delta = 0, current = 0, next = 0;
+  ParseStrictInt64(args[3], &delta);
+  if (std::optional<absl::string_view> old = h.Get(args[2])) {
+    if (!ParseStrictInt64(*old, &current)) return RedisError("ERR hash value is not an integer");
+  }
+  if (__builtin_add_overflow(current, delta, &next)) {
+    return RedisError("ERR increment or decrement would overflow");
+  }
+  scratch = absl::StrCat(next);
+  h.Set(args[2], scratch);
+  *changed = true;
+  return IntegerReply(next);
+}
+
+}  // namespace
+
+bool IsHashCommand(CommandId id) {
+  switch (id) {
+    case CommandId::kHSet:
+    case CommandId::kHMSet:
+    case CommandId::kHGet:
+    case CommandId::kHMGet:
+    case CommandId::kHGetAll:
+    case CommandId::kHDel:
+    case CommandId::kHLen:
+    case CommandId::kHExists:
+    case CommandId::kHIncrBy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
+                    std::shared_ptr<KeyOps> ops, ReplyDone done) {
+  const CommandId id = call->spec->id;
+  const auto args = call->args();
+  // Redis's order: the pair count, then the increment, then the key's type.
+  if ((id == CommandId::kHSet || id == CommandId::kHMSet) && args.size() % 2 != 0) {
+    return done(ErrorReply(ArityMessage(call->spec->name)));
+  }
+  int64_t delta = 0;
+  if (id == CommandId::kHIncrBy && !ParseStrictInt64(args[3], &delta)) {
+    return done(NotAnIntegerReply());
+  }
+  if (auto error = CheckKeySize(args[1], env.limits)) return done(std::move(*error));
+  switch (id) {
+    case CommandId::kHSet:
+    case CommandId::kHMSet:
+      return RunWrite(env, std::move(call), ops, HSet, std::move(done));
+    case CommandId::kHDel:
+      return RunWrite(env, std::move(call), ops, HDel, std::move(done));
+    case CommandId::kHIncrBy:
+      return RunWrite(env, std::move(call), ops, HIncrBy, std::move(done));
+    case CommandId::kHGet:
+      return RunRead(std::move(call), ops, HGet, std::move(done));
+    case CommandId::kHMGet:
+      return RunRead(std::move(call), ops, HMGet, std::move(done));
+    case CommandId::kHGetAll:
+      return RunRead(std::move(call), ops, HGetAll, std::move(done));
+    case CommandId::kHLen:
+      return RunRead(std::move(call), ops, HLen, std::move(done));
+    case CommandId::kHExists:
+      return RunRead(std::move(call), ops, HExists, std::move(done));
+    default:
+      return done(ErrorReply(absl::StrCat("ERR '", call->spec->name, "' is not a hash command")));
+  }
+}
+
+}  // namespace farm::kv::resp
