@@ -13,6 +13,7 @@ constexpr GraphCommandSpec kCommands[] = {
     {"select", GraphCommandId::kSelect, 2, false},
     {"command", GraphCommandId::kCommand, -1, false},
     {"node.add", GraphCommandId::kNodeAdd, 5, true},
+    {"node.load", GraphCommandId::kNodeLoad, -5, true},
     {"node.get", GraphCommandId::kNodeGet, 3, true},
     {"node.update", GraphCommandId::kNodeUpdate, 6, true},
     {"node.delete", GraphCommandId::kNodeDelete, 3, true},

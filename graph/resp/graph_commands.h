@@ -25,6 +25,7 @@ enum class GraphCommandId : uint8_t {
   kCommand,
   // Graph commands: one GraphStore operation each (graph_ops.h).
   kNodeAdd,
+  kNodeLoad,
   kNodeGet,
   kNodeUpdate,
   kNodeDelete,

@@ -36,6 +36,9 @@ void RunGraphRequest(GraphStore& store, GraphRequest request, ReplyDone done) {
     case GraphCommandId::kNodeAdd:
       return store.AddNode(std::move(request.node),
                            Reply<int64_t>(std::move(done), [](int64_t id, RespWriter& w) { w.Integer(id); }));
+    case GraphCommandId::kNodeLoad:
+      return store.AddNodes(std::move(request.nodes),
+                            Reply<int64_t>(std::move(done), [](int64_t first, RespWriter& w) { w.Integer(first); }));
     case GraphCommandId::kNodeGet:
       return store.GetNode(request.node.id, request.node.type,
                            Reply<std::optional<Node>>(std::move(done), [](const std::optional<Node>& node,

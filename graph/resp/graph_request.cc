@@ -93,6 +93,12 @@ std::optional<std::string> ParseGraphRequest(const GraphCommandSpec& spec,
     case GraphCommandId::kNodeAdd:
       ReadNode(r, &request->node);
       break;
+    case GraphCommandId::kNodeLoad:
+      // (type version time data) per node.
+      if ((args.size() - 1) % 4 != 0) return ArityMessage(spec.name);
+      request->nodes.resize((args.size() - 1) / 4);
+      for (Node& n : request->nodes) ReadNode(r, &n);
+      break;
     case GraphCommandId::kNodeUpdate:
       r.Int64(&request->node.id);
       ReadNode(r, &request->node);

@@ -36,6 +36,7 @@ namespace farm::graph {
 struct GraphRequest {
   GraphCommandId id = GraphCommandId::kNodeAdd;
   Node node;                  // NODE.ADD/UPDATE (all fields), NODE.GET/DELETE (id, type)
+  std::vector<Node> nodes;    // NODE.LOAD
   Link link;                  // LINK.ADD (all), LINK.DELETE (id1 type id2), GET/COUNT (id1 type)
   std::vector<int64_t> id2s;  // LINK.GET
   std::vector<Link> links;    // LINK.LOAD (id1 and type in `link`)

@@ -84,7 +84,7 @@ std::string RandomData(Rng& rng) {
 std::vector<std::string> RandomCommand(Rng& rng) {
   auto I = [&] { return RandomInt(rng); };
   std::vector<std::string> words;
-  switch (Uniform(rng, 0, 19)) {
+  switch (Uniform(rng, 0, 20)) {
     case 0:
     case 1:
       words = {"NODE.ADD", I(), I(), I(), RandomData(rng)};
@@ -141,6 +141,12 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       break;
     case 18:
       words = {OneIn(rng, 30) ? "QUIT" : "ECHO", "q"};
+      break;
+    case 19:
+      words = {"NODE.LOAD"};
+      for (size_t n = Uniform(rng, 1, 3); n > 0; --n) {
+        for (std::string w : {I(), I(), I(), RandomData(rng)}) words.push_back(std::move(w));
+      }
       break;
     default:
       words = {"link.count", I(), I()};

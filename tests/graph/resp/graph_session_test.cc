@@ -65,6 +65,20 @@ TEST_F(GraphSessionTest, NodeResetSetsTheNextId) {
   EXPECT_EQ(C({"NODE.GET", "1000", "1"}), "[:1000, :1, :1, :1, b]");
 }
 
+TEST_F(GraphSessionTest, NodeLoadAddsSeveralNodesWithConsecutiveIds) {
+  EXPECT_EQ(C({"NODE.ADD", "1", "1", "1", "a"}), ":1");
+  EXPECT_EQ(C({"NODE.LOAD", "7", "1", "10", "b", "8", "2", "20", "c", "9", "3", "30", ""}), ":2");
+  EXPECT_EQ(C({"NODE.GET", "2", "7"}), "[:2, :7, :1, :10, b]");
+  EXPECT_EQ(C({"NODE.GET", "3", "8"}), "[:3, :8, :2, :20, c]");
+  EXPECT_EQ(C({"NODE.GET", "4", "9"}), "[:4, :9, :3, :30, ]");
+  EXPECT_EQ(C({"NODE.ADD", "1", "1", "1", "d"}), ":5");
+  // Four words per node; a refused argument stores none of them and takes no id.
+  EXPECT_EQ(C({"NODE.LOAD", "7", "1", "10"}), "-ERR wrong number of arguments for 'node.load' command");
+  EXPECT_EQ(C({"NODE.LOAD", "7", "1", "10", "b", "8"}), "-ERR wrong number of arguments for 'node.load' command");
+  EXPECT_EQ(C({"NODE.LOAD", "7", "1", "10", "b", "x", "2", "20", "c"}), "-ERR value is not an integer or out of range");
+  EXPECT_EQ(C({"NODE.ADD", "1", "1", "1", "e"}), ":6");
+}
+
 TEST_F(GraphSessionTest, LinkCountsFollowAddHideDeleteAndReAdd) {
   EXPECT_EQ(C({"LINK.COUNT", "1", "123"}), ":0");
   EXPECT_EQ(AddLink(2, 1, 1000), ":1");  // new, visible
@@ -191,7 +205,7 @@ TEST_F(GraphSessionTest, ConnectionCommands) {
   EXPECT_EQ(C({"SELECT", "x"}), "-ERR value is not an integer or out of range");
   EXPECT_EQ(C({"COMMAND"}), "[]");
   EXPECT_EQ(C({"COMMAND", "DOCS"}), "[]");
-  EXPECT_EQ(C({"COMMAND", "COUNT"}), ":16");
+  EXPECT_EQ(C({"COMMAND", "COUNT"}), ":17");
   EXPECT_EQ(C({"HELLO", "3"}), "-ERR unknown command 'HELLO', with args beginning with: '3' ");
 }
 
