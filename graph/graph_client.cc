@@ -109,8 +109,38 @@ Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap
 }
 
 // AddNodes: chunks first, then one transaction for the nodes.
+// co_await ReserveNodeIds(index, n) -> StatusOr<int64_t>: the first of n consecutive
+// node ids, taken by an increment of the id counter shipped to its primary (combined
+// there with the others: no conflicts, whatever the number of writers).
+class ReserveNodeIds {
+ public:
+  ReserveNodeIds(kv::TableClient& index, uint64_t n) : index_(index), n_(n) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    index_.Update(kv::OpKind::kIncrement, kNextNodeIdKey, "", static_cast<int64_t>(n_),
+                  [this, h](absl::StatusOr<kv::KeyOpResult> r) {
+                    if (!r.ok()) {
+                      result_ = r.status();
+                    } else if (!r->status.ok()) {
+                      result_ = r->status;
+                    } else {
+                      result_ = r->number - static_cast<int64_t>(n_) + 1;
+                    }
+                    h.resume();
+                  });
+  }
+  absl::StatusOr<int64_t> await_resume() { return std::move(result_); }
+
+ private:
+  kv::TableClient& index_;
+  uint64_t n_;
+  absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
+};
+
+// Ids first (a failure after it leaves a gap, as an auto-increment does), then the
+// nodes: in one transaction when they fit one commit record, else in several at once.
 Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                           std::vector<Node> nodes) {
+                                           kv::TableClient* ids, std::vector<Node> nodes) {
   std::vector<std::vector<FatPtr>> chunks(nodes.size());
   bool any = false;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -126,12 +156,14 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
       any ? absl::Span<const std::vector<FatPtr>>(chunks) : absl::Span<const std::vector<FatPtr>>();
   uint64_t bytes = 0;
   for (const Node& n : nodes) bytes += std::min<uint64_t>(n.data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
-  absl::StatusOr<int64_t> first;
-  if (nodes.size() <= GraphClient::kMaxNodesPerTx && bytes <= GraphClient::kMaxNodeBytesPerTx) {
-    first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return AddNodesTx(s, nodes, all_chunks); });
-  } else {
-    // A load's batch: the ids in one transaction, then the nodes in several at once.
-    first = co_await RunTx<int64_t>(ctx, index, stats, [&](TxScope& s) { return ReserveNodeIdsTx(s, nodes.size()); });
+  absl::StatusOr<int64_t> first = co_await ReserveNodeIds(*ids, nodes.size());
+  if (first.ok() && nodes.size() <= GraphClient::kMaxNodesPerTx && bytes <= GraphClient::kMaxNodeBytesPerTx) {
+    absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
+      if (absl::Status st = co_await PutNodesTx(s, *first, nodes, all_chunks); !st.ok()) co_return st;
+      co_return true;
+    });
+    if (!put.ok()) first = put.status();
+  } else if (first.ok()) {
     std::vector<Task<absl::Status>> parts;
     for (size_t at = 0; first.ok() && at < nodes.size();) {
       size_t end = at;
@@ -305,7 +337,7 @@ void GraphClient::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>
   for (const Node& n : nodes) {
     if (absl::Status s = CheckNode(n); !s.ok()) return Fail<int64_t>(ctx_, s, std::move(done));
   }
-  Finish(AddNodesTask(ctx_, index_, &stats_, std::move(nodes)), std::move(done));
+  Finish(AddNodesTask(ctx_, index_, &stats_, &index_client_, std::move(nodes)), std::move(done));
 }
 
 void GraphClient::GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) {

@@ -1,7 +1,10 @@
 // GraphClient: the graph (Tao on FaRM) on one worker thread, as a GraphStore: lock-free
 // reads through GraphReader; link updates and assoc_get (GetLinks) shipped to the
 // machine of id1's vertex (messages.h) and run there as transactions (graph_tx.h);
-// node updates as transactions from this thread. Transactions are retried with backoff
+// node updates as transactions from this thread, AddNode(s) after taking its ids by
+// an increment of the id counter shipped to the counter's primary (kv's combined
+// updates: no conflicts between writers; an AddNode that fails after it leaves a gap
+// in the ids, as an auto-increment does). Transactions are retried with backoff
 // on conflicts. AddLinks sends its links newest first in transactions of at most
 // kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
 // that fits one is atomic (two links always do), a larger one (a load) is applied in
@@ -29,6 +32,7 @@
 #include "graph/run_tx.h"
 #include "graph/store.h"
 #include "kv/shard_map.h"
+#include "kv/table_client.h"
 #include "kv/table_reader.h"
 
 namespace farm::graph {
@@ -39,8 +43,8 @@ class GraphClient final : public GraphStore {
   // How long a conflicting transaction is retried (run_tx.h).
   static constexpr absl::Duration kRetryBudget = kTxRetryBudget;
   // AddNodes writes at most this many nodes, and about this many bytes of vertices, per
-  // transaction (a commit record must fit one message); a larger batch (a load) gets its
-  // ids in one transaction and its nodes in several.
+  // transaction (a commit record must fit one message); a larger batch (a load) is
+  // written in several at once.
   static constexpr size_t kMaxNodesPerTx = 64;
   static constexpr uint64_t kMaxNodeBytesPerTx = 24 * 1024;
   // Lock-free tries of a page before it is read where the list lives.
@@ -49,9 +53,9 @@ class GraphClient final : public GraphStore {
   // (LinkBench's multiget asks for at most 127.)
   static constexpr size_t kMaxGetLinksPerRead = 128;
 
-  GraphClient(Context& ctx, std::shared_ptr<const kv::ShardMap> index, kv::TableReader& index_reader,
-              ListIndexTuning tuning = {})
-      : ctx_(ctx), index_(std::move(index)), reader_(ctx, index_reader), tuning_(tuning) {}
+  // `index`: this thread's client of the id index (a kv table).
+  GraphClient(Context& ctx, kv::TableClient& index, ListIndexTuning tuning = {})
+      : ctx_(ctx), index_client_(index), index_(index.shared_map()), reader_(ctx, index.reader()), tuning_(tuning) {}
 
   void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) override;
   void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) override;
@@ -92,6 +96,7 @@ class GraphClient final : public GraphStore {
                                                      std::vector<Link> links, uint64_t load);
 
   Context& ctx_;
+  kv::TableClient& index_client_;
   const std::shared_ptr<const kv::ShardMap> index_;
   GraphReader reader_;
   ClientStats stats_;

@@ -60,7 +60,7 @@ absl::Status GraphNode::Open() {
   for (size_t t = 0; t < clients.size(); ++t) {
     kv::TableClient* index = &index_->client(t);
     RunOnThread(host_, t, [index, c = &clients[t], tuning = tuning_](Context& ctx) {
-      *c = std::make_unique<GraphClient>(ctx, index->shared_map(), index->reader(), tuning);
+      *c = std::make_unique<GraphClient>(ctx, *index, tuning);
     });
   }
   clients_ = std::move(clients);

@@ -451,25 +451,6 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
   co_return absl::OkStatus();
 }
 
-Task<absl::StatusOr<int64_t>> ReserveNodeIdsTx(TxScope& s, uint64_t n) {
-  std::vector<kv::KeyOp> ops(1);
-  ops[0].kind = kv::OpKind::kIncrement;
-  ops[0].delta = static_cast<int64_t>(n);
-  absl::StatusOr<std::vector<kv::KeyOpResult>> r =
-      co_await kv::ApplyToKey(s.tx, s.index, s.index_writes, std::string(kNextNodeIdKey), std::move(ops));
-  if (absl::Status st = IndexResult(r); !st.ok()) co_return st;
-  co_return (*r)[0].number - static_cast<int64_t>(n) + 1;
-}
-
-Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
-                                         absl::Span<const std::vector<FatPtr>> chunks) {
-  absl::StatusOr<int64_t> first = co_await ReserveNodeIdsTx(s, nodes.size());
-  if (!first.ok()) co_return first.status();
-  absl::Status put = co_await PutNodesTx(s, *first, nodes, chunks);
-  if (!put.ok()) co_return put;
-  co_return *first;
-}
-
 Task<absl::Status> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
                               absl::Span<const std::vector<FatPtr>> chunks) {
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -57,13 +57,9 @@ Task<absl::StatusOr<VertexInTx>> ReadVertex(TxScope& s, int64_t id);
 // index entry.
 Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex);
 
-// Nodes. `chunks`: the node's data already written as chunk objects (data over
-// kMaxInlineNodeData), else empty and the data inline.
-Task<absl::StatusOr<int64_t>> AddNodesTx(TxScope& s, absl::Span<const Node> nodes,
-                                         absl::Span<const std::vector<FatPtr>> chunks);
-// AddNodesTx in parts, for a batch too large for one commit record: the ids first (the
-// first of n consecutive ones), then the nodes at ids first, first+1, ...
-Task<absl::StatusOr<int64_t>> ReserveNodeIdsTx(TxScope& s, uint64_t n);
+// Nodes. `chunks`: each node's data already written as chunk objects (data over
+// kMaxInlineNodeData), else empty and the data inline. PutNodesTx writes the nodes at
+// ids first, first+1, ... (ids reserved by the caller: graph_client.h).
 Task<absl::Status> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
                               absl::Span<const std::vector<FatPtr>> chunks);
 Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks);

@@ -92,6 +92,34 @@ TEST_P(GraphTest, ALoadsBatchOfNodesGetsConsecutiveIds) {
   EXPECT_EQ(*g_->AddNode(3, Node{0, 2048, 1, 1, "next"}), 701);
 }
 
+// Writers on every node add nodes at once: every id is handed out once, and together
+// they are one run of consecutive ids.
+TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {
+  std::vector<std::vector<int64_t>> ids(3);
+  std::vector<std::thread> writers;
+  for (NodeId on = 1; on <= 3; ++on) {
+    writers.emplace_back([&, on] {
+      for (int i = 0; i < 40; ++i) {
+        absl::StatusOr<int64_t> id = g_->AddNode(on, Node{0, 5, 1, i, absl::StrCat("n", on, "-", i)});
+        ASSERT_TRUE(id.ok()) << id.status();
+        ids[on - 1].push_back(*id);
+      }
+    });
+  }
+  for (std::thread& w : writers) w.join();
+  std::vector<int64_t> all;
+  for (NodeId on = 1; on <= 3; ++on) {
+    EXPECT_TRUE(std::is_sorted(ids[on - 1].begin(), ids[on - 1].end())) << "one writer's ids increase";
+    all.insert(all.end(), ids[on - 1].begin(), ids[on - 1].end());
+  }
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), 120u);
+  for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<int64_t>(i) + 1);
+  for (NodeId on = 1; on <= 3; ++on) {
+    EXPECT_EQ((*g_->GetNode(1 + on % 3, ids[on - 1][7], 5))->data, absl::StrCat("n", on, "-7"));
+  }
+}
+
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   std::string big(kMaxNodeDataBytes, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
