@@ -4,6 +4,7 @@
 // indexes checked against their lists as they go, and a hub whose single-link
 // operations read a few objects whatever its length.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -259,7 +260,7 @@ TEST_P(ListIndexTest, RandomOperationsOnIndexedListsMatchTheModel) {
 // blocks, not its thousands of blocks.
 TEST_P(ListIndexTest, HubOperationsReadAFewObjects) {
   Start({});
-  const int kLinks = 60000;
+  const int kLinks = getenv("GRAPH_HUB_LINKS") ? atoi(getenv("GRAPH_HUB_LINKS")) : 60000;
   std::mt19937_64 rng(5);
   MemoryGraph model;
   std::vector<Link> links;
@@ -269,16 +270,27 @@ TEST_P(ListIndexTest, HubOperationsReadAFewObjects) {
     ASSERT_TRUE(model.AddLink(links.back()).ok());
   }
   ASSERT_EQ(*g_->AddLinks(1, 9, kDefaultLinkType, links), static_cast<uint64_t>(kLinks));
-  absl::StatusOr<ListSnapshot> before = g_->ReadList(2, 9, kDefaultLinkType);
-  ASSERT_TRUE(before.ok()) << before.status();
-  EXPECT_FALSE(before->indexed) << "a load appends without indexing";
+  // (ReadList reads the whole list in one transaction, whose read set must fit one
+  // message: up to about 100k links.)
+  const bool small = kLinks <= 100000;
+  if (small) {
+    absl::StatusOr<ListSnapshot> before = g_->ReadList(2, 9, kDefaultLinkType);
+    ASSERT_TRUE(before.ok()) << before.status();
+    EXPECT_FALSE(before->indexed) << "a load appends without indexing";
+  }
+  EXPECT_EQ(g_->TotalStats().index_builds, 0u);
   // The first single-link operation walks the list and has it indexed.
   Link first{9, kDefaultLinkType, 5, Visibility::kVisible, 0, 4'500'000, "first"};
+  const absl::Time first_start = absl::Now();
   ASSERT_EQ(*g_->AddLink(2, first), *model.AddLink(first));
-  absl::StatusOr<ListSnapshot> after = g_->ReadList(3, 9, kDefaultLinkType);
-  ASSERT_TRUE(after.ok()) << after.status();
-  ASSERT_TRUE(after->indexed);
-  ASSERT_TRUE(after->index_check.ok()) << after->index_check;
+  const absl::Duration first_op = absl::Now() - first_start;
+  EXPECT_EQ(g_->TotalStats().index_builds, 1u);
+  if (small) {
+    absl::StatusOr<ListSnapshot> after = g_->ReadList(3, 9, kDefaultLinkType);
+    ASSERT_TRUE(after.ok()) << after.status();
+    ASSERT_TRUE(after->indexed);
+    ASSERT_TRUE(after->index_check.ok()) << after->index_check;
+  }
   const ClientStats start = g_->TotalStats();
   const absl::Time ops_start = absl::Now();
   const int kOps = 60;
@@ -296,16 +308,18 @@ TEST_P(ListIndexTest, HubOperationsReadAFewObjects) {
   const ClientStats end = g_->TotalStats();
   const uint64_t ops = end.indexed_ops - start.indexed_ops;
   const double reads = static_cast<double>(end.indexed_reads - start.indexed_reads) / static_cast<double>(ops);
-  std::cerr << "hub of " << kLinks << " links (" << after->links.size() / 100 << "00 links): " << reads
-            << " tree nodes and blocks read per link operation, " << per_op << " per operation\n";
+  std::cerr << "hub of " << kLinks << " links: the first operation (walk and index build) " << first_op << "; then "
+            << reads << " tree nodes and blocks read per link operation, " << per_op << " per operation\n";
   EXPECT_GE(ops, static_cast<uint64_t>(3 * kOps));
   // The list has ~1000 blocks; a lookup reads ~3 nodes of each tree, the link's block and
   // the head (a get of three id2s, about three times that).
   EXPECT_LT(reads, 40.0);
   EXPECT_EQ(*g_->CountLinks(3, 9, kDefaultLinkType), model.CountLinks(9, kDefaultLinkType));
-  absl::StatusOr<ListSnapshot> last = g_->ReadList(1, 9, kDefaultLinkType);
-  ASSERT_TRUE(last.ok()) << last.status();
-  EXPECT_TRUE(last->index_check.ok()) << last->index_check;
+  if (small) {
+    absl::StatusOr<ListSnapshot> last = g_->ReadList(1, 9, kDefaultLinkType);
+    ASSERT_TRUE(last.ok()) << last.status();
+    EXPECT_TRUE(last->index_check.ok()) << last->index_check;
+  }
   for (const LinkRange& r : {LinkRange{9, kDefaultLinkType}, LinkRange{9, kDefaultLinkType, 1'000'000, 2'000'000, 100, 50}}) {
     EXPECT_EQ(*g_->GetLinkList(3, r), *model.GetLinkList(r));
   }
