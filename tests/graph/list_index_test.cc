@@ -151,20 +151,24 @@ TEST_P(ListIndexTest, TreeMatchesAMapThroughSplitsAndEmptying) {
       OnThread<FatPtr>([shape](Context& ctx) { return NewTree(ctx, shape); });
   ASSERT_TRUE(root.ok()) << root.status();
   Map model;
-  for (uint64_t round = 0; round < 150; ++round) {
-    const FatPtr at = *root;
-    root = OnThread<FatPtr>([at, &model, round](Context& ctx) { return TreeRound(ctx, at, &model, round); });
-    ASSERT_TRUE(root.ok()) << "round " << round << ": " << root.status();
-    absl::StatusOr<std::vector<TreeEntry>> all =
-        OnThread<std::vector<TreeEntry>>([at = *root](Context& ctx) { return TreeEntries(ctx, at); });
-    ASSERT_TRUE(all.ok()) << all.status();
-    ASSERT_EQ(all->size(), model.size()) << "round " << round;
-    size_t i = 0;
-    for (const auto& [k, v] : model) {
-      ASSERT_TRUE((*all)[i].key == k && (*all)[i].value == v) << "round " << round << " entry " << i;
-      ++i;
+  // Rounds [from, to), each one transaction, the tree read back whole after each.
+  auto rounds = [&](uint64_t from, uint64_t to) {
+    for (uint64_t round = from; round < to; ++round) {
+      const FatPtr at = *root;
+      root = OnThread<FatPtr>([at, &model, round](Context& ctx) { return TreeRound(ctx, at, &model, round); });
+      ASSERT_TRUE(root.ok()) << "round " << round << ": " << root.status();
+      absl::StatusOr<std::vector<TreeEntry>> all =
+          OnThread<std::vector<TreeEntry>>([at = *root](Context& ctx) { return TreeEntries(ctx, at); });
+      ASSERT_TRUE(all.ok()) << all.status();
+      ASSERT_EQ(all->size(), model.size()) << "round " << round;
+      size_t i = 0;
+      for (const auto& [k, v] : model) {
+        ASSERT_TRUE((*all)[i].key == k && (*all)[i].value == v) << "round " << round << " entry " << i;
+        ++i;
+      }
     }
-  }
+  };
+  rounds(0, 150);
   EXPECT_GT(model.size(), 100u) << "the rounds should have grown the tree several levels deep";
   // Drain it (inner nodes empty and leave, the root ends an empty leaf), then refill.
   absl::StatusOr<FatPtr> drained =
@@ -172,15 +176,7 @@ TEST_P(ListIndexTest, TreeMatchesAMapThroughSplitsAndEmptying) {
   ASSERT_TRUE(drained.ok()) << drained.status();
   model.clear();
   root = drained;
-  for (uint64_t round = 1000; round < 1020; ++round) {
-    const FatPtr at = *root;
-    root = OnThread<FatPtr>([at, &model, round](Context& ctx) { return TreeRound(ctx, at, &model, round); });
-    ASSERT_TRUE(root.ok()) << "round " << round << ": " << root.status();
-  }
-  absl::StatusOr<std::vector<TreeEntry>> all =
-      OnThread<std::vector<TreeEntry>>([at = *root](Context& ctx) { return TreeEntries(ctx, at); });
-  ASSERT_TRUE(all.ok()) << all.status();
-  EXPECT_EQ(all->size(), model.size());
+  rounds(1000, 1020);
 }
 
 // Lists are indexed from their second block; tree nodes hold four entries. Random
