@@ -84,6 +84,8 @@ class GraphClient final : public GraphStore {
 
   const ReaderStats& reader_stats() const { return reader_.stats(); }
   const ClientStats& stats() const { return stats_; }
+  // The id index's shard map (for transactions run by tests and tools: graph_tx.h).
+  const std::shared_ptr<const kv::ShardMap>& index_map() const { return index_; }
   Context& ctx() const { return ctx_; }
 
  private:

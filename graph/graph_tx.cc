@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "graph/index.h"
 #include "graph/list_index.h"
 #include "graph/page.h"
@@ -349,6 +350,9 @@ class ListEdit {
   absl::Status decode_error_;
 };
 
+// A writer of a list whose indexes are being built waits (RunTx retries it).
+absl::Status BuildingError() { return absl::AbortedError("the list's indexes are being built"); }
+
 void CountIndexedOp(const TxScope& s, const IndexedList& list) {
   if (s.stats == nullptr) return;
   ++s.stats->indexed_ops;
@@ -518,6 +522,7 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
     co_return result;
   }
   const ListHead before = vertex->v.FindList(type) ? *vertex->v.FindList(type) : ListHead{type, 0, FatPtr{}};
+  if (BuildLeaseHeld(before, absl::Now())) co_return BuildingError();
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, before.head);
   if (!edit.ok()) co_return edit.status();
   uint64_t count = before.count;
@@ -587,6 +592,7 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
     co_return *found;
   }
+  if (BuildLeaseHeld(*list, absl::Now())) co_return BuildingError();
   absl::StatusOr<ListEdit> edit = co_await ListEdit::Read(s, list->head);
   if (!edit.ok()) co_return edit.status();
   if (walked != nullptr) *walked = static_cast<uint32_t>(edit->blocks());
@@ -660,6 +666,7 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   const bool fresh = found == nullptr || (found->head.is_null() && found->count == 0);
   if (!fresh && found->load_token != token) co_return Result();
   if (found != nullptr && found->indexed()) co_return Result();  // upserts keep the indexes
+  if (found != nullptr && BuildLeaseHeld(*found, absl::Now())) co_return BuildingError();
   ListOf(vertex->v, type);  // (a vertex may have a node and no list of this type yet)
   if (vertex->object == nullptr) {
     if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;

@@ -86,6 +86,7 @@ absl::StatusOr<Vertex> DecodeVertex(std::span<const char> b) {
     if (version == 1) continue;
     l.changes = LoadLe<uint64_t>(p + 56);
     l.blocks = LoadLe<uint32_t>(p + 64);
+    l.build_lease = LoadLe<uint32_t>(p + 68);
     l.by_id2 = LoadPtr(p + 72);
     l.by_key = LoadPtr(p + 88);
     if (l.by_id2.is_null() != l.by_key.is_null()) return Corrupt("a list with one of its two indexes");
@@ -132,6 +133,7 @@ bool EncodeVertex(const Vertex& v, std::span<char> out) {
     StoreLe<uint64_t>(l + 48, v.lists[i].load_token);
     StoreLe<uint64_t>(l + 56, v.lists[i].changes);
     StoreLe<uint32_t>(l + 64, v.lists[i].blocks);
+    StoreLe<uint32_t>(l + 68, v.lists[i].build_lease);
     StorePtr(l + 72, v.lists[i].by_id2);
     StorePtr(l + 88, v.lists[i].by_key);
   }

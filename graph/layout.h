@@ -9,7 +9,7 @@
 //           u8 data chunks (0: data inline), u8 list capacity, u16 0, u32 0; then
 //           `list capacity` list heads (i64 type, u64 count of visible links, FatPtr
 //           head block, FatPtr tail block, u64 load token, u64 changes, u32 blocks,
-//           u32 0, FatPtr root of the id2 index, FatPtr root of the block index —
+//           u32 index build lease, FatPtr root of the id2 index, FatPtr root of the block index —
 //           format version 1 had only the first five, 56 bytes); then the node's data
 //           inline, or `data chunks` FatPtrs to immutable chunk objects holding it in
 //           order.
@@ -75,6 +75,9 @@ struct ListHead {
   // built); its blocks.
   uint64_t changes = 0;
   uint32_t blocks = 0;
+  // While an index build holds it (unix seconds it ends at; 0: none), writers of the
+  // list wait (list_index_build.h).
+  uint32_t build_lease = 0;
   // The list's indexes (list_index.h), both null or both set: id2 -> time, and each
   // block's last (oldest) edge -> the block.
   FatPtr by_id2;

@@ -34,6 +34,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
 #include "graph/btree.h"
@@ -47,10 +48,18 @@ struct ListIndexTuning {
   uint32_t min_blocks = 8;
   // Entries per tree node (0: as many as fit; tests set a few to make deep trees).
   uint16_t node_entries = 0;
+  // Blocks one transaction of a build reads (list_index_build.h; its read set must
+  // validate in one message per machine; tests set a few to build in many parts).
+  uint32_t blocks_per_read = 1024;
 
   TreeShape id2_shape() const { return TreeShape{8, 8, node_entries}; }
   TreeShape key_shape() const { return TreeShape{16, 16, node_entries}; }
 };
+
+// Whether an index build holds the list (its writers wait: they abort, and retry).
+inline bool BuildLeaseHeld(const ListHead& list, absl::Time now) {
+  return list.build_lease != 0 && absl::FromUnixSeconds(list.build_lease) > now;
+}
 
 // An edge's place in list order, as an ascending tree key.
 inline TreeKey ListKey(int64_t time, int64_t id2) { return TreeKey{~time, ~id2}; }

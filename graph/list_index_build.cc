@@ -1,9 +1,11 @@
 #include "graph/list_index_build.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "graph/btree.h"
 #include "graph/graph_tx.h"
 #include "graph/layout.h"
@@ -11,22 +13,31 @@
 namespace farm::graph {
 namespace {
 
-constexpr int kAttempts = 3;
+// How long a build may hold its list's writers (it renews nothing: a build of a list
+// of a million links takes about 0.3 s).
+constexpr absl::Duration kLease = absl::Seconds(2);
 // New tree nodes written per transaction (kTreeNodeBytes each).
 constexpr size_t kNodesPerTx = 12;
 // A list longer than this many blocks is taken for a cycle.
 constexpr size_t kMaxBlocks = size_t{1} << 24;
 
-struct Snapshot {
-  bool nothing_to_do = false;
+// A part of the list read by one transaction: the vertex (whose list's `changes` tell
+// whether the list changed since the first part) and up to `blocks_per_read` blocks from
+// `from` (the head when null). Parts whose transactions each saw the same `changes`
+// together read one state of the list: every change of it writes the vertex.
+struct SnapshotPart {
+  bool nothing_to_do = false;  // no such list, an empty one, or indexed already
+  bool changed = false;        // `changes` differ from the first part's
   uint64_t changes = 0;
   Addr hint;
-  std::vector<TreeEntry> by_id2;  // sorted after the read
+  std::vector<TreeEntry> by_id2;
   std::vector<TreeEntry> by_key;  // in list order: ascending
+  FatPtr next;                    // where the next part starts (null: the list ended)
 };
 
-Task<absl::StatusOr<Snapshot>> ReadSnapshot(TxScope& s, int64_t id1, int64_t type) {
-  Snapshot out;
+Task<absl::StatusOr<SnapshotPart>> ReadSnapshotPart(TxScope& s, int64_t id1, int64_t type, FatPtr from,
+                                                    std::optional<uint64_t> changes, uint32_t blocks_per_read) {
+  SnapshotPart out;
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
   const ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
@@ -36,10 +47,12 @@ Task<absl::StatusOr<Snapshot>> ReadSnapshot(TxScope& s, int64_t id1, int64_t typ
   }
   out.changes = list->changes;
   out.hint = vertex->object->ptr().addr;
-  out.by_id2.reserve(list->count);
-  size_t blocks = 0;
-  for (FatPtr p = list->head; !p.is_null(); ++blocks) {
-    if (blocks >= kMaxBlocks) co_return absl::InternalError("corrupt graph list: a cycle");
+  if (changes.has_value() && *changes != list->changes) {
+    out.changed = true;
+    co_return out;
+  }
+  FatPtr p = from.is_null() ? list->head : from;
+  for (size_t blocks = 0; !p.is_null() && blocks < std::max<uint32_t>(blocks_per_read, 1); ++blocks) {
     absl::StatusOr<ObjBuf*> object = co_await TxRead(s.tx, p);
     if (!object.ok()) co_return object.status();
     FatPtr next;
@@ -56,7 +69,41 @@ Task<absl::StatusOr<Snapshot>> ReadSnapshot(TxScope& s, int64_t id1, int64_t typ
     out.by_key.push_back(TreeEntry{ListKey(last.time, last.id2), TreeValue::Of(p)});
     p = next;
   }
+  out.next = p;
   co_return out;
+}
+
+struct Snapshot {
+  bool nothing_to_do = false;
+  bool changed = false;
+  uint64_t changes = 0;
+  Addr hint;
+  std::vector<TreeEntry> by_id2;  // sorted after the read
+  std::vector<TreeEntry> by_key;
+};
+
+// The whole list, part by part (SnapshotPart).
+Task<absl::StatusOr<Snapshot>> ReadSnapshot(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                            ClientStats* stats, int64_t id1, int64_t type, uint32_t blocks_per_read) {
+  Snapshot out;
+  std::optional<uint64_t> changes;
+  FatPtr from;
+  for (size_t parts = 0;; ++parts) {
+    if (parts >= kMaxBlocks) co_return absl::InternalError("corrupt graph list: a cycle");
+    absl::StatusOr<SnapshotPart> part = co_await RunTx<SnapshotPart>(ctx, index, stats, [&](TxScope& s) {
+      return ReadSnapshotPart(s, id1, type, from, changes, blocks_per_read);
+    });
+    if (!part.ok()) co_return part.status();
+    out.nothing_to_do = part->nothing_to_do;
+    out.changed = part->changed;
+    if (part->nothing_to_do || part->changed) co_return out;
+    changes = out.changes = part->changes;
+    out.hint = part->hint;
+    out.by_id2.insert(out.by_id2.end(), part->by_id2.begin(), part->by_id2.end());
+    out.by_key.insert(out.by_key.end(), part->by_key.begin(), part->by_key.end());
+    if (part->next.is_null()) co_return out;
+    from = part->next;
+  }
 }
 
 // Writes a tree holding `entries` (sorted, unique) bottom up; its root. Every node made
@@ -117,15 +164,57 @@ Task<absl::Status> FreeNodes(Context& ctx, std::shared_ptr<const kv::ShardMap> i
   co_return absl::OkStatus();
 }
 
+// Takes the list's build lease (ListHead::build_lease) unless a build holds it: the
+// lease's end, or nullopt when there is nothing to do (no list, an empty or indexed
+// one, another build under way).
+Task<absl::StatusOr<std::optional<uint32_t>>> TakeLease(TxScope& s, int64_t id1, int64_t type) {
+  using Result = std::optional<uint32_t>;
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
+  const absl::Time now = absl::Now();
+  if (list == nullptr || list->indexed() || list->head.is_null() || BuildLeaseHeld(*list, now)) co_return Result();
+  list->build_lease = static_cast<uint32_t>(absl::ToUnixSeconds(now + kLease)) + 1;
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return Result(list->build_lease);
+}
+
+// Ends the build: links the trees (when given, the list unchanged since `changes` and
+// the lease still ours) and releases the lease; whether the trees were linked.
+Task<absl::StatusOr<bool>> EndBuild(TxScope& s, int64_t id1, int64_t type, uint32_t lease, uint64_t changes,
+                                    std::optional<std::pair<FatPtr, FatPtr>> roots) {
+  absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+  if (!vertex.ok()) co_return vertex.status();
+  ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
+  if (list == nullptr || list->build_lease != lease) co_return false;  // lost it (it ran out)
+  list->build_lease = 0;
+  const bool link = roots.has_value() && !list->indexed() && list->changes == changes;
+  if (link) {
+    list->by_id2 = roots->first;
+    list->by_key = roots->second;
+  }
+  if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+  co_return link;
+}
+
 }  // namespace
 
 Task<absl::Status> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                   int64_t id1, int64_t type, ListIndexTuning tuning) {
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    absl::StatusOr<Snapshot> snapshot = co_await RunTx<Snapshot>(
-        ctx, index, stats, [&](TxScope& s) { return ReadSnapshot(s, id1, type); });
+  absl::StatusOr<std::optional<uint32_t>> lease =
+      co_await RunTx<std::optional<uint32_t>>(ctx, index, stats, [&](TxScope& s) { return TakeLease(s, id1, type); });
+  if (!lease.ok()) co_return lease.status();
+  if (!lease->has_value()) co_return absl::OkStatus();
+  // Writers of the list wait from here on; if the build fails, the lease is released
+  // (or runs out).
+  std::vector<FatPtr> made;
+  std::optional<std::pair<FatPtr, FatPtr>> roots;
+  uint64_t changes = 0;
+  auto build = [&]() -> Task<absl::Status> {
+    absl::StatusOr<Snapshot> snapshot = co_await ReadSnapshot(ctx, index, stats, id1, type, tuning.blocks_per_read);
     if (!snapshot.ok()) co_return snapshot.status();
-    if (snapshot->nothing_to_do) co_return absl::OkStatus();
+    if (snapshot->nothing_to_do || snapshot->changed) co_return absl::OkStatus();
+    changes = snapshot->changes;
     std::sort(snapshot->by_id2.begin(), snapshot->by_id2.end(),
               [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
     for (size_t i = 1; i < snapshot->by_id2.size(); ++i) {
@@ -133,35 +222,26 @@ Task<absl::Status> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardM
         co_return absl::InternalError("corrupt graph list: an id2 twice");
       }
     }
-    std::vector<FatPtr> made;
     absl::StatusOr<FatPtr> by_id2 = co_await WriteTree(ctx, index, stats, tuning.id2_shape(), snapshot->hint,
                                                        std::move(snapshot->by_id2), made);
-    absl::StatusOr<FatPtr> by_key = by_id2.ok() ? co_await WriteTree(ctx, index, stats, tuning.key_shape(),
-                                                                     snapshot->hint, std::move(snapshot->by_key), made)
-                                                : by_id2;
-    absl::StatusOr<bool> linked = false;
-    if (!by_key.ok()) {
-      linked = by_key.status();
-    } else {
-      linked = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
-        absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
-        if (!vertex.ok()) co_return vertex.status();
-        ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
-        if (list == nullptr || list->indexed() || list->changes != snapshot->changes) co_return false;
-        list->by_id2 = *by_id2;
-        list->by_key = *by_key;
-        if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
-        co_return true;
-      });
-    }
-    if (linked.ok() && *linked) {
-      ++stats->index_builds;
-      co_return absl::OkStatus();
-    }
-    if (absl::Status st = co_await FreeNodes(ctx, index, stats, made); !st.ok()) co_return st;
-    if (!linked.ok()) co_return linked.status();
+    if (!by_id2.ok()) co_return by_id2.status();
+    absl::StatusOr<FatPtr> by_key = co_await WriteTree(ctx, index, stats, tuning.key_shape(), snapshot->hint,
+                                                       std::move(snapshot->by_key), made);
+    if (!by_key.ok()) co_return by_key.status();
+    roots.emplace(*by_id2, *by_key);
+    co_return absl::OkStatus();
+  };
+  const absl::Status built = co_await build();
+  absl::StatusOr<bool> linked = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
+    return EndBuild(s, id1, type, **lease, changes, built.ok() ? roots : std::nullopt);
+  });
+  if (linked.ok() && *linked) {
+    ++stats->index_builds;
+    co_return absl::OkStatus();
   }
-  co_return absl::OkStatus();
+  if (absl::Status st = co_await FreeNodes(ctx, index, stats, made); !st.ok()) co_return st;
+  if (!built.ok()) co_return built;
+  co_return linked.status();
 }
 
 }  // namespace farm::graph

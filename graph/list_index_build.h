@@ -1,17 +1,21 @@
 // BuildListIndex: gives an existing list its indexes (list_index.h), in several
-// transactions, without stopping its readers or writers.
+// transactions, while readers go on and writers wait.
 //
-//   1. one read-only transaction reads the whole list: every (id2, time) and every
-//      block's last key and pointer, and the list's `changes`;
+//   0. a transaction takes the list's build lease (ListHead::build_lease, 2 s): until it
+//      is released or runs out, transactions that would change the list abort and are
+//      retried (graph_tx.h), so the build cannot be overtaken by a hot list's writers;
+//   1. read-only transactions read the whole list, a part each: every (id2, time) and
+//      every block's last key and pointer; each also reads the vertex, and the parts
+//      are one state of the list when all saw the same `changes`;
 //   2. the two trees are written bottom up as new objects, nobody points to yet, a few
 //      nodes per transaction (a commit record must fit one message);
-//   3. one transaction links their roots into the list head — if `changes` is still
-//      what step 1 read (no transaction changed the list meanwhile) and the list has no
-//      indexes yet. Otherwise the new nodes are freed and the build starts again, up to
-//      kAttempts times; after that the list stays as it was (a later operation that
-//      walks it tries again).
+//   3. one transaction links their roots into the list head — if the lease is still this
+//      build's and `changes` is still what step 1 read — and releases the lease. When
+//      it does not link them, the new nodes are freed; the next operation that walks the
+//      list tries again.
 // O(list) work, done once per list; it runs where the list lives (a shipped operation).
-// If the process dies between 2 and 3 the new nodes are lost (not reachable, not freed).
+// If the process dies between 2 and 3 the new nodes are lost (not reachable, not freed)
+// and the list's writers wait until the lease runs out.
 #ifndef FARM_GRAPH_LIST_INDEX_BUILD_H_
 #define FARM_GRAPH_LIST_INDEX_BUILD_H_
 

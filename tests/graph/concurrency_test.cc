@@ -43,13 +43,13 @@ R RunOn(GraphCluster& g, NodeId on, size_t t, F f) {
 }
 
 // (backend, lists indexed from their second block with four-entry tree nodes — their
-// indexes built while the writers run — or as by default)
+// indexes built, two blocks a transaction, while the writers run — or as by default)
 class GraphConcurrencyTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(GraphConcurrencyTest, WritersOnEveryNodeReadersSeeOneState) {
   const auto [backend, indexed] = GetParam();
   absl::StatusOr<std::unique_ptr<GraphCluster>> started = GraphCluster::Start(
-      backend, 3, "graph_concurrency", 3, indexed ? ListIndexTuning{1, 4} : ListIndexTuning{});
+      backend, 3, "graph_concurrency", 3, indexed ? ListIndexTuning{1, 4, 2} : ListIndexTuning{});
   ASSERT_TRUE(started.ok()) << started.status();
   GraphCluster& g = **started;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);

@@ -16,7 +16,9 @@
 #include "absl/time/clock.h"
 #include "farm/api/coro.h"
 #include "graph/btree.h"
+#include "graph/graph_tx.h"
 #include "graph/memory_graph.h"
+#include "graph/run_tx.h"
 #include "gtest/gtest.h"
 #include "tests/graph/graph_cluster.h"
 #include "tests/support/fabric_test_util.h"
@@ -183,7 +185,7 @@ TEST_P(ListIndexTest, TreeMatchesAMapThroughSplitsAndEmptying) {
 // upserts (some moving a link to another time), hides, expunges and reads, checked
 // against the model; every 150 operations each list's indexes are checked against it.
 TEST_P(ListIndexTest, RandomOperationsOnIndexedListsMatchTheModel) {
-  Start(ListIndexTuning{1, 4});
+  Start(ListIndexTuning{1, 4, 2});
   MemoryGraph model;
   std::mt19937_64 rng(GetParam() == "shm" ? 11 : 12);
   auto pick = [&](int n) { return static_cast<int64_t>(rng() % n); };
@@ -319,6 +321,55 @@ TEST_P(ListIndexTest, HubOperationsReadAFewObjects) {
   for (const LinkRange& r : {LinkRange{9, kDefaultLinkType}, LinkRange{9, kDefaultLinkType, 1'000'000, 2'000'000, 100, 50}}) {
     EXPECT_EQ(*g_->GetLinkList(3, r), *model.GetLinkList(r));
   }
+}
+
+// Sets the build lease of the list (id1, type) to end at `lease` (unix seconds), as a
+// build does (or did, and died).
+Task<absl::StatusOr<bool>> SetLease(Context& ctx, std::shared_ptr<const kv::ShardMap> index, int64_t id1,
+                                    int64_t type, uint32_t lease) {
+  ClientStats stats;
+  co_return co_await RunTx<bool>(ctx, index, &stats, [id1, type, lease](TxScope& s) -> Task<absl::StatusOr<bool>> {
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+    if (!vertex.ok()) co_return vertex.status();
+    ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
+    if (list == nullptr) co_return absl::NotFoundError("no such list");
+    list->build_lease = lease;
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+    co_return true;
+  });
+}
+
+// While a build holds a list's lease its writers wait (and readers do not); a lease
+// left behind by a build that died holds them only until it runs out.
+TEST_P(ListIndexTest, WritersWaitForABuildsLeaseUntilItEnds) {
+  Start({});
+  std::vector<Link> links;
+  for (int i = 0; i < 3000; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
+  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 3000u);
+  auto set_lease = [&](absl::Time until) {
+    const uint32_t lease = static_cast<uint32_t>(absl::ToUnixSeconds(until));
+    std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
+    absl::StatusOr<bool> set = OnThread<bool>([index, lease](Context& ctx) {
+      return SetLease(ctx, index, 5, kDefaultLinkType, lease);
+    });
+    ASSERT_TRUE(set.ok()) << set.status();
+  };
+  set_lease(absl::Now() + absl::Seconds(2));
+  const absl::Time read_start = absl::Now();
+  EXPECT_EQ(*g_->CountLinks(2, 5, kDefaultLinkType), 3000u);
+  EXPECT_EQ(g_->GetLinks(3, 5, kDefaultLinkType, {7})->size(), 1u);
+  EXPECT_LT(absl::Now() - read_start, absl::Seconds(1)) << "readers do not wait";
+  const absl::Time write_start = absl::Now();
+  EXPECT_TRUE(*g_->AddLink(2, Link{5, kDefaultLinkType, 5000, Visibility::kVisible, 1, 9000, "waited"}));
+  const absl::Duration waited = absl::Now() - write_start;
+  EXPECT_GE(waited, absl::Milliseconds(900)) << "a writer goes on only once the lease has run out";
+  // A lease that has run out holds nobody.
+  set_lease(absl::Now() - absl::Seconds(5));
+  const absl::Time free_start = absl::Now();
+  EXPECT_TRUE(*g_->DeleteLink(3, 5, kDefaultLinkType, 5000, false));
+  EXPECT_LT(absl::Now() - free_start, absl::Seconds(1));
+  EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType), 3000u);
+  std::cerr << "a writer waited " << waited << " for a lease of up to 2 s\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ListIndexTest, ::testing::ValuesIn(farm::testing::TestBackends()));
