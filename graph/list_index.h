@@ -84,7 +84,7 @@ class IndexedList {
   // Bytes of objects the transaction will write so far (for the commit record's budget).
   uint64_t dirty_bytes() const;
   bool changed() const { return changed_; }
-  // Tree nodes and blocks read so far.
+  // Tree nodes and blocks read (or made) so far.
   uint64_t objects_read() const { return blocks_.size() + by_id2_.nodes_read() + by_key_.nodes_read(); }
 
  private:
