@@ -9,7 +9,7 @@ void LocalKvCluster::ReportDoubleCompletion() {
 }
 
 absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(InProcessClusterOptions cluster,
-                                                                      TableOptions table) {
+                                                                      KvTableOptions table) {
   std::unique_ptr<LocalKvCluster> kv(new LocalKvCluster());
   LocalKvCluster* self = kv.get();
   auto before = cluster.before_start;
@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(InProcessC
     if (before) {
       if (absl::Status s = before(n); !s.ok()) return s;
     }
-    absl::StatusOr<std::unique_ptr<TableNode>> installed = TableNode::Install(n, table);
+    absl::StatusOr<std::unique_ptr<KvTable>> installed = InstallKvTable(n, table);
     if (!installed.ok()) return installed.status();
     self->tables_[n.self()] = std::move(*installed);
     return absl::OkStatus();

@@ -1,6 +1,7 @@
 // LocalKvCluster: the key-value store on an in-process cluster (farm::InProcessCluster), for
-// tests, benchmarks and the demo: a TableNode on every node (as in a farm_node process),
-// every node's shards created, and a TableClient for every worker thread of every node.
+// tests, benchmarks and the demo: a KvTable of the chosen layout on every node (as in a
+// farm_node process, kv/table_layouts.h), every node's shards created, and a KvClient
+// for every worker thread of every node.
 #ifndef FARM_KV_LOCAL_KV_CLUSTER_H_
 #define FARM_KV_LOCAL_KV_CLUSTER_H_
 
@@ -13,33 +14,38 @@
 #include "absl/time/time.h"
 #include "farm/api/in_process_cluster.h"
 #include "farm/api/sync.h"
-#include "kv/table_client.h"
-#include "kv/table_host.h"
-#include "kv/table_node.h"
+#include "kv/kv_client.h"
+#include "kv/kv_table.h"
+#include "kv/table_layouts.h"
 
 namespace farm::kv {
 
 class LocalKvCluster {
  public:
   static absl::StatusOr<std::unique_ptr<LocalKvCluster>> Start(InProcessClusterOptions cluster,
-                                                               TableOptions table);
+                                                               KvTableOptions table);
+  // The hopscotch table.
+  static absl::StatusOr<std::unique_ptr<LocalKvCluster>> Start(InProcessClusterOptions cluster,
+                                                               TableOptions table) {
+    return Start(std::move(cluster), KvTableOptions{"hopscotch", std::move(table)});
+  }
   ~LocalKvCluster();  // drops the clients on their threads, then stops the nodes
 
   InProcessCluster& cluster() { return *cluster_; }
   Host& host(NodeId id) { return cluster_->host(id); }
   int size() const { return cluster_->size(); }
-  TableHost& table_host(NodeId id) { return tables_.at(id)->host(); }
+  KvTable& table(NodeId id) { return *tables_.at(id); }
   // Use a client on its own thread only (Run, or work posted to host(id).context(t)).
-  TableClient& client(NodeId id, size_t t = 0) { return tables_.at(id)->client(t); }
+  KvClient& client(NodeId id, size_t t = 0) { return tables_.at(id)->client(t); }
 
-  // Runs op(client, finish) on node `id`'s thread `t` and waits until finish(Result) is
+  // Runs op(client, finish) (client: the KvClient) on node `id`'s thread `t` and waits until finish(Result) is
   // called (DeadlineExceeded after `timeout`). Not from a worker thread.
   template <typename Result, typename Op>
   Result Run(NodeId id, size_t t, Op op, absl::Duration timeout = absl::Seconds(60)) {
     auto result = std::make_shared<Result>(absl::UnknownError("unset"));
     auto done = std::make_shared<Notification>();  // TSan-visible, unlike Abseil's build
     auto finished = std::make_shared<std::atomic<bool>>(false);
-    TableClient* c = &client(id, t);
+    KvClient* c = &client(id, t);
     host(id).context(t).Post([c, op = std::move(op), result, done, finished]() mutable {
       op(*c, [result, done, finished](Result r) {
         if (finished->exchange(true)) return ReportDoubleCompletion();
@@ -59,7 +65,7 @@ class LocalKvCluster {
  private:
   LocalKvCluster() = default;
   std::unique_ptr<InProcessCluster> cluster_;
-  std::map<NodeId, std::unique_ptr<TableNode>> tables_;
+  std::map<NodeId, std::unique_ptr<KvTable>> tables_;
 };
 
 }  // namespace farm::kv

@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/api/farm.h"
-#include "kv/table_ops.h"
+#include "kv/key_ops.h"
 
 namespace farm::kv {
 

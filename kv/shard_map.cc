@@ -6,14 +6,6 @@
 #include "farm/api/wire.h"
 
 namespace farm::kv {
-namespace {
-
-constexpr uint32_t kDirectoryFormat = 1;
-constexpr size_t kDirectoryHeaderBytes = 4 * 5;  // format, H, key, value, count
-constexpr size_t kShardBytes = 8 + 4 * 4;        // first, incarnation, stride, buckets, owner
-
-
-}  // namespace
 
 absl::StatusOr<ShardMap> ShardMap::Create(TableLayout layout, std::vector<Shard> shards) {
   if (absl::Status s = layout.Validate(); !s.ok()) return s;
@@ -65,49 +57,14 @@ FatPtr ShardMap::Bucket(uint32_t shard, uint32_t bucket) const {
                 s.incarnation};
 }
 
-std::string EncodeDirectory(const TableLayout& layout, const std::vector<Shard>& shards) {
-  std::string out;
-  out.reserve(kDirectoryHeaderBytes + shards.size() * kShardBytes);
-  WireWriter w(&out);
-  w.Put<uint32_t>(kDirectoryFormat);
+ShardFormat HopscotchFormat(const TableLayout& layout) {
+  ShardFormat f;
+  f.format = kHopscotchDirectoryFormat;
+  WireWriter w(&f.params);
   w.Put<uint32_t>(layout.neighbourhood);
   w.Put<uint32_t>(layout.inline_key_bytes);
   w.Put<uint32_t>(layout.inline_value_bytes);
-  w.Put<uint32_t>(static_cast<uint32_t>(shards.size()));
-  for (const Shard& s : shards) {
-    w.Put<uint64_t>(s.first.raw());
-    w.Put<uint32_t>(s.incarnation);
-    w.Put<uint32_t>(s.stride);
-    w.Put<uint32_t>(s.buckets);
-    w.Put<uint32_t>(s.owner);
-  }
-  return out;
-}
-
-absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> DecodeDirectory(absl::string_view bytes) {
-  if (bytes.size() < kDirectoryHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat("kv directory of %d bytes is too short", bytes.size()));
-  }
-  const char* p = bytes.data();
-  if (LoadLe<uint32_t>(p) != kDirectoryFormat) {
-    return absl::InvalidArgumentError(absl::StrFormat("kv directory format %d (expected %d)", LoadLe<uint32_t>(p),
-                                                      kDirectoryFormat));
-  }
-  TableLayout layout{LoadLe<uint32_t>(p + 4), LoadLe<uint32_t>(p + 8), LoadLe<uint32_t>(p + 12)};
-  if (absl::Status s = layout.Validate(); !s.ok()) return s;
-  const uint64_t count = LoadLe<uint32_t>(p + 16);
-  if (bytes.size() != kDirectoryHeaderBytes + count * kShardBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "kv directory of %d bytes does not hold its %d shards", bytes.size(), count));
-  }
-  std::vector<Shard> shards;
-  shards.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const char* s = p + kDirectoryHeaderBytes + i * kShardBytes;
-    shards.push_back(Shard{Addr::FromRaw(LoadLe<uint64_t>(s)), LoadLe<uint32_t>(s + 8), LoadLe<uint32_t>(s + 12), LoadLe<uint32_t>(s + 16),
-                           static_cast<NodeId>(LoadLe<uint32_t>(s + 20))});
-  }
-  return std::make_pair(layout, std::move(shards));
+  return f;
 }
 
 }  // namespace farm::kv

@@ -20,16 +20,10 @@
 #include "absl/strings/string_view.h"
 #include "farm/api/farm.h"
 #include "kv/layout.h"
+#include "kv/shard.h"
+#include "kv/shard_catalog.h"
 
 namespace farm::kv {
-
-struct Shard {
-  Addr first;             // bucket 0
-  uint32_t incarnation;   // every bucket's (buckets are never freed)
-  uint32_t stride;        // bytes from one bucket to the next (the slot size)
-  uint32_t buckets;       // >= 2
-  NodeId owner;           // the machine that allocated it
-};
 
 struct Home {
   uint32_t shard;
@@ -60,10 +54,9 @@ class ShardMap {
   uint64_t total_buckets_ = 0;
 };
 
-// The directory a machine publishes: its layout and its shards. Versioned; Decode checks
-// sizes before reading.
-std::string EncodeDirectory(const TableLayout& layout, const std::vector<Shard>& shards);
-absl::StatusOr<std::pair<TableLayout, std::vector<Shard>>> DecodeDirectory(absl::string_view bytes);
+// The layout as every machine's directory states it (kv/shard_catalog.h): format 1,
+// then u32 H, u32 inline key bytes, u32 inline value bytes.
+ShardFormat HopscotchFormat(const TableLayout& layout);
 
 }  // namespace farm::kv
 

@@ -7,6 +7,7 @@
 #include "farm/api/coro.h"
 #include "kv/layout.h"
 #include "kv/messages.h"
+#include "kv/table_txn.h"
 
 namespace farm::kv {
 namespace {
@@ -114,14 +115,8 @@ TableClient::TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgI
 
 void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
                          Done<absl::StatusOr<KeyOpResult>> done) {
-  absl::Status invalid;
-  if (key.size() > kMaxKeyBytes) {
-    invalid = absl::InvalidArgumentError(
-        absl::StrFormat("a key of %d bytes is over the limit of %d bytes", key.size(), kMaxKeyBytes));
-  } else if (value.size() > kMaxValueBytes) {
-    invalid = absl::InvalidArgumentError(
-        absl::StrFormat("a value of %d bytes is over the limit of %d bytes", value.size(), kMaxValueBytes));
-  }
+  absl::Status invalid = CheckKeyLimit(key);
+  if (invalid.ok()) invalid = CheckValueLimit(value);
   if (!invalid.ok()) {
     ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
     return;
@@ -136,5 +131,7 @@ void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view v
 }
 
 void TableClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx_, map_), std::move(done)); }
+
+std::unique_ptr<StoreTxn> TableClient::BeginTxn() { return std::make_unique<TableTxn>(*this); }
 
 }  // namespace farm::kv

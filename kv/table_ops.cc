@@ -1,7 +1,6 @@
 #include "kv/table_ops.h"
 
 #include <algorithm>
-#include <charconv>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -327,14 +326,6 @@ class Writer {
   Neighbourhood& n_;
 };
 
-absl::Status CheckKey(absl::string_view key) {
-  if (key.size() > kMaxKeyBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("a key of %d bytes is over the limit of %d bytes", key.size(), kMaxKeyBytes));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 void BucketWrites::Add(uint32_t shard, uint32_t bucket, ObjBuf* object) {
@@ -366,61 +357,15 @@ void BucketWrites::Seal() {
   allocated_.clear();
 }
 
-std::optional<int64_t> ParseInt64(absl::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  if (s[0] == '+' || (s.size() > 1 && s[0] == '0') || (s.size() > 2 && s[0] == '-' && s[1] == '0') ||
-      s == "-") {
-    return std::nullopt;
-  }
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap& map,
                                                           BucketWrites& writes, std::string key,
                                                           std::vector<KeyOp> ops) {
-  if (absl::Status s = CheckKey(key); !s.ok()) co_return s;
+  if (absl::Status s = CheckKeyLimit(key); !s.ok()) co_return s;
   Neighbourhood n;
   if (absl::Status s = co_await Find(tx, map, key, n); !s.ok()) co_return s;
   std::optional<std::string> value = n.value;
-  bool changed = false;
-  std::vector<KeyOpResult> results(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    KeyOp& op = ops[i];
-    KeyOpResult& r = results[i];
-    r.existed = value.has_value();
-    switch (op.kind) {
-      case OpKind::kPut:
-        if (op.value.size() > kMaxValueBytes) {
-          r.status = absl::InvalidArgumentError(absl::StrFormat(
-              "a value of %d bytes is over the limit of %d bytes", op.value.size(), kMaxValueBytes));
-          break;
-        }
-        value = std::move(op.value);
-        changed = true;
-        break;
-      case OpKind::kRemove:
-        changed |= value.has_value();
-        value.reset();
-        break;
-      case OpKind::kIncrement: {
-        std::optional<int64_t> current = value ? ParseInt64(*value) : std::optional<int64_t>(0);
-        int64_t next;
-        if (!current) {
-          r.status = absl::InvalidArgumentError("value is not an integer or out of range");
-        } else if (__builtin_add_overflow(*current, op.delta, &next)) {
-          r.status = absl::InvalidArgumentError("increment or decrement would overflow");
-        } else {
-          value = absl::StrCat(next);
-          r.number = next;
-          changed = true;
-        }
-        break;
-      }
-    }
-  }
+  std::vector<KeyOpResult> results;
+  const bool changed = ApplyOpsToValue(value, ops, results);
   if (!changed || (!value && !n.at)) co_return results;
   Writer writer(tx, map, writes, n);
   if (value) {
@@ -431,8 +376,17 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap
   co_return results;
 }
 
+Task<absl::StatusOr<std::vector<KeyOpResult>>> HopscotchApplier::Apply(Tx& tx, std::string key,
+                                                                       std::vector<KeyOp> ops) const {
+  BucketWrites writes;
+  absl::StatusOr<std::vector<KeyOpResult>> results =
+      co_await ApplyToKey(tx, *map_, writes, std::move(key), std::move(ops));
+  if (results.ok()) writes.Seal();
+  co_return results;
+}
+
 Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ShardMap& map, std::string key) {
-  if (absl::Status s = CheckKey(key); !s.ok()) co_return s;
+  if (absl::Status s = CheckKeyLimit(key); !s.ok()) co_return s;
   Neighbourhood n;
   if (absl::Status s = co_await Find(tx, map, key, n); !s.ok()) co_return s;
   co_return std::move(n.value);

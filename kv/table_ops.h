@@ -23,6 +23,7 @@
 #define FARM_KV_TABLE_OPS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,26 +33,14 @@
 #include "absl/types/span.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
+#include "kv/key_ops.h"
 #include "kv/shard_map.h"
+#include "kv/update_executor.h"
 
 namespace farm::kv {
 
 // Buckets probed forward for an empty slot before a pair goes to the overflow chain.
 inline constexpr uint32_t kProbeLimit = 16;
-
-enum class OpKind : uint8_t { kPut = 1, kRemove = 2, kIncrement = 3 };
-
-struct KeyOp {
-  OpKind kind = OpKind::kPut;
-  std::string value;  // kPut
-  int64_t delta = 0;  // kIncrement
-};
-
-struct KeyOpResult {
-  absl::Status status;  // this operation's own error (e.g. INCR of a non-number)
-  bool existed = false;
-  int64_t number = 0;   // kIncrement: the new value
-};
 
 // The buckets a transaction wrote. Seal() gives every two adjacent ones a new common
 // joint version (invariant 3); call it once, after the last ApplyToKey and before
@@ -83,19 +72,21 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap
                                                           BucketWrites& writes, std::string key,
                                                           std::vector<KeyOp> ops);
 
+// ApplyToKey for the update executor (kv/update_executor.h): the batch, then Seal.
+class HopscotchApplier final : public KeyOpsApplier {
+ public:
+  explicit HopscotchApplier(std::shared_ptr<const ShardMap> map) : map_(std::move(map)) {}
+  Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
+                                                       std::vector<KeyOp> ops) const override;
+  const std::shared_ptr<const ShardMap>& map() const { return map_; }
+
+ private:
+  const std::shared_ptr<const ShardMap> map_;
+};
+
 // The key's value as this transaction sees it.
 Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ShardMap& map,
                                                             std::string key);
-
-// Limits on keys and values. An update ships the pair in one message and its commit
-// record carries the value object to the backups in one message, and a message may
-// take at most a quarter of a 256 KiB ring (farm/msg): so key + value stay under
-// 56 KiB, well below the largest object (1 MiB).
-inline constexpr uint64_t kMaxKeyBytes = 8 * 1024;
-inline constexpr uint64_t kMaxValueBytes = 48 * 1024;
-
-// A decimal int64 as Redis accepts it (no spaces, no leading '+', no leading zeros).
-std::optional<int64_t> ParseInt64(absl::string_view s);
 
 }  // namespace farm::kv
 

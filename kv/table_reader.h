@@ -28,22 +28,16 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "farm/api/farm.h"
+#include "kv/kv_client.h"
 #include "kv/shard_map.h"
 
 namespace farm::kv {
 
-struct LookupStats {
-  uint64_t lookups = 0;
-  uint64_t reads = 0;       // object reads issued (one READ each; local ones copy memory)
-  uint64_t bytes_read = 0;  // payload bytes of the objects read
-  uint64_t restarts = 0;
-};
-
 class TableReader {
  public:
   // The value (nullopt: no such key) is valid during the continuation only.
-  using GetDone = absl::AnyInvocable<void(absl::StatusOr<std::optional<absl::string_view>>)>;
-  using MultiGetDone = absl::AnyInvocable<void(absl::StatusOr<std::vector<std::optional<std::string>>>)>;
+  using GetDone = kv::GetDone;
+  using MultiGetDone = kv::MultiGetDone;
 
   // A lookup gives up after this many restarts (DeadlineExceeded).
   static constexpr uint32_t kMaxRestarts = 64;

@@ -1,20 +1,21 @@
-// TableStore: the hashtable as a kv::Store (kv/store.h), for the services. One per
-// worker thread, over that thread's TableClient. Single-key operations are the
-// client's (lock-free lookups, shipped updates); StoreTxn runs the table's operations
-// (kv/table_ops.h) in one distributed FaRM transaction, one operation at a time.
+// TableStore: a key-value table of any layout as a kv::Store (kv/store.h), for the
+// services. One per worker thread, over that thread's KvClient (kv/kv_client.h):
+// single-key operations are the client's (lock-free lookups, shipped updates), and
+// BeginTxn is the layout's own multi-key transaction (KvClient::BeginTxn).
 #ifndef FARM_KV_TABLE_STORE_H_
 #define FARM_KV_TABLE_STORE_H_
 
 #include <memory>
 
+#include "kv/key_ops.h"
+#include "kv/kv_client.h"
 #include "kv/store.h"
-#include "kv/table_client.h"
 
 namespace farm::kv {
 
-class TableStore : public Store {
+class TableStore final : public Store {
  public:
-  explicit TableStore(TableClient& client) : client_(client) {}
+  explicit TableStore(KvClient& client) : client_(client) {}
 
   StoreLimits limits() const override { return StoreLimits{kMaxKeyBytes, kMaxValueBytes}; }
   void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) override;
@@ -24,10 +25,10 @@ class TableStore : public Store {
   void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override;
   void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) override;
   void Stats(Done<absl::StatusOr<StoreStats>> done) override;
-  std::unique_ptr<StoreTxn> BeginTxn() override;
+  std::unique_ptr<StoreTxn> BeginTxn() override { return client_.BeginTxn(); }
 
  private:
-  TableClient& client_;
+  KvClient& client_;
 };
 
 }  // namespace farm::kv

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace farm::kv {
 
-UpdateExecutor::UpdateExecutor(Context& ctx, std::shared_ptr<const ShardMap> map)
-    : ctx_(ctx), map_(std::move(map)) {}
+UpdateExecutor::UpdateExecutor(Context& ctx, std::shared_ptr<const KeyOpsApplier> applier)
+    : ctx_(ctx), applier_(std::move(applier)) {}
 
 void UpdateExecutor::Submit(const UpdateRequest& request, const Message& message) {
   ++stats_.updates;
@@ -54,11 +56,9 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> UpdateExecutor::Execute(std::stri
   absl::Duration backoff = absl::Microseconds(5);
   while (true) {
     TxHandle tx = txCreate(ctx_);
-    BucketWrites writes;
-    absl::StatusOr<std::vector<KeyOpResult>> results = co_await ApplyToKey(*tx, *map_, writes, key, ops);
+    absl::StatusOr<std::vector<KeyOpResult>> results = co_await applier_->Apply(*tx, key, ops);
     absl::Status status = results.status();
     if (status.ok()) {
-      writes.Seal();
       status = co_await TxCommit(*tx);
       if (status.ok()) {
         ++stats_.transactions;

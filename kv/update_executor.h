@@ -10,6 +10,9 @@
 //
 // Conflicts (Aborted, or a block freed under the transaction) are retried with a
 // randomized backoff for up to kRetryFor; then the updates fail with Aborted.
+//
+// The table's layout comes in as a KeyOpsApplier: the executor is the same for every
+// layout (kv/table_ops.h's HopscotchApplier, kv/linear/linear_ops.h's LinearApplier).
 #ifndef FARM_KV_UPDATE_EXECUTOR_H_
 #define FARM_KV_UPDATE_EXECUTOR_H_
 
@@ -22,8 +25,9 @@
 #include "absl/random/random.h"
 #include "absl/time/time.h"
 #include "farm/api/farm.h"
+#include "farm/api/coro.h"
+#include "kv/key_ops.h"
 #include "kv/messages.h"
-#include "kv/shard_map.h"
 
 namespace farm::kv {
 
@@ -33,11 +37,23 @@ struct UpdateExecutorStats {
   uint64_t retries = 0;
 };
 
+// A layout's transaction code for a batch of updates of one key: applies `ops` to `key`
+// in `tx`, as if one after another, and leaves `tx` ready to commit (the executor
+// commits or aborts it). Each op's own errors are in its result; the returned error is
+// the transaction's (Aborted, FailedPrecondition: retried), a corrupt table (Internal)
+// or InvalidArgument. Called on one worker thread at a time; shared by the threads.
+class KeyOpsApplier {
+ public:
+  virtual ~KeyOpsApplier() = default;
+  virtual Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
+                                                               std::vector<KeyOp> ops) const = 0;
+};
+
 class UpdateExecutor {
  public:
   static constexpr absl::Duration kRetryFor = absl::Seconds(5);
 
-  UpdateExecutor(Context& ctx, std::shared_ptr<const ShardMap> map);
+  UpdateExecutor(Context& ctx, std::shared_ptr<const KeyOpsApplier> applier);
   UpdateExecutor(const UpdateExecutor&) = delete;
   UpdateExecutor& operator=(const UpdateExecutor&) = delete;
 
@@ -59,7 +75,7 @@ class UpdateExecutor {
   Task<absl::StatusOr<std::vector<KeyOpResult>>> Execute(std::string key, std::vector<KeyOp> ops);
 
   Context& ctx_;
-  const std::shared_ptr<const ShardMap> map_;
+  const std::shared_ptr<const KeyOpsApplier> applier_;
   // Keys with a transaction running; their queues of updates that arrived meanwhile.
   absl::flat_hash_map<std::string, std::unique_ptr<KeyQueue>> running_;
   absl::BitGen rng_;

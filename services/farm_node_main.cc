@@ -21,6 +21,7 @@
 #include "farm/node/node.h"
 #include "graph/resp/graph_service.h"
 #include "kv/resp/kv_service.h"
+#include "kv/table_layouts.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "This node's id, 1..1048576, unique in the cluster (required).");
 ABSL_FLAG(std::string, cluster, "farm", "Cluster name: the ZooKeeper namespace /farm/<cluster>.");
@@ -87,7 +88,12 @@ ABSL_FLAG(std::string, resp_listen, "127.0.0.1:0",
           "kv: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
 ABSL_FLAG(std::string, resp_password_file, "",
           "kv: file holding the password RESP clients must AUTH with (empty: no AUTH).");
-ABSL_FLAG(uint64_t, kv_buckets, 1 << 16, "kv: hashtable buckets this node allocates.");
+ABSL_FLAG(std::string, kv_layout, "hopscotch",
+          "kv: table layout, the same on every node: hopscotch (FaRM's, the default) or linear "
+          "(linear probing with a model-chosen READ size; linear:R=8 for a fixed one). See "
+          "kv/table_layouts.h.");
+ABSL_FLAG(uint64_t, kv_buckets, 1 << 16,
+          "kv: hashtable buckets this node allocates (other layouts: as many pair slots, kv_buckets * H/2).");
 ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the same on every node).");
 ABSL_FLAG(std::string, graph_listen, "127.0.0.1:0",
           "graph: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
@@ -115,6 +121,10 @@ absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
       return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv, graph)"));
     }
     farm::kv::KvServiceOptions o;
+    o.layout = absl::GetFlag(FLAGS_kv_layout);
+    if (absl::Status s = farm::kv::ValidateLayout(o.layout); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--kv_layout: ", s.message()));
+    }
     o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
     o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
     o.resp.listen = absl::GetFlag(FLAGS_resp_listen);

@@ -8,7 +8,7 @@
 namespace farm::kv {
 
 absl::StatusOr<std::unique_ptr<KvService>> KvService::Create(Host& host, KvServiceOptions options) {
-  absl::StatusOr<std::unique_ptr<TableNode>> table = TableNode::Install(host, options.table);
+  absl::StatusOr<std::unique_ptr<KvTable>> table = InstallKvTable(host, KvTableOptions{options.layout, options.table});
   if (!table.ok()) return table.status();
   return std::unique_ptr<KvService>(new KvService(host, std::move(options), std::move(*table)));
 }
@@ -28,6 +28,8 @@ absl::Status KvService::Start() {
       threads, [this](size_t t) -> Store* { return stores_[t].get(); }, options_.resp);
   if (!server.ok()) return server.status();
   server_ = std::move(*server);
+  // Tests and deploy/ read the port as this line's last word.
+  FARM_LOG(kInfo, "node %u: kv: table layout %s", host_.self(), table_->layout());
   FARM_LOG(kInfo, "node %u: kv: RESP on %s port %u", host_.self(), options_.resp.listen, server_->port());
   return absl::OkStatus();
 }

@@ -1,7 +1,7 @@
 // KvService: the key-value store as a service of a node (farm_node --services=kv, or a
-// node of an in-process cluster): the table on this node (kv/table_node.h), a
-// kv::TableStore per worker thread, and a RESP server on the node's worker threads, so
-// every node answers for every key.
+// node of an in-process cluster): the table on this node, of the layout options name
+// (kv/table_layouts.h; hopscotch by default), a kv::TableStore per worker thread, and a
+// RESP server on the node's worker threads, so every node answers for every key.
 //
 //   auto kv = KvService::Create(host, options);    // before the node starts
 //   ServiceSet services(host); services.Add(std::move(*kv));
@@ -29,12 +29,14 @@
 #include "farm/api/host.h"
 #include "farm/api/service.h"
 #include "kv/resp/kv_resp_server.h"
-#include "kv/table_node.h"
+#include "kv/kv_table.h"
+#include "kv/table_layouts.h"
 #include "kv/table_store.h"
 
 namespace farm::kv {
 
 struct KvServiceOptions {
+  std::string layout = "hopscotch";  // the table layout (kv/table_layouts.h)
   TableOptions table;
   resp::KvRespOptions resp;  // listen address (loopback by default), AUTH password
 };
@@ -58,12 +60,12 @@ class KvService final : public Service {
   uint16_t resp_port() const { return server_ ? server_->port() : 0; }
 
  private:
-  KvService(Host& host, KvServiceOptions options, std::unique_ptr<TableNode> table)
+  KvService(Host& host, KvServiceOptions options, std::unique_ptr<KvTable> table)
       : host_(host), options_(std::move(options)), table_(std::move(table)) {}
 
   Host& host_;
   const KvServiceOptions options_;
-  std::unique_ptr<TableNode> table_;
+  std::unique_ptr<KvTable> table_;
   std::vector<std::unique_ptr<TableStore>> stores_;  // per worker thread
   std::unique_ptr<::farm::resp::RespServer> server_;
   std::atomic<uint64_t> epoch_{0};

@@ -11,13 +11,14 @@ namespace farm::kv::testing {
 
 absl::StatusOr<std::unique_ptr<KvCluster>> KvCluster::Start(const std::string& backend, int nodes,
                                                             const std::string& name,
-                                                            TableOptions options, uint32_t replication) {
+                                                            KvTableOptions options, uint32_t replication) {
   InProcessClusterOptions o;
   o.backend = backend;
   o.nodes = nodes;
   o.rdma_devices = farm::testing::TestVerbsDevices();
   o.replication = replication;
-  o.dir = ::testing::TempDir() + name + "_" + backend + "_" + std::to_string(::getpid());
+  std::string layout = options.layout.substr(0, options.layout.find(':'));
+  o.dir = ::testing::TempDir() + name + "_" + layout + "_" + backend + "_" + std::to_string(::getpid());
   absl::StatusOr<std::unique_ptr<LocalKvCluster>> kv = LocalKvCluster::Start(o, options);
   if (!kv.ok()) return kv.status();
   return std::unique_ptr<KvCluster>(new KvCluster(std::move(*kv)));
@@ -31,7 +32,7 @@ absl::Status KvCluster::Put(NodeId on, const std::string& key, const std::string
 
 absl::StatusOr<std::optional<std::string>> KvCluster::Get(NodeId on, const std::string& key) {
   using Result = absl::StatusOr<std::optional<std::string>>;
-  return kv_->Run<Result>(on, 0, [key](TableClient& c, auto finish) {
+  return kv_->Run<Result>(on, 0, [key](KvClient& c, auto finish) {
     c.Get(key, [finish = std::move(finish)](absl::StatusOr<std::optional<absl::string_view>> r) mutable {
       if (!r.ok()) return finish(r.status());
       if (!r->has_value()) return finish(std::optional<std::string>());
@@ -48,13 +49,13 @@ absl::StatusOr<bool> KvCluster::Remove(NodeId on, const std::string& key) {
 
 absl::StatusOr<KeyOpResult> KvCluster::Update(NodeId on, OpKind kind, const std::string& key,
                                               const std::string& value, int64_t delta) {
-  return kv_->Run<absl::StatusOr<KeyOpResult>>(on, 0, [kind, key, value, delta](TableClient& c, auto finish) {
+  return kv_->Run<absl::StatusOr<KeyOpResult>>(on, 0, [kind, key, value, delta](KvClient& c, auto finish) {
     c.Update(kind, key, value, delta, std::move(finish));
   });
 }
 
 absl::StatusOr<TableScan> KvCluster::Scan(NodeId on) {
-  return kv_->Run<absl::StatusOr<TableScan>>(on, 0, [](TableClient& c, auto finish) { c.Scan(std::move(finish)); });
+  return kv_->Run<absl::StatusOr<TableScan>>(on, 0, [](KvClient& c, auto finish) { c.Scan(std::move(finish)); });
 }
 
 }  // namespace farm::kv::testing

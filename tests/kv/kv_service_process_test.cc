@@ -4,6 +4,8 @@
 // input and bad AUTH get Redis-style errors and the node keeps serving; after a SIGKILL
 // the survivors answer every key quickly, never with a wrong value, and with its value
 // once the dead node's shards are promoted (failover); SIGTERM stops a node cleanly.
+// The same service with the linear-probing layout (--kv_layout=linear), YCSB joining
+// it with --layout=linear, and a node asked for a layout not built refusing to start.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -64,13 +66,15 @@ class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
 
   std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
 
+  std::string layout_ = "hopscotch";  // every node's --kv_layout
+
   void StartNode(NodeId id, bool compute_only = false) {
     std::vector<std::string> argv = {FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=kvtest",
                                      "--zookeeper=" + zk_->address(), "--secret_file=" + dir_ + "/secret",
                                      absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=64",
                                      "--threads=2", "--session_timeout_ms=1000", "--services=kv",
                                      "--kv_buckets=2048", "--resp_password_file=" + dir_ + "/password",
-                                     "--fabric=" + GetParam()};
+                                     "--fabric=" + GetParam(), "--kv_layout=" + layout_};
     // Nodes 1-3 are the cluster's first: their first regions wait for all three (started
     // one by one, a slow start would otherwise place them among the first two only).
     argv.push_back(compute_only || id > 3 ? "--min_members=1" : "--min_members=3");
@@ -364,6 +368,50 @@ TEST_P(KvServiceProcessTest, ComputeOnlyMembersJoinWithoutMovingDataAndRunApplic
   EXPECT_THAT(bank_report, ::testing::HasSubstr("FaRM distributed cluster"));
   EXPECT_THAT(bank_report, ::testing::HasSubstr("lock-free reads cluster"));
 #endif
+}
+
+TEST_P(KvServiceProcessTest, TheLinearLayoutServesEveryKeyFromEveryNodeAndYcsbJoinsIt) {
+  layout_ = "linear";
+  StartFirstThreeStaggered();
+  for (NodeId id = 1; id <= 3; ++id) {
+    std::optional<uint16_t> port = WaitForRespPort(id, absl::Seconds(60));
+    ASSERT_TRUE(port.has_value()) << "node " << id << " did not serve RESP\n" << Logs();
+    ports_[id] = *port;
+  }
+  EXPECT_TRUE(WaitForLog(1, "kv: table layout linear", absl::Seconds(5))) << Logs();
+  constexpr int kKeys = 60;
+  RespClient one = Authed(1), two = Authed(2), three = Authed(3);
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string value = i % 3 == 0 ? std::string(100, 'a' + i % 26) : absl::StrCat("value", i);
+    ASSERT_EQ(one.Call({"SET", absl::StrCat("key", i), value}), "+OK");
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string value = i % 3 == 0 ? std::string(100, 'a' + i % 26) : absl::StrCat("value", i);
+    EXPECT_EQ(two.Call({"GET", absl::StrCat("key", i)}), value);
+    EXPECT_EQ(three.Call({"GET", absl::StrCat("key", i)}), value);
+  }
+  EXPECT_EQ(three.Call({"DEL", "key1", "key2"}), ":2");
+  EXPECT_EQ(two.Call({"GET", "key1"}), "(nil)");
+  EXPECT_EQ(one.Call({"INCR", "counter"}), ":1");
+  EXPECT_EQ(two.Call({"DBSIZE"}), absl::StrCat(":", kKeys - 1));
+#ifdef YCSB_BINARY
+  const std::string out = dir_ + "/ycsb.out";
+  absl::StatusOr<pid_t> ycsb = SpawnWithLog(
+      {YCSB_BINARY, "--backend=cluster", "--zookeeper=" + zk_->address(), "--cluster=kvtest",
+       "--member_fabric=" + GetParam(), "--secret_file=" + dir_ + "/secret", "--layout=linear", "--workload=a",
+       "--preset=farm", "--records=2000", "--operations=20000", "--threads=2", "--warmup_seconds=0"},
+      out);
+  ASSERT_TRUE(ycsb.ok()) << ycsb.status();
+  ASSERT_EQ(ExitCode(*ycsb, absl::Seconds(120)), 0) << FileTail(out, 3000);
+  EXPECT_THAT(FileTail(out, 6000), ::testing::HasSubstr(", 0 errors"));
+  EXPECT_EQ(one.Call({"DBSIZE"}), absl::StrCat(":", kKeys - 1 + 2000));
+#endif
+  // A node asked for a layout this build does not have says which it has, and exits.
+  layout_ = "cuckoo";
+  StartNode(5);
+  EXPECT_NE(ExitCode(pids_[5], absl::Seconds(30)), 0);
+  pids_.erase(5);
+  EXPECT_THAT(FileTail(LogOf(5), 3000), ::testing::HasSubstr("built layouts: hopscotch, linear"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, KvServiceProcessTest, ::testing::Values("shm", "tcp"),

@@ -1,6 +1,8 @@
 // Linearizability of concurrent get/put/remove from every node: 3 nodes x 2 threads x 4
-// sequential clients on small tables, where lookups meet hopscotch moves, chain
-// collapses and replaced values. Two workloads (see kMixed and kChains), several rounds
+// sequential clients on small tables, for every table layout: lookups meet hopscotch
+// moves, chain collapses and replaced values, or linear probes that run across shard
+// boundaries and around the table's end through tombstones. Workloads kMixed and
+// kChains (hopscotch), kLinear and kLinearShortReads (linear probing), several rounds
 // each with fresh keys and seeds; every key's history is checked by the register
 // checker. Also unit tests of the checker itself. The soak (ctest -L soak) repeats it.
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm/base/mutex.h"
 #include "gtest/gtest.h"
@@ -131,7 +134,8 @@ TEST(RegisterCheckerTest, LongHistoriesGetAVerdictAndAViolationItsWindow) {
 // stays small) while every key shares the table's few buckets and chains with all.
 struct Workload {
   const char* name;
-  uint32_t neighbourhood;
+  const char* layout;  // kv/table_layouts.h
+  uint32_t neighbourhood;  // hopscotch's H; linear: slots = buckets_per_node * H/2
   uint64_t buckets_per_node;
   int keys_per_group;
   int get_percent;     // gets; the rest are puts and removes
@@ -143,9 +147,15 @@ struct Workload {
 // "mixed": H = 4 with displacement, chains and out-of-line values. "chains": H = 2 on
 // shards of 2 one-slot buckets (3 home buckets), so most pairs live in chains of 4-7
 // blocks and a quarter of the operations are removes that reshuffle them: the
-// contention that exposes lookups racing chain collapse.
-const Workload kMixed{"mixed", 4, 6, 9, 45, 15, 500, 10};
-const Workload kChains{"chains", 2, 2, 6, 45, 25, 400, 10};
+// contention that exposes lookups racing chain collapse. "linear": 32 slots per node in
+// groups of 4 (96 slots, 8 groups per shard) for up to 72 keys, so probe runs are long,
+// cross shard boundaries and wrap around, and removes leave tombstones that later
+// inserts reuse; out-of-line values among them. "linear_short": the same with READs of 3
+// slots and one slot per object, so most lookups take several round trips.
+const Workload kMixed{"mixed", "hopscotch", 4, 6, 9, 45, 15, 500, 10};
+const Workload kChains{"chains", "hopscotch", 2, 2, 6, 45, 25, 400, 10};
+const Workload kLinear{"linear", "linear", 4, 16, 9, 45, 20, 500, 10};
+const Workload kLinearShortReads{"linear_short", "linear:R=3,G=1", 4, 16, 9, 45, 20, 400, 10};
 
 void PrintTo(const Workload& w, std::ostream* os) { *os << w.name; }
 
@@ -188,7 +198,7 @@ std::map<std::string, std::vector<RegisterOp>> RunRound(KvCluster& kv, const Wor
         if (running->fetch_sub(1) == 1) all_done->Notify();
         return;
       }
-      TableClient& client = kv->client(c->node, c->thread);
+      KvClient& client = kv->client(c->node, c->thread);
       const std::string key = absl::StrCat("r", round, "-g", c->group, "-", c->rng() % w->keys_per_group);
       const int dice = static_cast<int>(c->rng() % 100);
       const int64_t start = NowNs();
@@ -250,11 +260,12 @@ class LinearizabilityTest : public ::testing::TestWithParam<std::tuple<std::stri
 
 TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) {
   const auto& [backend, w] = GetParam();
-  TableOptions options;
-  options.layout.neighbourhood = w.neighbourhood;
-  options.buckets_per_node = w.buckets_per_node;
+  KvTableOptions options;
+  options.layout = w.layout;
+  options.table.layout.neighbourhood = w.neighbourhood;
+  options.table.buckets_per_node = w.buckets_per_node;
   absl::StatusOr<std::unique_ptr<KvCluster>> started =
-      KvCluster::Start(backend, 3, absl::StrCat("kv_linear_", w.name), options);
+      KvCluster::Start(backend, 3, absl::StrCat("kv_linearizable_", w.name), options);
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   const int ops_per_client = backend == "shm" ? w.ops_per_client : w.ops_per_client / 2;
@@ -281,11 +292,16 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
     }
     absl::StatusOr<TableScan> scan = kv.Scan(1);
     ASSERT_TRUE(scan.ok());
-    std::printf("%s round %d: %zu keys: %d gets saw a value, %d saw none, %d puts overwrote; longest chain %llu\n",
+    std::printf("%s round %d: %zu keys: %d gets saw a value, %d saw none, %d puts overwrote; longest chain %llu, "
+                "longest run %llu, %llu tombstones\n",
                 w.name, round, by_key.size(), saw_value, saw_absent, overwrote,
-                static_cast<unsigned long long>(scan->longest_chain));
+                static_cast<unsigned long long>(scan->longest_chain), static_cast<unsigned long long>(scan->longest_run),
+                static_cast<unsigned long long>(scan->tombstones));
     if (w.neighbourhood == 2) {
       EXPECT_GE(scan->longest_chain, 2u);  // the chains the workload is for
+    }
+    if (absl::StartsWith(w.layout, "linear")) {
+      EXPECT_GE(scan->longest_run, 4u);  // runs over several slots (objects, for linear_short)
     }
     // This round's keys go, so the next round's start absent in a table of the same shape.
     for (auto& [key, ops] : by_key) ASSERT_TRUE(kv.Remove(1, key).ok());
@@ -294,7 +310,7 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
 
 INSTANTIATE_TEST_SUITE_P(Backends, LinearizabilityTest,
                          ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()),
-                                            ::testing::Values(kMixed, kChains)),
+                                            ::testing::Values(kMixed, kChains, kLinear, kLinearShortReads)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
                          });

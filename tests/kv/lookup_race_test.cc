@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "kv/layout.h"
+#include "kv/table_client.h"
 #include "kv/table_store.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/support/fabric_test_util.h"
@@ -88,7 +89,8 @@ std::vector<std::string> KeysSharingAHome(const ShardMap& map, const std::string
 
 // The object reads a lookup of `key` (present) takes on node 1, thread 0.
 absl::StatusOr<uint64_t> ReadsToFind(KvCluster& kv, const std::string& key) {
-  return kv.kv().Run<absl::StatusOr<uint64_t>>(1, 0, [key](TableClient& c, auto finish) {
+  return kv.kv().Run<absl::StatusOr<uint64_t>>(1, 0, [key](KvClient& client, auto finish) {
+    TableClient& c = dynamic_cast<TableClient&>(client);
     const uint64_t before = c.reader().stats().reads;
     c.Get(key, [&c, before, finish = std::move(finish)](
                    absl::StatusOr<std::optional<absl::string_view>> r) mutable {
@@ -120,7 +122,7 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
     SCOPED_TRACE(rc.Name());
     const uint32_t pairs = 2 + 2 * (rc.blocks - 1) + rc.last_pairs;
     const std::vector<std::string> keys =
-        KeysSharingAHome(kv.client(1).map(), absl::StrCat("race", case_number++), pairs, used);
+        KeysSharingAHome(kv.client_as<TableClient>(1).map(), absl::StrCat("race", case_number++), pairs, used);
     for (const std::string& key : keys)
       ASSERT_TRUE(kv.Put(1 + case_number % 3, key, "v:" + key).ok());
     const std::string& moved = keys.back();  // Erase moves the chain's last pair
@@ -134,7 +136,8 @@ TEST_P(LookupRaceTest, ALookupFindsThePairARemoveMovedBehindIt) {
     auto restarts = std::make_shared<uint64_t>(0);
     using Result = absl::StatusOr<std::optional<std::string>>;
     Result found =
-        kv.kv().Run<Result>(1, 0, [&, remove_result, restarts](TableClient& c, auto finish) {
+        kv.kv().Run<Result>(1, 0, [&, remove_result, restarts](KvClient& client, auto finish) {
+          TableClient& c = dynamic_cast<TableClient&>(client);
           const uint64_t restarts_before = c.reader().stats().restarts;
           auto fired = std::make_shared<bool>(false);
           c.reader().SetBeforeBlockHookForTest([&c, &rc, &removed, remove_result, fired](
@@ -212,7 +215,7 @@ absl::Status RunTxn(KvCluster& kv, std::vector<TxnStep> steps) {
       });
     }
   };
-  return kv.kv().Run<absl::Status>(1, 0, [&steps](TableClient& c, auto finish) {
+  return kv.kv().Run<absl::Status>(1, 0, [&steps](KvClient& c, auto finish) {
     auto run = std::make_shared<Run>();
     run->store = std::make_shared<TableStore>(c);
     run->txn = run->store->BeginTxn();
@@ -230,7 +233,7 @@ TEST_P(LookupRaceTest, ATransactionRemovesFromAChainItGrew) {
   ASSERT_NE(started, nullptr);
   KvCluster& kv = *started;
   std::vector<Home> used;
-  const std::vector<std::string> keys = KeysSharingAHome(kv.client(1).map(), "grow", 6, used);
+  const std::vector<std::string> keys = KeysSharingAHome(kv.client_as<TableClient>(1).map(), "grow", 6, used);
   for (size_t i = 0; i < 4; ++i) ASSERT_TRUE(kv.Put(2, keys[i], "v:" + keys[i]).ok());
   absl::Status committed =
       RunTxn(kv, {{keys[4], "v:" + keys[4]}, {keys[5], "v:" + keys[5]}, {keys[0], std::nullopt}});
@@ -257,7 +260,7 @@ TEST_P(LookupRaceTest, ATransactionRemovesTwoPairsOfOneChain) {
   ASSERT_NE(started, nullptr);
   KvCluster& kv = *started;
   std::vector<Home> used;
-  const std::vector<std::string> keys = KeysSharingAHome(kv.client(1).map(), "two", 7, used);
+  const std::vector<std::string> keys = KeysSharingAHome(kv.client_as<TableClient>(1).map(), "two", 7, used);
   for (const std::string& key : keys) ASSERT_TRUE(kv.Put(2, key, "v:" + key).ok());
   // Bucket, next bucket, then blocks [2, 3] [4, 5] [6]: remove 0 (renames all three
   // blocks, frees the last), then 3.
@@ -283,7 +286,7 @@ TEST_P(LookupRaceTest, ScansNeverFailWhileRemovesReshuffleChains) {
   for (int i = 0; i < kKeys; ++i) ASSERT_TRUE(kv.Put(1, absl::StrCat("k", i), "v").ok());
   // Node 1 removes and puts back keys, 8 at a time, until told to stop.
   struct Churn {
-    TableClient* c;
+    KvClient* c;
     std::atomic<bool> stop{false};
     std::atomic<int> in_flight{0};
     std::atomic<uint64_t> updates{0};

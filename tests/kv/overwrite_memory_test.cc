@@ -4,7 +4,7 @@
 // they must take slots of blocks already there: a new block per overwrite (retired
 // empty, given back only after an end-of-epoch round) made the node create regions
 // until its capacity was gone after a few hundred overwrites under load. Transactions
-// that allocate a value and abort give it back too.
+// that allocate a value and abort give it back too. For every table layout.
 #include <memory>
 #include <string>
 
@@ -51,8 +51,12 @@ AllocatorTotals Totals(KvCluster& kv, int nodes) {
 // SET churn with one of the 3000 sizes 1..3000 (every size once per 3000 calls).
 std::string Value(int k) { return std::string(1 + (k * 977) % 3000, static_cast<char>('a' + k % 26)); }
 
-TEST(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
-  absl::StatusOr<std::unique_ptr<KvCluster>> c = KvCluster::Start("shm", 3, "kv_overwrite_memory", TableOptions{});
+// Parameter: the table layout (both keep values over their inline sizes out of line).
+class OverwriteMemoryTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
+  absl::StatusOr<std::unique_ptr<KvCluster>> c =
+      KvCluster::Start("shm", 3, "kv_overwrite_memory", KvTableOptions{GetParam(), TableOptions{}});
   ASSERT_TRUE(c.ok()) << c.status();
   KvCluster& kv = **c;
   // Every size once: each size class gets its block (the bucket's region fills up).
@@ -66,7 +70,7 @@ TEST(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
     const absl::Status put = kv.Put(1 + k % 3, "churn", Value(k));
     ASSERT_TRUE(put.ok()) << k << ": " << put;
     if (k % 10 != 0) continue;
-    const absl::Status aborted = kv.kv().Run<absl::Status>(1 + k % 3, 0, [k](TableClient& client, auto finish) {
+    const absl::Status aborted = kv.kv().Run<absl::Status>(1 + k % 3, 0, [k](KvClient& client, auto finish) {
       auto store = std::make_shared<TableStore>(client);
       std::shared_ptr<StoreTxn> txn = store->BeginTxn();
       txn->Put("churn", Value(k + 1), [store, txn, finish = std::move(finish)](absl::Status s) mutable {
@@ -86,6 +90,8 @@ TEST(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
   EXPECT_EQ(after.live_objects, before.live_objects) << "objects leaked";
   ASSERT_EQ(**kv.Get(2, "churn"), std::string(2000, 'y'));
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, OverwriteMemoryTest, ::testing::Values("hopscotch", "linear"));
 
 }  // namespace
 }  // namespace farm::kv

@@ -1,4 +1,5 @@
-// WATCH on the real store under concurrent overwrites (issue 20): RESP servers on two
+// WATCH on the real store under concurrent overwrites (issue 20), for every table
+// layout (each has its own MULTI/EXEC transactions): RESP servers on two
 // nodes of an in-process kv cluster; clients increment a counter with the optimistic
 // WATCH / GET / MULTI / SET / EXEC loop while others overwrite a second key with values
 // of changing sizes (each overwrite may free and reallocate its object) and watch it.
@@ -24,9 +25,12 @@ namespace {
 
 using farm::testing::RespClient;
 
-TEST(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrites) {
+// Parameter: the table layout (its MULTI/EXEC transactions).
+class RespWatchRaceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrites) {
   absl::StatusOr<std::unique_ptr<testing::KvCluster>> c =
-      testing::KvCluster::Start("shm", 3, "resp_watch_race", TableOptions{});
+      testing::KvCluster::Start("shm", 3, "resp_watch_race", KvTableOptions{GetParam(), TableOptions{}});
   ASSERT_TRUE(c.ok()) << c.status();
   // A RESP server on nodes 1 and 2, each over its threads' stores.
   std::vector<std::unique_ptr<Store>> stores;
@@ -116,6 +120,8 @@ TEST(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrites
   EXPECT_GT(doomed.load(), 0) << "no conflict happened: the test did not race";
   servers.clear();
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, RespWatchRaceTest, ::testing::Values("hopscotch", "linear"));
 
 }  // namespace
 }  // namespace farm::kv

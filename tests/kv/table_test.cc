@@ -1,9 +1,11 @@
-// The hashtable on a 3-node in-process cluster (shm and tcp): round trips of every
-// size class, updates and increments, overflow chains that grow and collapse, a fill to
-// 90% occupancy with H = 8 without resizing, and bad input.
+// The key-value table on a 3-node in-process cluster (shm and tcp), for every table
+// layout (hopscotch and linear): round trips of every size class, updates and
+// increments, a fill to 90% occupancy without resizing (hopscotch with H = 8), and bad
+// input; for hopscotch, overflow chains that grow and collapse.
 #include <algorithm>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +28,21 @@ std::string Bytes(size_t n, uint32_t seed) {
   return s;
 }
 
-class TableTest : public ::testing::TestWithParam<std::string> {
+// Parameters: the fabric backend and the table layout.
+class TableTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  std::unique_ptr<KvCluster> Start(TableOptions options, const std::string& name) {
+    const auto& [backend, layout] = GetParam();
+    absl::StatusOr<std::unique_ptr<KvCluster>> kv =
+        KvCluster::Start(backend, 3, name, KvTableOptions{layout, options});
+    EXPECT_TRUE(kv.ok()) << kv.status();
+    return kv.ok() ? std::move(*kv) : nullptr;
+  }
+  bool hopscotch() const { return std::get<1>(GetParam()) == "hopscotch"; }
+};
+
+// The hopscotch table's own structure (overflow chains): the backend only.
+class HopscotchTableTest : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<KvCluster> Start(TableOptions options, const std::string& name) {
     absl::StatusOr<std::unique_ptr<KvCluster>> kv = KvCluster::Start(GetParam(), 3, name, options);
@@ -98,7 +114,7 @@ TEST_P(TableTest, IncrementsAndErrors) {
   EXPECT_FALSE(kv->Get(1, "big")->has_value());
 }
 
-TEST_P(TableTest, ChainsGrowAndCollapse) {
+TEST_P(HopscotchTableTest, ChainsGrowAndCollapse) {
   // 3 nodes x 8 buckets of one slot (H = 2): most of 400 pairs go to overflow chains.
   TableOptions options;
   options.layout.neighbourhood = 2;
@@ -140,8 +156,8 @@ TEST_P(TableTest, ChainsGrowAndCollapse) {
   EXPECT_EQ(empty->overflow_blocks, 0u) << "removes free emptied blocks";
 }
 
-TEST_P(TableTest, FillsTo90PercentWithH8WithoutResizing) {
-  TableOptions options;  // H = 8, 16 B keys, 32 B values
+TEST_P(TableTest, FillsTo90PercentWithoutResizing) {
+  TableOptions options;  // hopscotch: H = 8; 16 B keys, 32 B values
   options.buckets_per_node = 600;
   std::unique_ptr<KvCluster> kv = Start(options, "kv_fill");
   ASSERT_NE(kv, nullptr);
@@ -156,12 +172,25 @@ TEST_P(TableTest, FillsTo90PercentWithH8WithoutResizing) {
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->pairs, target);
   EXPECT_GE(full->occupancy(), 0.9 - 1e-9);
+  if (!hopscotch()) {
+    EXPECT_EQ(full->overflow_blocks, 0u);
+  }
   for (uint64_t i = 0; i < target; i += 3) {
     ASSERT_EQ(**kv->Get(1 + i % 3, absl::StrFormat("user%012d", i)), Bytes(32, i));
   }
+  // Absent keys are answered absent in the full table too.
+  for (uint64_t i = target; i < target + 200; ++i) {
+    ASSERT_FALSE(kv->Get(1 + i % 3, absl::StrFormat("user%012d", i))->has_value()) << i;
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, TableTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+INSTANTIATE_TEST_SUITE_P(Layouts, TableTest,
+                         ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()),
+                                            ::testing::Values("hopscotch", "linear")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+INSTANTIATE_TEST_SUITE_P(Backends, HopscotchTableTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
 }  // namespace farm::kv

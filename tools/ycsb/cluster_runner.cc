@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "kv/table_node.h"
+#include "kv/table_layouts.h"
 #include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/workload.h"
 
@@ -18,13 +18,15 @@ absl::StatusOr<RunReport> RunClusterWorkload(const RunConfig& config, const Clus
   kv::TableOptions table;
   table.layout.neighbourhood = options.neighbourhood;
   if (absl::Status s = table.layout.Validate(); !s.ok()) return s;
+  if (absl::Status s = kv::ValidateLayout(options.layout); !s.ok()) return s;
 
   tools::ComputeMemberOptions o = options.member;
   o.threads = static_cast<uint32_t>(config.threads);
-  std::unique_ptr<kv::TableNode> kv;
+  std::unique_ptr<kv::KvTable> kv;
   absl::StatusOr<std::unique_ptr<tools::ComputeMember>> member =
       tools::ComputeMember::Join(o, [&](Host& host) -> absl::Status {
-        absl::StatusOr<std::unique_ptr<kv::TableNode>> installed = kv::TableNode::Install(host, table);
+        absl::StatusOr<std::unique_ptr<kv::KvTable>> installed =
+            kv::InstallKvTable(host, kv::KvTableOptions{options.layout, table});
         if (!installed.ok()) return installed.status();
         kv = std::move(*installed);
         return absl::OkStatus();

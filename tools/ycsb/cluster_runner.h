@@ -29,6 +29,7 @@ struct ClusterRunOptions {
   // address (its `threads` come from the run's config).
   tools::ComputeMemberOptions member;
   uint32_t neighbourhood = 8;   // the table's H, as the cluster's farm_node --kv_neighbourhood
+  std::string layout = "hopscotch";  // the table layout, as the cluster's farm_node --kv_layout
   int window = 16;              // operations in flight per application thread
 };
 

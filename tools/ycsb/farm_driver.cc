@@ -7,7 +7,7 @@
 
 namespace farm::ycsb {
 
-FarmDriver::FarmDriver(kv::TableClient& client, CoreWorkload& workload, uint64_t seed, int window,
+FarmDriver::FarmDriver(kv::KvClient& client, CoreWorkload& workload, uint64_t seed, int window,
                        DriverControl* control)
     : client_(client), gen_(workload, seed), control_(control) {
   const size_t max_scan = static_cast<size_t>(std::max(1, workload.spec().max_scan_length));

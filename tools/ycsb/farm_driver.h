@@ -1,6 +1,6 @@
 // FarmDriver: one application thread of the YCSB run inside a FaRM cluster (the paper's
 // setup, section 6): it lives on a worker thread of a node and drives the key-value
-// store through that thread's kv::TableClient, keeping `window` operations in flight,
+// store through that thread's kv::KvClient (any table layout), keeping `window` operations in flight,
 // each started when another completes (event-driven, no blocking).
 //
 // Operations: read = a lock-free lookup; update and insert = a put shipped to the
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "kv/table_client.h"
+#include "kv/kv_client.h"
 #include "tools/ycsb/op_generator.h"
 #include "tools/ycsb/op_stats.h"
 #include "tools/ycsb/workload.h"
@@ -41,7 +41,7 @@ struct DriverControl {
 
 class FarmDriver {
  public:
-  FarmDriver(kv::TableClient& client, CoreWorkload& workload, uint64_t seed, int window,
+  FarmDriver(kv::KvClient& client, CoreWorkload& workload, uint64_t seed, int window,
              DriverControl* control);
   FarmDriver(const FarmDriver&) = delete;
   FarmDriver& operator=(const FarmDriver&) = delete;
@@ -85,7 +85,7 @@ class FarmDriver {
   void Complete(Slot* s, const absl::Status& error, bool not_found);
   void Retire();
 
-  kv::TableClient& client_;
+  kv::KvClient& client_;
   OpGenerator gen_;
   DriverControl* const control_;
   std::vector<std::unique_ptr<Slot>> slots_;

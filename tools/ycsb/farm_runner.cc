@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "farm/api/sync.h"
+#include "farm/api/log.h"
 #include "kv/local_kv_cluster.h"
+#include "kv/table_layouts.h"
 #include "tools/ycsb/farm_driver.h"
 #include "tools/ycsb/progress.h"
 #include "tools/ycsb/workload.h"
@@ -34,6 +36,7 @@ absl::Status Validate(const RunConfig& config, const FarmRunOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("replication ", o.replication, " with ", o.nodes, " nodes"));
   }
   if (o.window < 1 || o.window > 1024) return absl::InvalidArgumentError("window: 1 to 1024 operations");
+  if (absl::Status s = kv::ValidateLayout(o.layout); !s.ok()) return s;
   if (!(o.occupancy > 0 && o.occupancy <= 1)) return absl::InvalidArgumentError("occupancy: in (0, 1]");
   return absl::OkStatus();
 }
@@ -53,7 +56,7 @@ template <typename Result, typename Op>
 Result RunAt(const DriverPlace& place, Op op) {
   auto result = std::make_shared<Result>(absl::UnknownError("unset"));
   auto done = std::make_shared<Notification>();
-  kv::TableClient* client = place.client;
+  kv::KvClient* client = place.client;
   place.host->context(place.thread).Post([client, op = std::move(op), result, done]() mutable {
     op(*client, [result, done](Result r) {
       *result = std::move(r);
@@ -96,7 +99,8 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
                             cluster.replication / static_cast<uint64_t>(options.nodes);
   cluster.region_bytes = 256u << 20;
   cluster.capacity_bytes = std::max<uint64_t>(2048u << 20, (per_node / cluster.region_bytes + 1) * cluster.region_bytes);
-  absl::StatusOr<std::unique_ptr<kv::LocalKvCluster>> kv = kv::LocalKvCluster::Start(cluster, table);
+  absl::StatusOr<std::unique_ptr<kv::LocalKvCluster>> kv =
+      kv::LocalKvCluster::Start(cluster, kv::KvTableOptions{options.layout, table});
   if (!kv.ok()) return kv.status();
 
   std::vector<DriverPlace> places;
@@ -107,6 +111,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   DriverRunOptions run;
   run.backend = "farm";
   run.window = options.window;
+  FARM_LOG(kInfo, "ycsb: farm: table layout %s", options.layout);
   run.figures = {{"nodes", options.nodes},
                  {"compute_nodes", options.compute_nodes},
                  {"app_threads_per_node", config.threads}};
@@ -162,7 +167,7 @@ absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& work
   report.load_seconds = Seconds(load_end - load_start);
   report.load_throughput = spec.record_count / report.load_seconds;
   absl::StatusOr<kv::TableScan> scan = RunAt<absl::StatusOr<kv::TableScan>>(
-      places[0], [](kv::TableClient& c, auto finish) { c.Scan(std::move(finish)); });
+      places[0], [](kv::KvClient& c, auto finish) { c.Scan(std::move(finish)); });
   if (!scan.ok()) return scan.status();
   // A table of its own holds exactly the records; a running cluster's may hold more.
   if (options.exact_pair_count ? scan->pairs != static_cast<uint64_t>(spec.record_count)
@@ -209,7 +214,7 @@ absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& work
   kv::LookupStats lookups;
   for (const DriverPlace& p : places) {
     absl::StatusOr<kv::LookupStats> s = RunAt<absl::StatusOr<kv::LookupStats>>(
-        p, [](kv::TableClient& c, auto finish) { finish(c.reader().stats()); });
+        p, [](kv::KvClient& c, auto finish) { finish(c.lookup_stats()); });
     if (!s.ok()) return s.status();
     lookups.lookups += s->lookups;
     lookups.reads += s->reads;

@@ -27,7 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "farm/api/host.h"
-#include "kv/table_client.h"
+#include "kv/kv_client.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/report.h"
 #include "tools/ycsb/workload.h"
@@ -45,6 +45,7 @@ struct FarmRunOptions {
   int window = 16;             // operations in flight per application thread
   double occupancy = 0.9;      // of the bucket slots, once the records are loaded
   uint32_t neighbourhood = 8;  // H
+  std::string layout = "hopscotch";  // the table layout (kv/table_layouts.h)
   std::string dir = "/tmp/farm-ycsb";  // the cluster's directory (pid appended)
   std::string log_sync = "off";        // the nodes' --log_sync
 };
@@ -58,7 +59,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
 struct DriverPlace {
   Host* host;
   size_t thread;
-  kv::TableClient* client;
+  kv::KvClient* client;
 };
 
 struct DriverRunOptions {

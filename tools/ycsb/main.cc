@@ -50,6 +50,9 @@ ABSL_FLAG(int, farm_threads, 0, "farm: application threads per node (0: --thread
 ABSL_FLAG(std::string, farm_fabric, "shm",
           "farm: fabric backend, shm, tcp or verbs (the first active RDMA device)");
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
+ABSL_FLAG(std::string, layout, "hopscotch",
+          "farm, cluster: the kv table layout (hopscotch, linear, linear:R=8; kv/table_layouts.h); "
+          "cluster: the cluster's farm_node --kv_layout");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
 ABSL_FLAG(std::string, farm_log_sync, "off",
@@ -126,6 +129,7 @@ int Main() {
   farm.replication = absl::GetFlag(FLAGS_farm_replication);
   farm.log_sync = absl::GetFlag(FLAGS_farm_log_sync);
   farm.compute_nodes = absl::GetFlag(FLAGS_farm_compute_nodes);
+  farm.layout = absl::GetFlag(FLAGS_layout);
   if (absl::Status s = registry.Register(
           "farm", "the FaRM key-value store, application threads inside a local cluster",
           [farm, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
@@ -145,6 +149,7 @@ int Main() {
   cluster.member.listen = absl::GetFlag(FLAGS_member_listen);
   cluster.member.fabric = absl::GetFlag(FLAGS_member_fabric);
   cluster.window = absl::GetFlag(FLAGS_farm_window);
+  cluster.layout = absl::GetFlag(FLAGS_layout);
   if (absl::Status s = registry.Register(
           "cluster",
           "the FaRM key-value store of a running cluster of node processes, application threads "

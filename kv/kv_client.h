@@ -1,0 +1,91 @@
+// KvClient: one worker thread's handle on a key-value table of any layout (the seam
+// between the layouts and their users, with KvTable in kv/kv_table.h): lock-free
+// lookups and multi-gets, updates shipped to the machine that holds the key, multi-key
+// transactions, a scan for statistics, and the lookups' own counts. kv::TableStore
+// (kv/table_store.h) is the kv::Store over any KvClient.
+//
+// Implemented by TableClient (FaRM's hopscotch table, kv/table_client.h) and
+// LinearClient (linear probing, kv/linear/linear_client.h).
+//
+// Contract, for every layout:
+//   - Threads: the owning worker thread only; continuations run there, never inside
+//     the call. The client must outlive its operations in flight.
+//   - Get, each key of MultiGet and each Update are linearizable; BeginTxn's
+//     transactions are strictly serializable (kv/store.h's StoreTxn contract).
+//   - Keys up to kMaxKeyBytes and values up to kMaxValueBytes (kv/key_ops.h): beyond,
+//     InvalidArgument and nothing is sent. Other errors as kv/store.h lists them.
+//   - A value handed to GetDone is valid during the continuation only.
+#ifndef FARM_KV_KV_CLIENT_H_
+#define FARM_KV_KV_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "farm/api/farm.h"
+#include "kv/key_ops.h"
+#include "kv/store.h"
+
+namespace farm::kv {
+
+// The value (nullopt: no such key), valid during the continuation only.
+using GetDone = absl::AnyInvocable<void(absl::StatusOr<std::optional<absl::string_view>>)>;
+// One result per key, in order; fails as a whole with the first lookup's error.
+using MultiGetDone = absl::AnyInvocable<void(absl::StatusOr<std::vector<std::optional<std::string>>>)>;
+
+// A client's lookups so far (its own counts, kept by the layout's reader).
+struct LookupStats {
+  uint64_t lookups = 0;
+  uint64_t reads = 0;       // object reads issued (one READ each; local ones copy memory)
+  uint64_t bytes_read = 0;  // payload bytes of the objects read
+  uint64_t restarts = 0;
+};
+
+// What a scan of the table finds (a fuzzy snapshot: concurrent updates may or may not
+// be counted). Memory counts the table's own objects by their stride exactly and
+// overflow blocks and values by their stored size rounded to 16 bytes (their slot may
+// be up to 3.5% larger). Hopscotch: bucket_slots are the buckets' slots, chains count
+// blocks. Linear probing: bucket_slots are all the table's slots, pairs_in_buckets =
+// pairs, no blocks; tombstones and longest_run are its own.
+struct TableScan {
+  uint64_t pairs = 0;
+  uint64_t pairs_in_buckets = 0;
+  uint64_t bucket_slots = 0;
+  uint64_t overflow_blocks = 0;
+  uint64_t out_of_line = 0;
+  uint64_t pair_bytes = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t longest_chain = 0;
+  uint64_t tombstones = 0;   // linear probing: slots of removed pairs a probe passes
+  uint64_t longest_run = 0;  // linear probing: the longest run of non-empty slots
+  double occupancy() const { return bucket_slots ? double(pairs) / double(bucket_slots) : 0; }
+  double utilisation() const { return memory_bytes ? double(pair_bytes) / double(memory_bytes) : 0; }
+};
+
+class KvClient {
+ public:
+  virtual ~KvClient() = default;
+
+  virtual void Get(absl::string_view key, GetDone done) = 0;
+  // The lookups are issued together (about one round trip).
+  virtual void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) = 0;
+  // kPut (value), kRemove, kIncrement (delta): the op's own error is in its result.
+  virtual void Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
+                      Done<absl::StatusOr<KeyOpResult>> done) = 0;
+  virtual void Scan(Done<absl::StatusOr<TableScan>> done) = 0;
+  // A transaction over several keys in one FaRM transaction (kv/store.h StoreTxn).
+  virtual std::unique_ptr<StoreTxn> BeginTxn() = 0;
+
+  virtual const LookupStats& lookup_stats() const = 0;
+  virtual Context& ctx() const = 0;
+};
+
+}  // namespace farm::kv
+
+#endif  // FARM_KV_KV_CLIENT_H_

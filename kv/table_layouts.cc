@@ -1,0 +1,126 @@
+#include "kv/table_layouts.h"
+
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kv/layout_spec.h"
+#include "kv/linear/linear_node.h"
+#include "kv/table_node.h"
+
+namespace farm::kv {
+namespace {
+
+constexpr const char* kBuilt[] = {"hopscotch", "linear"};
+constexpr const char* kPlanned[] = {"cuckoo", "chained"};
+
+absl::Status BadOption(absl::string_view layout, absl::string_view name, absl::string_view value,
+                       absl::string_view expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("table layout \"", layout, "\": ", name, "=", value, " (", expected, ")"));
+}
+
+absl::Status CheckName(const LayoutSpec& spec) {
+  for (const char* built : kBuilt) {
+    if (spec.name == built) return absl::OkStatus();
+  }
+  for (const char* planned : kPlanned) {
+    if (spec.name == planned) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("table layout \"", spec.name, "\" is not built yet; built layouts: ", BuiltLayouts()));
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown table layout \"", spec.name, "\"; built layouts: ", BuiltLayouts()));
+}
+
+absl::StatusOr<TableOptions> HopscotchOptions(absl::string_view text, const LayoutSpec& spec, TableOptions table) {
+  for (const auto& [name, value] : spec.options) {
+    uint32_t n = 0;
+    if (name != "H") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("table layout \"", text, "\": hopscotch has no option \"", name, "\" (options: H)"));
+    }
+    if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "an even number in [2, 32]");
+    table.layout.neighbourhood = n;
+  }
+  if (absl::Status s = table.layout.Validate(); !s.ok()) return s;
+  return table;
+}
+
+absl::StatusOr<linear::LinearOptions> LinearOptionsFrom(absl::string_view text, const LayoutSpec& spec,
+                                                        const TableOptions& table) {
+  linear::LinearOptions o;
+  o.identity = table.identity;
+  o.layout.inline_key_bytes = table.layout.inline_key_bytes;
+  o.layout.inline_value_bytes = table.layout.inline_value_bytes;
+  o.slots_per_node = table.buckets_per_node * table.layout.slots_per_bucket();
+  for (const auto& [name, value] : spec.options) {
+    double d = 0;
+    uint32_t n = 0;
+    if (name == "R") {
+      if (!absl::SimpleAtoi(value, &n) || n == 0) return BadOption(text, name, value, "slots per READ, >= 1");
+      o.read.fixed = n;
+    } else if (name == "G") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "slots per object");
+      o.layout.slots_per_group = n;
+    } else if (name == "bw") {
+      if (value != "on" && value != "off") return BadOption(text, name, value, "on or off");
+      o.read.bandwidth_limit = value == "on";
+    } else if (name == "c_ns" || name == "alpha_ns" || name == "rho0_mps" || name == "link_gbps") {
+      if (!absl::SimpleAtod(value, &d) || !(d > 0)) return BadOption(text, name, value, "a positive number");
+      if (name == "c_ns") o.read.cost.c_ns = d;
+      if (name == "alpha_ns") o.read.cost.alpha_ns_per_byte = d;
+      if (name == "rho0_mps") o.read.cost.rho0_per_s = d * 1e6;
+      if (name == "link_gbps") o.read.cost.link_bytes_per_s = d * 1e9 / 8;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("table layout \"", text, "\": linear has no option \"", name,
+                                                     "\" (options: R, G, bw, c_ns, alpha_ns, rho0_mps, link_gbps)"));
+    }
+  }
+  if (absl::Status s = o.layout.Validate(); !s.ok()) return s;
+  return o;
+}
+
+}  // namespace
+
+std::string BuiltLayouts() { return absl::StrJoin(kBuilt, ", "); }
+
+absl::Status ValidateLayout(absl::string_view layout) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(layout);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = CheckName(*spec); !s.ok()) return s;
+  if (spec->name == "hopscotch") return HopscotchOptions(layout, *spec, TableOptions{}).status();
+  return LinearOptionsFrom(layout, *spec, TableOptions{}).status();
+}
+
+absl::StatusOr<linear::LinearOptions> LinearOptionsFor(const KvTableOptions& options) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
+  if (!spec.ok()) return spec.status();
+  if (spec->name != "linear") {
+    return absl::InvalidArgumentError(absl::StrCat("table layout \"", options.layout, "\" is not linear"));
+  }
+  return LinearOptionsFrom(options.layout, *spec, options.table);
+}
+
+absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTableOptions& options) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = CheckName(*spec); !s.ok()) return s;
+  if (spec->name == "hopscotch") {
+    absl::StatusOr<TableOptions> table = HopscotchOptions(options.layout, *spec, options.table);
+    if (!table.ok()) return table.status();
+    absl::StatusOr<std::unique_ptr<TableNode>> node = TableNode::Install(host, std::move(*table));
+    if (!node.ok()) return node.status();
+    return std::unique_ptr<KvTable>(std::move(*node));
+  }
+  absl::StatusOr<linear::LinearOptions> linear = LinearOptionsFrom(options.layout, *spec, options.table);
+  if (!linear.ok()) return linear.status();
+  absl::StatusOr<std::unique_ptr<linear::LinearNode>> node =
+      linear::LinearNode::Install(host, std::move(*linear), options.layout);
+  if (!node.ok()) return node.status();
+  return std::unique_ptr<KvTable>(std::move(*node));
+}
+
+}  // namespace farm::kv
