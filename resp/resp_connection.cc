@@ -17,11 +17,13 @@ constexpr int kMaxReadsPerEvent = 16;
 
 RespConnection::RespConnection(UniqueFd fd, SocketWatcher* watcher,
                                std::shared_ptr<ProtocolSession> session,
-                               absl::AnyInvocable<void(RespConnection*)> on_closed)
+                               absl::AnyInvocable<void(RespConnection*)> on_closed,
+                               std::shared_ptr<OutputFlusher> flusher)
     : fd_(std::move(fd)),
       watcher_(watcher),
       session_(std::move(session)),
-      on_closed_(std::move(on_closed)) {}
+      on_closed_(std::move(on_closed)),
+      flusher_(std::move(flusher)) {}
 
 RespConnection::~RespConnection() {
   on_closed_ = nullptr;
@@ -35,7 +37,7 @@ absl::Status RespConnection::Start() {
   token_ = *token;
   watching_ = true;
   // Work that completes later reports here; the session outlives no connection that uses it.
-  session_->set_on_progress([this] { Progress(); });
+  session_->set_on_progress([this] { OnProgress(); });
   return absl::OkStatus();
 }
 
@@ -43,6 +45,8 @@ void RespConnection::Close() {
   if (closed_) return;
   closed_ = true;
   session_->set_on_progress(nullptr);
+  if (flush_requested_) flusher_->Cancel(this);
+  flush_requested_ = false;
   if (watching_) watcher_->Remove(token_);
   watching_ = false;
   fd_.reset();
@@ -62,6 +66,18 @@ void RespConnection::OnEvents(uint32_t events) {
   if (events & EPOLLOUT) WriteSome();
   if (!closed_ && (events & EPOLLIN)) ReadSome();
   if (!closed_) Progress();
+}
+
+void RespConnection::OnProgress() {
+  if (flusher_ == nullptr) return Progress();
+  if (flush_requested_ || closed_) return;
+  flush_requested_ = true;
+  flusher_->Request(this);
+}
+
+void RespConnection::Flush() {
+  flush_requested_ = false;
+  Progress();
 }
 
 void RespConnection::ReadSome() {

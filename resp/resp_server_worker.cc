@@ -13,6 +13,7 @@ absl::Status RespServerWorker::Init() {
   absl::StatusOr<std::unique_ptr<SocketWatcher>> watcher = SocketWatcher::Create(ctx_);
   if (!watcher.ok()) return watcher.status();
   watcher_ = std::move(*watcher);
+  flusher_ = OutputFlusher::Create(ctx_);
   return absl::OkStatus();
 }
 
@@ -31,7 +32,7 @@ void RespServerWorker::Adopt(UniqueFd fd, uint64_t client_id) {
   }
   auto connection =
       std::make_unique<RespConnection>(std::move(fd), watcher_.get(), std::move(session),
-                                       [this](RespConnection* c) { OnClosed(c); });
+                                       [this](RespConnection* c) { OnClosed(c); }, flusher_);
   RespConnection* raw = connection.get();
   if (!raw->Start().ok()) {
     raw->Close();  // counts the close

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "farm/api/farm.h"
 #include "farm/api/unique_fd.h"
+#include "resp/output_flusher.h"
 #include "resp/protocol_session.h"
 #include "resp/resp_connection.h"
 #include "resp/resp_counters.h"
@@ -47,6 +48,7 @@ class RespServerWorker {
   const SessionFactory factory_;
   const SessionInfo info_;
   std::unique_ptr<SocketWatcher> watcher_;
+  std::shared_ptr<OutputFlusher> flusher_;
   std::shared_ptr<ConnectionSet> connections_ = std::make_shared<ConnectionSet>();
   bool stopped_ = false;
 };

@@ -115,7 +115,7 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
   if (!nx && !xx && !get) {
     std::shared_ptr<std::string> escaped;
     const absl::string_view stored = StoredString(args[2], &escaped);
-    ops->Put(args[1], stored,
+    PutOnKey(env, ops, args[1], stored,
              [call, ops, escaped, done = std::move(done)](absl::Status s) mutable {
                done(s.ok() ? SimpleStringReply("OK") : StoreErrorReply(s));
              });
@@ -153,7 +153,7 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
           });
     });
   };
-  RunAtomically(env, ops, /*needs_txn=*/true, std::move(body), std::move(done));
+  RunAtomicallyOnKey(env, ops, args[1], std::move(body), std::move(done));
 }
 
 void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
@@ -302,6 +302,19 @@ bool IsDataCommand(CommandId id) {
       return true;
     default:
       return IsHashCommand(id);
+  }
+}
+
+bool WritesThroughCombiner(CommandId id) {
+  switch (id) {
+    case CommandId::kSet:
+    case CommandId::kHSet:
+    case CommandId::kHMSet:
+    case CommandId::kHDel:
+    case CommandId::kHIncrBy:
+      return true;
+    default:
+      return false;
   }
 }
 

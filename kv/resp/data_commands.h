@@ -6,7 +6,9 @@
 //   GET, TYPE -> Get;  EXISTS, MGET -> MultiGet;  INCR.. -> Increment;  SET -> Put;
 //   SET NX/XX/GET -> Get + Put in one StoreTxn;  DEL k -> Remove;  DEL k1 k2.. and
 //   MSET k1 v1 k2 v2.. -> Removes / Puts in one StoreTxn (atomic, as in Redis).
-// A command's own transaction is retried on Aborted (DataEnv::max_txn_attempts).
+// A command's own transaction is retried on Aborted (DataEnv::max_txn_attempts). Outside
+// a transaction SET's Put and read-modify-write, and the hash writes, go through
+// DataEnv::combiner (PutOnKey, RunAtomicallyOnKey).
 // Inside a transaction every operation goes to it, in order.
 //
 // Types, as in Redis: GET, SET GET and INCR.. of a hash answer WRONGTYPE; MGET answers
@@ -29,6 +31,11 @@
 namespace farm::kv::resp {
 
 bool IsDataCommand(CommandId id);
+
+// Commands whose write outside a transaction goes through DataEnv::combiner (SET, HSET,
+// HMSET, HDEL, HINCRBY: writes of one key, a Put or a read-modify-write), which applies
+// a thread's writes of a key in the order submitted.
+bool WritesThroughCombiner(CommandId id);
 
 // Runs data command call->spec->id on `ops`. `done` gets the reply exactly once:
 // inside this call for argument errors, later for anything that reached the store.

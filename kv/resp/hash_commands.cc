@@ -153,7 +153,8 @@ void RunWrite(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& o
                     });
            });
   };
-  RunAtomically(env, ops, /*needs_txn=*/true, std::move(body), std::move(done));
+  const absl::string_view key = call->args()[1];
+  RunAtomicallyOnKey(env, ops, key, std::move(body), std::move(done));
 }
 
 std::string IntegerReply(int64_t v) {

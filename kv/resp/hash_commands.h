@@ -5,7 +5,8 @@
 // A hash is one stored value (typed_value.h). Mapping onto the Store:
 //   HGET HMGET HGETALL HLEN HEXISTS -> one Get (a lock-free lookup), decoded;
 //   HSET HMSET HDEL HINCRBY -> Get + Put (or Remove, when HDEL takes the last field) in
-//   one StoreTxn, retried on Aborted; inside EXEC, in EXEC's transaction.
+//   one StoreTxn, retried on Aborted, through DataEnv::combiner (combined with the
+//   thread's other writes of the key); inside EXEC, in EXEC's transaction.
 // A key holding a string answers WRONGTYPE; a missing key is an empty hash (HDEL of the
 // last field deletes the key). A hash whose encoding would exceed the store's value
 // limit is refused ("-ERR value is too large (...)") and nothing is stored. A corrupt

@@ -47,7 +47,13 @@ void Attempt(std::shared_ptr<TxnRun> run) {
   auto ops = std::make_shared<TxnOps>(std::move(txn));
   --run->attempts_left;
   run->body(ops, [run, ops](absl::StatusOr<std::string> reply) mutable {
-    if (!reply.ok()) return run->done(reply.status());  // ops dropped: the txn aborts
+    if (!reply.ok()) {  // ops dropped: the txn aborts
+      // A conflict an operation ran into before the commit: as an Aborted commit.
+      if (absl::IsAborted(reply.status()) && run->given == nullptr && run->attempts_left > 0) {
+        return Attempt(std::move(run));
+      }
+      return run->done(reply.status());
+    }
     ops->Commit([run, ops, reply = std::move(*reply)](absl::Status s) mutable {
       if (s.ok()) return run->done(std::move(reply));
       if (absl::IsAborted(s) && run->given == nullptr && run->attempts_left > 0) {

@@ -41,6 +41,11 @@ class KeyOps {
   virtual bool transactional() const = 0;
 };
 
+// An encoded reply, or an error for StoreErrorReply (store_replies.h).
+using CommandResult = absl::StatusOr<std::string>;
+// A command's operations on `ops`, ending in done(reply) or done(error).
+using CommandBody = std::function<void(std::shared_ptr<KeyOps> ops, Done<CommandResult> done)>;
+
 // Operations on `store` directly (each one linearizable on its own).
 std::shared_ptr<KeyOps> MakeStoreOps(Store* store);
 
@@ -68,7 +73,8 @@ using TxnBody =
 
 // Runs `body` in a transaction and commits it; done gets the body's reply once the
 // commit succeeded, the body's error, or the commit's error. With `txn` null, each
-// attempt uses a fresh store->BeginTxn() and an Aborted commit is retried, up to
+// attempt uses a fresh store->BeginTxn() and an Aborted commit (or an Aborted operation
+// the body reports) is retried, up to
 // `max_attempts` attempts in all (then Aborted is returned). With `txn` given (WATCH),
 // there is one attempt and Aborted is returned as is.
 void RunInTxn(Store* store, std::shared_ptr<StoreTxn> txn, int max_attempts, TxnBody body,

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kv/resp/resp_session.h"
+#include "kv/resp/write_combiner.h"
 
 namespace farm::kv::resp {
 
@@ -11,9 +12,13 @@ absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> StartKvRespServer(
     std::vector<Context*> threads, std::function<Store*(size_t thread)> store_of, KvRespOptions options) {
   if (!store_of) return absl::InvalidArgumentError("the kv RESP server needs store_of");
   std::vector<Store*> stores;
+  // One per thread, shared by the thread's sessions: a key's writes from all of them
+  // are combined (write_combiner.h).
+  std::vector<std::shared_ptr<WriteCombiner>> combiners;
   for (size_t i = 0; i < threads.size(); ++i) {
     stores.push_back(store_of(i));
     if (stores.back() == nullptr) return absl::InvalidArgumentError(absl::StrCat("no store for thread ", i));
+    combiners.push_back(WriteCombiner::Create(stores.back(), options.max_txn_attempts, threads[i]));
   }
   RespSessionOptions session;
   session.password = options.password;
@@ -21,8 +26,10 @@ absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> StartKvRespServer(
   session.max_in_flight = options.max_in_flight;
   session.max_output_bytes = options.max_output_bytes;
   session.max_txn_attempts = options.max_txn_attempts;
-  ::farm::resp::SessionFactory factory = [stores = std::move(stores), session](const ::farm::resp::SessionInfo& info) {
+  ::farm::resp::SessionFactory factory = [stores = std::move(stores), combiners = std::move(combiners),
+                                          session](const ::farm::resp::SessionInfo& info) {
     RespSessionOptions o = session;
+    o.write_combiner = combiners.at(info.thread);
     o.client_id = info.client_id;
     o.counters = info.counters;
     o.port = info.port;

@@ -29,7 +29,8 @@ struct KvRespOptions {
 };
 
 // Serves the store on `threads` (thread i's connections use store_of(i), which must
-// outlive the server and the operations started on it). InvalidArgument for no threads
+// outlive the server and the operations started on it; their writes of a key are
+// combined by one WriteCombiner per thread, write_combiner.h). InvalidArgument for no threads
 // or a thread without a store; the listener's error.
 absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> StartKvRespServer(
     std::vector<Context*> threads, std::function<Store*(size_t thread)> store_of, KvRespOptions options);

@@ -45,11 +45,14 @@ std::shared_ptr<RespSession> RespSession::Create(Store* store, RespSessionOption
 RespSession::RespSession(Store* store, RespSessionOptions options)
     : store_(store),
       options_(std::move(options)),
-      data_env_{store, store->limits(), options_.max_txn_attempts},
+      combiner_(options_.write_combiner != nullptr
+                    ? options_.write_combiner
+                    : WriteCombiner::Create(store, options_.max_txn_attempts)),
+      data_env_{store, store->limits(), options_.max_txn_attempts, combiner_.get()},
       local_env_{options_.password, options_.port, options_.max_clients,
                  options_.parser_limits.max_bulk_bytes},
       info_env_{options_.counters, options_.port, options_.max_clients},
-      store_ops_(MakeStoreOps(store)),
+      store_ops_(std::make_shared<SessionOps>(store)),
       parser_(InitialLimits(options_)) {
   state_.id = options_.client_id;
   state_.authenticated = options_.password.empty();
@@ -98,6 +101,7 @@ void RespSession::ConsumeOutput(size_t n) {
 void RespSession::Pump() {
   if (pumping_) return;  // a command completed inside Start: the loop below goes on
   pumping_ = true;
+  store_ops_->batch().Begin();  // invariant 6
   for (;;) {
     if (closing_) {
       stall_ = Stall::kClosed;
@@ -127,6 +131,7 @@ void RespSession::Pump() {
     parked_ = false;
   }
   pumping_ = false;
+  store_ops_->batch().Flush();
   MaybeFinishInput();
 }
 
@@ -176,11 +181,14 @@ bool RespSession::TryStart() {
 }
 
 bool RespSession::Conflicts(const CommandSpec& spec, absl::Span<const std::string> args) const {
+  const bool combined = WritesThroughCombiner(spec.id);
   for (uint64_t seq = head_; seq < tail_; ++seq) {
     const Slot& slot = ring_[seq & (ring_.size() - 1)];
     if (slot.done || slot.call == nullptr) continue;
     if (slot.access != Access::kRead && slot.access != Access::kWrite) continue;
     if (spec.access == Access::kRead && slot.access == Access::kRead) continue;
+    // The combiner orders a key's writes (invariant 2).
+    if (combined && WritesThroughCombiner(slot.call->spec->id)) continue;
     if (KeysOverlap(spec, args, *slot.call)) return true;
   }
   return false;

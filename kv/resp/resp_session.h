@@ -14,7 +14,13 @@
 //      commands in flight that read or write one of its keys; a read waits for earlier
 //      writes of its keys; an exclusive command (DBSIZE INFO WATCH UNWATCH EXEC
 //      DISCARD) waits for every earlier command and holds back every later one.
-//      Commands on other keys overlap (pipelining).
+//      Commands on other keys overlap (pipelining). One exception: a write that goes
+//      through the thread's WriteCombiner (SET HSET HMSET HDEL HINCRBY) does not wait
+//      for earlier such writes of its key — the combiner applies a key's writes in the
+//      order submitted, and combines them into one store step.
+//   6. Commands started together are executed together: the lookups of the commands
+//      started in one Pump (one Feed, or one completion that let more start) are
+//      gathered and issued as one Store::MultiGet when it ends (read_batch.h).
 //   3. Bounded memory: at most max_in_flight slots exist. While they are full, or the
 //      output holds max_output_bytes, or the next command waits (2), nothing more is
 //      parsed and wants_input() is false — the input buffered is then one read plus
@@ -52,6 +58,8 @@
 #include "kv/resp/local_commands.h"
 #include "kv/resp/resp_commands.h"
 #include "kv/resp/resp_names.h"
+#include "kv/resp/session_ops.h"
+#include "kv/resp/write_combiner.h"
 #include "kv/store.h"
 #include "resp/protocol_session.h"
 
@@ -68,6 +76,9 @@ struct RespSessionOptions {
   RespCounters* counters = nullptr;    // optional; must outlive the session
   uint16_t port = 0;                   // for INFO and CONFIG GET
   uint64_t max_clients = 0;            // for INFO and CONFIG GET
+  // The worker thread's, shared by its sessions (write_combiner.h); null: the session
+  // makes its own (its writes are then combined only with each other).
+  std::shared_ptr<WriteCombiner> write_combiner;
 };
 
 class RespSession final : public ::farm::resp::ProtocolSession,
@@ -104,6 +115,8 @@ class RespSession final : public ::farm::resp::ProtocolSession,
   size_t slots_in_use() const { return static_cast<size_t>(tail_ - head_); }
   size_t buffered_input_bytes() const { return parser_.buffered_bytes(); }
   const ConnectionState& state() const { return state_; }
+  const ReadBatch::Stats& read_batch_stats() const { return store_ops_->batch().stats(); }
+  const WriteCombiner& write_combiner() const { return *combiner_; }
 
  private:
   enum class Stall { kNeedInput, kOutputFull, kBlocked, kClosed };
@@ -152,10 +165,11 @@ class RespSession final : public ::farm::resp::ProtocolSession,
 
   Store* const store_;
   const RespSessionOptions options_;
+  const std::shared_ptr<WriteCombiner> combiner_;
   const DataEnv data_env_;
   const LocalEnv local_env_;
   const InfoEnv info_env_;
-  const std::shared_ptr<KeyOps> store_ops_;
+  const std::shared_ptr<SessionOps> store_ops_;  // lookups batched (invariant 6)
   absl::AnyInvocable<void()> on_progress_;
 
   RespParser parser_;

@@ -1,31 +1,78 @@
 #!/bin/bash
 # The kv store over RESP, hosted by 3 farm_node processes (deploy/local-cluster --services kv)
-# vs in one process (kv_server --nodes=3) vs redis-server: redis-benchmark -t get,set with and
-# without -P 16, three rounds alternated; then YCSB C and B over RESP against all three nodes
-# next to Redis and memcached. Ports 17400-17402, 17500-17502, 17999, ZooKeeper 2188.
-# FARM_AUTOGROUP=0 turns the kernel's session autogrouping off for the run (root;
-# tools/common/autogroup.sh says why that matters for hosted / in-process).
+# vs in one process (kv_server --nodes=3) vs redis-server: redis-benchmark -t get,set,hset
+# -c 50, with and without -P 16 and with --threads 2, rounds alternated; then YCSB C and B
+# over RESP against all three nodes next to Redis and memcached.
+#
+# Environment (all optional):
+#   FARM_BUILD_DIR       the build to measure (default build)
+#   FARM_BASELINE_BUILD  a second build measured in the same rounds, alternated (A/B)
+#   FARM_ROUNDS          rounds (default 3)
+#   FARM_LOG_SYNC        farm_node --log_sync (default off: nothing durable, as
+#                        redis-server --save '' --appendonly no; "always" fsyncs commits)
+#   FARM_PORT_BASE       ports P..P+2 (hosted), P+100 (kv_server), P+599 (redis),
+#                        P-15212 (ZooKeeper); default 17400
+#   FARM_TESTS           redis-benchmark -t (default get,set,hset)
+#   FARM_REQUESTS="N NP NT NPT" requests per test: plain, -P 16, --threads 2, both
+#                        (default "100000 1000000 400000 4000000": with --threads 2
+#                        redis-benchmark times a run in steps of 250 ms, so those runs
+#                        must last seconds)
+#   FARM_IN_PROCESS=0    skip kv_server;  FARM_YCSB=0  skip YCSB
+#   FARM_AUTOGROUP=0     turns the kernel's session autogrouping off for the run (root;
+#                        tools/common/autogroup.sh says why that matters for hosted /
+#                        in-process)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 source tools/common/autogroup.sh
 trap farm_autogroup_restore EXIT
 B=${FARM_BUILD_DIR:-build}
-rb() { redis-benchmark -p $1 -t get,set -n 40000 -c 50 -q $2 2>/dev/null | tr '\r' '\n' | grep -E "^(GET|SET): [0-9.]+ requests" | sed 's/ requests per second.*//' | tr '\n' ' '; }
-redis-server --port 17999 --save '' --appendonly no --daemonize yes > /dev/null
-deploy/local-cluster start --fresh --dir /tmp/lc-bench --nodes 3 --services kv --resp-port 17400 --zk-port 2188 -- --kv_buckets=65536 --threads=2 > /dev/null 2>&1
-$B/tools/kv_server/kv_server --nodes=3 --port=17500 --buckets=65536 --seconds=600 --dir=/tmp/kvs-bench > /tmp/kvs-bench.log 2>&1 &
-kvs=$!
-for _ in $(seq 100); do redis-cli -p 17500 PING >/dev/null 2>&1 && break; sleep 0.1; done
-for round in 1 2 3; do
-  for P in "" "-P 16"; do
-    echo "round $round ${P:-no pipelining}: hosted(farm_node) $(rb 17400 "$P") | in-process(kv_server) $(rb 17500 "$P") | redis $(rb 17999 "$P")"
+base=${FARM_PORT_BASE:-17400}
+hosted=$base kvs_port=$((base + 100)) redis_port=$((base + 599)) zk=$((base - 15212))
+run=/tmp/lc-bench-$base
+builds=("$B")
+[ -z "${FARM_BASELINE_BUILD:-}" ] || builds=("$FARM_BASELINE_BUILD" "$B")
+# requests per second (p50 ms) of each test of one redis-benchmark run, and the number of
+# error replies if there were any
+rb() {
+  local out
+  out=$(redis-benchmark -p "$1" -t "${FARM_TESTS:-get,set,hset}" -c 50 -q $2 2>&1 | tr '\r' '\n')
+  echo "$out" | grep -E "^(GET|SET|HSET): [0-9.]+ requests" |
+    sed -E 's/ requests per second, p50=([0-9.]+) msec/ (\1)/' | tr '\n' ' '
+  local errors
+  errors=$(echo "$out" | grep -c "Error from server")
+  [ "$errors" = 0 ] || echo -n "ERRORS: $errors ($(echo "$out" | grep -m1 "Error from server"))"
+}
+read -r n np nt npt <<< "${FARM_REQUESTS:-100000 1000000 400000 4000000}"
+lines=("-n $n" "-n $np -P 16" "-n $nt --threads 2" "-n $npt -P 16 --threads 2")
+redis-server --port $redis_port --save '' --appendonly no --daemonize yes > /dev/null
+for round in $(seq "${FARM_ROUNDS:-3}"); do
+  for build in "${builds[@]}"; do
+    deploy/local-cluster start --fresh --dir $run --cluster bench$base --build-dir "$build" --nodes 3 \
+      --services kv --resp-port $hosted --zk-port $zk -- --kv_buckets=65536 --threads=2 \
+      --log_sync="${FARM_LOG_SYNC:-off}" > /dev/null 2>&1 || { echo "cluster start failed ($build)"; exit 1; }
+    for line in "${lines[@]}"; do echo "round $round [$line] hosted($build): $(rb $hosted "$line")"; done
+    deploy/local-cluster stop --dir $run > /dev/null 2>&1
+    if [ "${FARM_IN_PROCESS:-1}" != 0 ]; then
+      "$build"/tools/kv_server/kv_server --nodes=3 --port=$kvs_port --buckets=65536 --seconds=600 \
+        --dir=/tmp/kvs-bench-$base > /tmp/kvs-bench-$base.log 2>&1 &
+      kvs=$!
+      for _ in $(seq 100); do redis-cli -p $kvs_port PING > /dev/null 2>&1 && break; sleep 0.1; done
+      for line in "${lines[@]}"; do echo "round $round [$line] in-process($build): $(rb $kvs_port "$line")"; done
+      kill $kvs; wait $kvs 2>/dev/null
+    fi
   done
+  for line in "${lines[@]}"; do echo "round $round [$line] redis: $(rb $redis_port "$line")"; done
 done
-for w in c b; do
-  $B/tools/ycsb/ycsb --backend=resp,redis,memcached --resp_addresses=127.0.0.1:17400,127.0.0.1:17401,127.0.0.1:17402 \
-    --workload=$w --preset=farm --records=50000 --seconds=3 --threads=6 \
-    --properties=insertstart=$([ $w = c ] && echo 0 || echo 1000000) 2>&1 | sed -n '/^backend/,$p'
-done
-kill $kvs; wait $kvs 2>/dev/null
-redis-cli -p 17999 shutdown nosave >/dev/null 2>&1
-deploy/local-cluster stop --dir /tmp/lc-bench > /dev/null 2>&1
+if [ "${FARM_YCSB:-1}" != 0 ]; then
+  deploy/local-cluster start --fresh --dir $run --cluster bench$base --build-dir "$B" --nodes 3 \
+    --services kv --resp-port $hosted --zk-port $zk -- --kv_buckets=65536 --threads=2 \
+    --log_sync="${FARM_LOG_SYNC:-off}" > /dev/null 2>&1
+  for w in c b; do
+    "$B"/tools/ycsb/ycsb --backend=resp,redis,memcached \
+      --resp_addresses=127.0.0.1:$hosted,127.0.0.1:$((hosted + 1)),127.0.0.1:$((hosted + 2)) \
+      --workload=$w --preset=farm --records=50000 --seconds=3 --threads=6 \
+      --properties=insertstart=$([ $w = c ] && echo 0 || echo 1000000) 2>&1 | sed -n '/^backend/,$p'
+  done
+  deploy/local-cluster stop --dir $run > /dev/null 2>&1
+fi
+redis-cli -p $redis_port shutdown nosave > /dev/null 2>&1

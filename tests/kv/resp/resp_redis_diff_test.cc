@@ -32,6 +32,7 @@
 #include "farm/base/unique_fd.h"
 #include "gtest/gtest.h"
 #include "kv/resp/resp_session.h"
+#include "tests/kv/resp/random_commands.h"
 #include "tests/kv/resp/resp_reply_reader.h"
 #include "tests/kv/resp/session_env.h"
 
@@ -40,9 +41,11 @@ namespace {
 
 using ::farm::kv::testing::DecodeReplies;
 using ::farm::kv::testing::Multibulk;
+using ::farm::kv::testing::Printable;
+using ::farm::kv::testing::RandomSequence;
+using ::farm::kv::testing::Rng;
 using ::farm::kv::testing::SessionEnv;
-using Rng = std::mt19937_64;
-using Words = std::vector<std::string>;
+using ::farm::kv::testing::Words;
 
 constexpr char kRedisServer[] = "/usr/bin/redis-server";
 
@@ -159,121 +162,10 @@ class RedisConnection {
   std::string buffer_;
 };
 
-size_t Uniform(Rng& rng, size_t lo, size_t hi) {
-  return std::uniform_int_distribution<size_t>(lo, hi)(rng);
-}
-
-std::string Pick(Rng& rng, std::initializer_list<const char*> options) {
-  return *(options.begin() + Uniform(rng, 0, options.size() - 1));
-}
-
-std::string Key(Rng& rng) { return Pick(rng, {"h", "h2", "s", "n", "x"}); }
-std::string Field(Rng& rng) { return Pick(rng, {"a", "b", "c", "n", "", "\xFF"}); }
-std::string Value(Rng& rng) {
-  switch (Uniform(rng, 0, 6)) {
-    case 0:
-      return absl::StrCat(static_cast<int64_t>(Uniform(rng, 0, 200)) - 100);
-    case 1:
-      return Pick(rng, {"9223372036854775807", "-9223372036854775808", "-0", "01", " 1", ""});
-    case 2:
-      return Pick(rng, {"\xFF", "\xFF\xFF",
-                        "\xFFH\x01\x01\x01"
-                        "a\x01"
-                        "b",
-                        "\xFFZ"});
-    case 3:
-      return std::string(Uniform(rng, 0, 80), static_cast<char>('a' + Uniform(rng, 0, 25)));
-    default:
-      return Pick(rng, {"v", "w", "1", "x y", "3"});
-  }
-}
-std::string Increment(Rng& rng) {
-  return Pick(rng, {"1", "-1", "5", "x", "9223372036854775807", "-9223372036854775808", "0", "01",
-                    "9223372036854775808"});
-}
-
-Words RandomCommand(Rng& rng) {
-  const std::string k = Key(rng);
-  switch (Uniform(rng, 0, 32)) {
-    case 0:
-    case 1: {
-      Words w = {"HSET", k};
-      for (size_t i = Uniform(rng, 1, 3); i > 0; --i) {
-        w.push_back(Field(rng));
-        w.push_back(Value(rng));
-      }
-      if (Uniform(rng, 0, 15) == 0) w.pop_back();  // an odd count
-      return w;
-    }
-    case 2: {
-      Words w = {"HMSET", k, Field(rng), Value(rng)};
-      if (Uniform(rng, 0, 3) == 0) w.push_back(Field(rng));
-      return w;
-    }
-    case 3:
-    case 4:
-      return {"HGET", k, Field(rng)};
-    case 5:
-      return {"HMGET", k, Field(rng), Field(rng)};
-    case 6:
-    case 7:
-      return {"HGETALL", k};
-    case 8:
-      return {"HDEL", k, Field(rng), Field(rng)};
-    case 9:
-      return {"HDEL", k, Field(rng)};
-    case 10:
-      return {"HLEN", k};
-    case 11:
-      return {"HEXISTS", k, Field(rng)};
-    case 12:
-    case 13:
-      return {"HINCRBY", k, Field(rng), Increment(rng)};
-    case 14:
-      return {"GET", k};
-    case 15:
-      return {"SET", k, Value(rng)};
-    case 16:
-      return {"SET", k, Value(rng), Pick(rng, {"NX", "XX", "GET"})};
-    case 17:
-      return {"DEL", k};
-    case 18:
-      return {"EXISTS", k, Key(rng)};
-    case 19:
-      return {"MGET", k, Key(rng)};
-    case 20:
-      return {"MSET", k, Value(rng), Key(rng), Value(rng)};
-    case 21:
-      return {"INCR", k};
-    case 22:
-      return {Pick(rng, {"INCRBY", "DECRBY"}), k, Increment(rng)};
-    case 23:
-      return {"TYPE", k};
-    case 24:
-      return {"MULTI"};
-    case 25:
-      return {"EXEC"};
-    case 26:
-      return {"DISCARD"};
-    case 27:
-      return {"WATCH", k};
-    case 28:
-      return {"UNWATCH"};
-    case 29:
-      return {"DBSIZE"};  // not inside MULTI: see the test
-    case 30: {            // too few words
-      static const char* const kNames[] = {"HSET", "HMSET", "HGET",    "HMGET",   "HGETALL",
-                                           "HDEL", "HLEN",  "HEXISTS", "HINCRBY", "TYPE"};
-      return {kNames[Uniform(rng, 0, 9)]};
-    }
-    case 31:
-      return {"HINCRBY", k, Field(rng), Increment(rng), "extra"};
-    default:
-      return {"DEL", k, Key(rng)};
-  }
-}
-
-std::string Printable(const std::string& s) { return absl::CHexEscape(s); }
+struct DecodedRepliesPair {
+  testing::DecodedReplies redis;
+  testing::DecodedReplies ours;
+};
 
 TEST(RespRedisDiffTest, SameRepliesAsRedisServer) {
   if (::access(kRedisServer, X_OK) != 0) {
@@ -293,16 +185,11 @@ TEST(RespRedisDiffTest, SameRepliesAsRedisServer) {
     SessionEnv env;
     auto session = env.NewSession();
     Rng rng(seed);
+    const std::vector<Words> sequence = RandomSequence(rng, commands, {});
     std::vector<std::string> history;
-    bool in_multi = false;
-    for (int64_t i = 0; i < commands; ++i) {
-      Words words = RandomCommand(rng);
-      // Known difference: DBSIZE inside EXEC counts the store, not the transaction's
-      // own writes before it (Redis counts them).
-      if (in_multi && words[0] == "DBSIZE") words = {"PING"};
-      if (words[0] == "MULTI") in_multi = true;
-      if (words[0] == "EXEC" || words[0] == "DISCARD") in_multi = false;
-      history.push_back(Printable(absl::StrJoin(words, " ")));
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      const Words& words = sequence[i];
+      history.push_back(Printable(words));
       const std::string expected = redis.Call(words);
       session->Feed(Multibulk(words));
       ASSERT_TRUE(env.Drain());
@@ -310,14 +197,67 @@ TEST(RespRedisDiffTest, SameRepliesAsRedisServer) {
       session->ConsumeOutput(got.size());
       if (got != expected) {
         const size_t from = history.size() > 15 ? history.size() - 15 : 0;
-        FAIL() << "command " << i << ": " << history.back() << "\n  redis: " << Printable(expected)
-               << "\n  ours:  " << Printable(got) << "\nthe commands before it:\n  "
+        FAIL() << "command " << i << ": " << history.back() << "\n  redis: " << absl::CHexEscape(expected)
+               << "\n  ours:  " << absl::CHexEscape(got) << "\nthe commands before it:\n  "
                << absl::StrJoin(history.begin() + from, history.end(), "\n  ");
       }
     }
     // End any transaction the sequence left open, on both.
     redis.Call({"DISCARD"});
     redis.Call({"UNWATCH"});
+  }
+}
+
+// The same sequences, each sent to our session as a pipeline in chunks of random sizes
+// (so that lookups are batched and writes of a key combined), against redis-server's
+// replies one command at a time.
+TEST(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
+  if (::access(kRedisServer, X_OK) != 0) {
+    GTEST_SKIP() << kRedisServer << " is not installed (Debian package redis-server)";
+  }
+  RedisServer server;
+  RedisConnection redis(server.Connect());
+  ASSERT_TRUE(redis.ok()) << "redis-server did not start";
+
+  const int64_t commands = EnvInt("FARM_DIFF_COMMANDS", 3000);
+  std::vector<uint64_t> seeds = {11, 12, 13, 14};
+  if (const int64_t seed = EnvInt("FARM_DIFF_SEED", -1); seed >= 0)
+    seeds = {static_cast<uint64_t>(seed)};
+  for (uint64_t seed : seeds) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed, " (replay: FARM_DIFF_SEED=", seed, ")"));
+    ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+    Rng rng(seed);
+    const std::vector<Words> sequence = RandomSequence(rng, commands, {});
+    std::string expected, pipeline;
+    for (const Words& words : sequence) {
+      expected += redis.Call(words);
+      pipeline += Multibulk(words);
+    }
+    SessionEnv env;
+    auto session = env.NewSession();
+    std::string got;
+    for (size_t at = 0; at < pipeline.size();) {
+      const size_t n = std::uniform_int_distribution<size_t>(1, 2000)(rng);
+      session->Feed(absl::string_view(pipeline).substr(at, n));
+      at += n;
+      if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) {
+        ASSERT_TRUE(env.Drain());
+      } else {
+        env.loop().RunOnce();
+      }
+      absl::StrAppend(&got, session->output());
+      session->ConsumeOutput(session->output().size());
+    }
+    ASSERT_TRUE(env.Drain());
+    absl::StrAppend(&got, session->output());
+    const DecodedRepliesPair pair{DecodeReplies(expected), DecodeReplies(got)};
+    ASSERT_FALSE(pair.ours.malformed);
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      ASSERT_LT(i, pair.ours.replies.size()) << "no reply to command " << i << ": " << Printable(sequence[i]);
+      ASSERT_EQ(pair.ours.replies[i], pair.redis.replies[i])
+          << "command " << i << ": " << Printable(sequence[i]);
+    }
+    EXPECT_EQ(got, expected);  // byte for byte, nothing more
   }
 }
 

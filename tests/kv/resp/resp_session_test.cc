@@ -1,6 +1,7 @@
 // RespSession on a FakeStore: every command, errors, AUTH, pipelining and ordering,
 // back-pressure, closing. (MULTI/EXEC/WATCH: resp_session_txn_test.cc.)
 #include "kv/resp/resp_session.h"
+#include "kv/resp/write_combiner.h"
 
 #include <string>
 #include <vector>
@@ -365,6 +366,48 @@ TEST_F(RespSessionPipelineTest, CommandsOnOtherKeysOverlap) {
   ASSERT_TRUE(env_.Drain());
   EXPECT_EQ(testing::DecodeReplies(session_->output()).replies,
             (Replies{"+OK", "+OK", "(nil)", "+OK", "1"}));
+}
+
+TEST_F(RespSessionPipelineTest, LookupsStartedTogetherAreOneMultiGet) {
+  env_.cluster().Poke("a", "1");
+  env_.cluster().Poke("b", "2");
+  session_->Feed("GET a\r\nGET b\r\nMGET a missing\r\nEXISTS a b a\r\nGET a\r\nHGET h f\r\nTYPE b\r\n");
+  EXPECT_EQ(session_->in_flight(), 7u);
+  EXPECT_EQ(session_->read_batch_stats().batches, 1u);
+  EXPECT_EQ(session_->read_batch_stats().batched, 7u);
+  EXPECT_EQ(session_->read_batch_stats().keys, 4u);  // a, b, missing, h: each read once
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(testing::DecodeReplies(session_->output()).replies,
+            (Replies{"1", "2", "[1, (nil)]", ":3", "1", "(nil)", "+string"}));
+}
+
+TEST_F(RespSessionPipelineTest, WritesOfOneKeyGoTogetherAndInOrder) {
+  // Puts take 10 ms: "SET k 1" is at the store while the rest arrive; they do not wait
+  // for it, and go as one step after it (WRONGTYPE included), in request order.
+  session_->Feed("SET k 1\r\nSET k 2\r\nHSET k f v\r\nSET k 3 GET\r\nSET k 4\r\nGET k\r\n");
+  EXPECT_EQ(session_->in_flight(), 5u);  // GET k waits for the writes of k
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(testing::DecodeReplies(session_->output()).replies,
+            (Replies{"+OK", "+OK",
+                     "-WRONGTYPE Operation against a key holding the wrong kind of value", "2", "+OK",
+                     "4"}));
+  EXPECT_EQ(session_->write_combiner().stats().steps, 2u);
+  EXPECT_EQ(session_->write_combiner().stats().combined, 4u);
+}
+
+TEST_F(RespSessionPipelineTest, SessionsOfAThreadCombineTheirWritesOfAKey) {
+  RespSessionOptions options;
+  options.write_combiner = WriteCombiner::Create(&env_.store(), options.max_txn_attempts);
+  auto a = env_.NewSession(options);
+  auto b = env_.NewSession(options);
+  a->Feed("SET k a1\r\n");  // at the store for 10 ms
+  b->Feed("SET k b1\r\n");
+  a->Feed("SET k a2\r\n");
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_EQ(a->output(), "+OK\r\n+OK\r\n");
+  EXPECT_EQ(b->output(), "+OK\r\n");
+  EXPECT_EQ(env_.cluster().Peek("k"), "a2");  // b1 then a2, in the order submitted
+  EXPECT_EQ(options.write_combiner->stats().steps, 2u);
 }
 
 TEST_F(RespSessionPipelineTest, ExclusiveCommandsWaitForEverythingBefore) {
