@@ -4,7 +4,9 @@
 #include "absl/strings/str_format.h"
 #include "alloc/region_format.h"
 #include "alloc/scan.h"
+#include "alloc/size_classes.h"
 #include "alloc/thread_allocator.h"
+#include "farm/base/object_layout.h"
 
 namespace farm::alloc {
 
@@ -164,6 +166,19 @@ void Allocator::EndCreation(RegionId id) {
   creating_.erase(id);
 }
 
+void MarkOneSidedObjectsLost(char* base, const RegionScan& scan) {
+  for (const ScannedBlock& b : scan.blocks) {
+    const uint64_t slot_bytes = ClassInfo(b.size_class).slot_bytes;
+    for (uint32_t slot : b.live_slots) {
+      char* word = base + uint64_t{b.first_unit} * kBlockUnitBytes + slot * slot_bytes + kVersionOffset;
+      if (!IsRawHeaderWord(LoadHeaderWord(word))) continue;
+      // An OR, not a store: the region is registered already, so a peer's late CAS on
+      // the word must not be able to undo it.
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(word)).fetch_or(kRawLost, std::memory_order_acq_rel);
+    }
+  }
+}
+
 absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability) {
   std::shared_ptr<const membership::Placement> placement = environment_->placement();
   if (placement == nullptr) return absl::UnavailableError("no configuration to place the region in");
@@ -175,6 +190,7 @@ absl::Status Allocator::AdoptRegion(std::unique_ptr<Region> region, RegionCapabi
   }
   absl::StatusOr<RegionScan> scan = ScanRegion(region->base(), region->id(), region->size());
   if (!scan.ok()) return scan.status();
+  MarkOneSidedObjectsLost(region->base(), *scan);
   const RegionId id = region->id();
   auto local = std::make_unique<LocalRegion>(std::move(region), at->ring, at->position, capability);
   if (absl::Status s = blocks_.AddRegion(local); !s.ok()) return s;

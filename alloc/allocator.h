@@ -33,6 +33,7 @@
 namespace farm::alloc {
 
 class ThreadAllocator;
+struct RegionScan;
 
 // What the allocator needs from the node it runs in. Any thread.
 class AllocatorEnvironment {
@@ -66,6 +67,9 @@ struct AllocatorOptions {
   RegionOptions region;
 };
 
+// Sets kRawLost on every live one-sided object of a scanned region (AdoptRegion).
+void MarkOneSidedObjectsLost(char* base, const RegionScan& scan);
+
 struct AllocatorStats {
   BlockAllocatorStats blocks;
   uint64_t regions_created = 0;
@@ -98,7 +102,10 @@ class Allocator {
   // Recovery: takes over a region whose memory holds allocator state (a restarted
   // primary's, or a promoted backup's copy): checks its header, scans it and makes its
   // blocks adoptable. The region must already be registered with the fabric, under
-  // `capability`.
+  // `capability`. Every live one-sided object in it is marked lost (kRawLost,
+  // farm/base/object_layout.h): one-sided writes reach only the primary that took them,
+  // so this copy — a backup's, a restart's replay, a handed-over copy that later writes
+  // may have missed — does not hold them.
   absl::Status AdoptRegion(std::unique_ptr<Region> region, RegionCapability capability = {});
   // A region handed over to a new primary (BlockAllocator::Retire): it no longer counts
   // against this node's capacity, so the node can create another. NotFound when not held.

@@ -11,6 +11,7 @@ checks=(
   tools/log_bench/log_bench:--log_sync
   tools/ycsb/ycsb:--farm_nodes
   tools/tx_bench/tx_bench:--replication
+  tools/one_sided_bench/one_sided_bench:--backends
   tools/alloc_bench/alloc_bench:--heaps
   tools/fabric_bench/fabric_bench:--serve
   tools/farm_admin/farm_admin:--zookeeper

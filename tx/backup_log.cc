@@ -26,7 +26,7 @@ std::vector<uint64_t> BackupLog::PendingTransactions() const {
 
 absl::Status BackupLog::CheckEntries(const LogRecord& record) const {
   for (const LogEntry& e : record.entries) {
-    if (ObjectAt(e) == nullptr || (e.op != LogOp::kFree && e.payload.size() != e.size)) {
+    if (ObjectAt(e) == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "no backup copy holds an object of %d bytes at %s", e.size, e.address.ToString()));
     }
@@ -83,8 +83,13 @@ void BackupLog::ApplyEntries(const LogRecord& record) {
         IncarnationNamed(IncarnationOf(LoadHeaderWord(object + kIncarnationOffset)), e.incarnation);
     switch (e.op) {
       case LogOp::kFree:
+      case LogOp::kFreeRaw:  // `from` is the raw header word less its lock bits: a plain version
         StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, false));
         StoreHeaderWord(object + kVersionOffset, NextVersion(from));
+        break;
+      case LogOp::kAllocRaw:
+        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation, true));
+        WriteRawObject(object, e.size, e.incarnation);
         break;
       case LogOp::kWriteNewIncarnation:
         StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, true));

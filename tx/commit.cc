@@ -90,11 +90,11 @@ absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placem
       plan.reads.entries.push_back(std::move(e));
       continue;
     }
-    e.op = o->freed_ ? LogOp::kFree
-           : o->allocated_ ? LogOp::kAlloc
+    e.op = o->freed_ ? (o->raw_ ? LogOp::kFreeRaw : LogOp::kFree)
+           : o->allocated_ ? (o->raw_ ? LogOp::kAllocRaw : LogOp::kAlloc)
            : o->new_incarnation_ ? LogOp::kWriteNewIncarnation
                                  : LogOp::kWrite;
-    if (!o->freed_) e.payload = o->data_;
+    if (CarriesPayload(e.op)) e.payload = o->data_;
     AddUnique(plan.primaries, (*rs)->primary());
     for (NodeId b : (*rs)->backups()) AddUnique(plan.backups, b);
     for (NodeId n : (*rs)->nodes()) {

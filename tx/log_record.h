@@ -13,7 +13,8 @@
 //        u64 address (Addr raw), u64 version (expected for locks, new for commits),
 //        u32 incarnation (low 32 bits, as in FatPtr), u32 payload bytes n,
 //        u8 op (LogOp), 3 bytes reserved (0), u32 the object's payload size (FatPtr
-//        size; equals n for writes), then n bytes of payload
+//        size; equals n for writes, n = 0 for frees and kAllocRaw), then n bytes of
+//        payload
 // Decoding checks every size against the buffer before reading and the checksum before
 // trusting anything past the header; any mismatch is DataLoss or InvalidArgument naming
 // the field, never a partially decoded record.
@@ -48,7 +49,16 @@ enum class LogOp : uint8_t {
   kAlloc = 2,  // a new object: set its allocated bit, write the payload
   kFree = 3,   // free the object (no payload)
   kWriteNewIncarnation = 4,  // kWrite that also increments the object's incarnation
+  // One-sided objects (farm/base/object_layout.h), never payload-carrying:
+  kAllocRaw = 5,  // a new one-sided object of `size` zero bytes: allocated bit, raw header
+  kFreeRaw = 6,   // free a one-sided object that rawFree marked dying (or that is lost)
 };
+
+// Whether an entry of `op` carries the object's payload (exactly `size` bytes); the
+// others carry none.
+constexpr bool CarriesPayload(LogOp op) {
+  return op == LogOp::kWrite || op == LogOp::kAlloc || op == LogOp::kWriteNewIncarnation;
+}
 
 
 struct LogEntry {

@@ -243,6 +243,11 @@ void ObjectReader::OnCopy(Attempt* a, const char* image, bool torn, bool too_slo
       case CopyCheck::kWrongIncarnation:
         return Finish(a, absl::FailedPreconditionError(absl::StrFormat(
                              "stale pointer %s: the object there is another incarnation", p.ToString())));
+      case CopyCheck::kOneSided:
+        return Finish(a, absl::InvalidArgumentError(absl::StrFormat(
+                             "%s is a one-sided object (rawAlloc): reach it with rawRead/rawWrite/rawCas64/"
+                             "rawFetchAdd64, never with a transaction or a lock-free read",
+                             p.addr.ToString())));
     }
   }
   if (too_slow) {

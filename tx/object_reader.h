@@ -11,7 +11,7 @@
 // than read_bound (16-bit line versions repeat after 2^14 writes). A locked or
 // inconsistent copy is retried after a randomized, growing backoff until give_up_after.
 //
-// Errors: InvalidArgument (null pointer), OutOfRange (a size no object can have),
+// Errors: InvalidArgument (null pointer; a one-sided object, object_layout.h), OutOfRange (a size no object can have),
 // FailedPrecondition (the object was freed, or reallocated: another incarnation; or its
 // region has this node as primary but is not held here),
 // NotFound (no node holds the region), DeadlineExceeded (still locked or inconsistent

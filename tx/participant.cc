@@ -18,10 +18,54 @@ char* Participant::ObjectIn(const alloc::LocalRegion& r, Addr address, uint64_t 
   return r.base() + address.offset();
 }
 
+absl::Status Participant::CheckIncarnation(const LogEntry& e, const char* object) {
+  const uint64_t incarnation = LoadHeaderWord(object + kIncarnationOffset);
+  if (!IsAllocated(incarnation) || FatIncarnation(IncarnationOf(incarnation)) != e.incarnation) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s was freed (incarnation %d, allocated %d; the pointer has %d)", e.address.ToString(),
+        IncarnationOf(incarnation), IsAllocated(incarnation), e.incarnation));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Participant::LockRawEntry(LogEntry& e, char* object, uint64_t current) {
+  // A stale pointer is the pointer's error, whatever the slot holds now.
+  if (absl::Status s = CheckIncarnation(e, object); !s.ok()) return s;
+  if (e.op != LogOp::kFreeRaw) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is a one-sided object (rawAlloc): a transaction can neither write nor free it "
+        "(rawFree frees it)",
+        e.address.ToString()));
+  }
+  if (!IsRawHeaderWord(current)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is a transactional object, not a one-sided one: free it with txFree", e.address.ToString()));
+  }
+  if ((current & kRawLocked) != 0) {
+    return absl::AbortedError(absl::StrFormat("%s is being freed by another transaction", e.address.ToString()));
+  }
+  if ((current & (kRawDying | kRawLost)) == 0 || RawSizeOf(current) != e.size ||
+      !RawIncarnationMatches(current, e.incarnation)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is a live one-sided object (rawFree marks it dying first) or not the one named", e.address.ToString()));
+  }
+  uint64_t expected = current;
+  if (!CasHeaderWord(object + kVersionOffset, expected, current | kRawLocked)) {
+    return absl::AbortedError(absl::StrFormat("%s changed while it was locked", e.address.ToString()));
+  }
+  if (absl::Status s = CheckIncarnation(e, object); !s.ok()) {
+    StoreHeaderWord(object + kVersionOffset, current);
+    return s;
+  }
+  e.version = current;
+  return absl::OkStatus();
+}
+
 absl::Status Participant::LockEntry(LogEntry& e, uint64_t mode) {
   char* object = ObjectAt(e.address, e.size);
-  const uint64_t expected =
-      e.version == kAnyVersion ? LoadHeaderWord(object + kVersionOffset) : e.version;
+  const uint64_t now = LoadHeaderWord(object + kVersionOffset);
+  if (e.op == LogOp::kFreeRaw || IsRawHeaderWord(now)) return LockRawEntry(e, object, now);
+  const uint64_t expected = e.version == kAnyVersion ? now : e.version;
   if (!LockObject(object, expected, mode)) {
     const uint64_t now = LoadHeaderWord(object + kVersionOffset);
     return absl::AbortedError(
@@ -29,12 +73,9 @@ absl::Status Participant::LockEntry(LogEntry& e, uint64_t mode) {
                       : absl::StrFormat("%s moved from version %d to %d", e.address.ToString(),
                                         expected, now));
   }
-  const uint64_t incarnation = LoadHeaderWord(object + kIncarnationOffset);
-  if (!IsAllocated(incarnation) || FatIncarnation(IncarnationOf(incarnation)) != e.incarnation) {
+  if (absl::Status s = CheckIncarnation(e, object); !s.ok()) {
     StoreHeaderWord(object + kVersionOffset, expected);
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s was freed (incarnation %d, allocated %d; the pointer has %d)", e.address.ToString(),
-        IncarnationOf(incarnation), IsAllocated(incarnation), e.incarnation));
+    return s;
   }
   e.version = expected;
   return absl::OkStatus();
@@ -52,7 +93,7 @@ absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
   for (const LogEntry& e : record.entries) {
     const alloc::LocalRegion* r = regions_->FindRegion(e.address.region());
     if (r == nullptr || ObjectIn(*r, e.address, e.size) == nullptr ||
-        (e.op != LogOp::kFree && e.payload.size() != e.size)) {
+        e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "no object of %d bytes at %s on this node", e.size, e.address.ToString()));
     }
@@ -105,14 +146,24 @@ absl::Status Participant::Commit(uint64_t transaction, std::vector<FatPtr>* free
     return absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", transaction));
   }
   const std::vector<LogEntry>& entries = it->second.entries;
-  for (const LogEntry& e : entries) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  for (const LogEntry& e : entries) {
+    // A one-sided object's lock (kRawLocked) is exclusive already.
+    if (e.op != LogOp::kFreeRaw) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  }
   for (const LogEntry& e : entries) {
     char* object = ObjectAt(e.address, e.size);
     switch (e.op) {
       case LogOp::kFree:
-        // Content stays; the allocator's free moves the incarnation next.
+      case LogOp::kFreeRaw:
+        // Content stays; the allocator's free moves the incarnation next. A one-sided
+        // object's slot gets a plain, unlocked version for whatever it holds next.
         StoreHeaderWord(object + kVersionOffset, NextVersion(e.version));
         freed->push_back(FatPtr{e.address, e.size, e.incarnation});
+        break;
+      case LogOp::kAllocRaw:
+        // Write-locked until the raw header word replaces the version (no line was
+        // marked: a one-sided object has none).
+        WriteRawObject(object, e.size, e.incarnation);
         break;
       case LogOp::kWriteNewIncarnation: {
         const uint64_t word = LoadHeaderWord(object + kIncarnationOffset);
@@ -135,7 +186,9 @@ absl::Status Participant::Upgrade(uint64_t transaction) {
   if (it == locked_.end()) {
     return absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", transaction));
   }
-  for (const LogEntry& e : it->second.entries) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  for (const LogEntry& e : it->second.entries) {
+    if (e.op != LogOp::kFreeRaw) UpgradeLock(ObjectAt(e.address, e.size), e.version);
+  }
   return absl::OkStatus();
 }
 

@@ -19,7 +19,12 @@
 // Entry ops: kWrite/kAlloc write the payload (exactly the object's size);
 // kWriteNewIncarnation also moves the incarnation on (readers holding the old one are
 // refused); kFree publishes the next version and hands the object back for the
-// allocator's free (which moves the incarnation). Commit and Abort for unknown or
+// allocator's free (which moves the incarnation). One-sided objects
+// (farm/base/object_layout.h): kAllocRaw makes the allocated slot one (zero payload, raw
+// header word); kFreeRaw locks one that rawFree marked dying (or that is lost) by
+// setting kRawLocked and frees it as kFree does; every other entry naming a one-sided
+// object, and a kFreeRaw naming a transactional one, is InvalidArgument — the two kinds
+// never mix. Commit and Abort for unknown or
 // finished transactions are NotFound and change nothing.
 //
 // Thread safety: one thread at a time per Participant (each worker thread has its own;
@@ -92,6 +97,11 @@ class Participant {
   static char* ObjectIn(const alloc::LocalRegion& r, Addr address, uint64_t payload);
   // Locks one entry; on success sets its version to the one locked from.
   absl::Status LockEntry(LogEntry& e, uint64_t mode);
+  // An entry naming a one-sided object (or a kFreeRaw): only a kFreeRaw of a dying or
+  // lost one locks (| kRawLocked); anything else is refused (InvalidArgument).
+  absl::Status LockRawEntry(LogEntry& e, char* object, uint64_t current);
+  // FailedPrecondition unless the object is allocated with the entry's incarnation.
+  static absl::Status CheckIncarnation(const LogEntry& e, const char* object);
 
   const alloc::BlockAllocator* const regions_;
   // Lock records of transactions between Lock and Commit/Abort, with the versions

@@ -294,7 +294,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                                                    d.primary.transaction, e.address.ToString()));
       }
       char* object = copy->base() + e.address.offset();
-      if (e.op == LogOp::kAlloc) {
+      if (e.op == LogOp::kAlloc || e.op == LogOp::kAllocRaw) {
         // The allocator marked the slot allocated when the transaction took it, before
         // its PREPARE; that mark was never logged. Made again, so that the allocator's
         // scan does not hand the slot out while recovery may still commit the object
@@ -306,6 +306,17 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                         IncarnationWord(IncarnationNamed(IncarnationOf(word), e.incarnation), true));
       }
       const uint64_t version = LoadHeaderWord(object + kVersionOffset);
+      if (IsRawHeaderWord(version)) {
+        // A one-sided object (a kFreeRaw in doubt): its lock is kRawLocked, and after a
+        // restart its data is lost anyway (the adopting allocator marks it so too).
+        uint64_t expected = version;
+        if ((version & kRawLocked) != 0 ||
+            !CasHeaderWord(object + kVersionOffset, expected, version | kRawLost | kRawLocked)) {
+          return absl::DataLossError(absl::StrFormat("%s is in doubt in two transactions", e.address.ToString()));
+        }
+        e.version = version | kRawLost;
+        continue;
+      }
       if (IsLocked(version) || !LockObject(object, version, kWriteLock)) {
         return absl::DataLossError(absl::StrFormat("%s is in doubt in two transactions", e.address.ToString()));
       }

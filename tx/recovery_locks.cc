@@ -22,6 +22,19 @@ absl::Status RecoveryLocks::Take(Addr address, char* object) {
   // Another worker thread, not fenced yet, may be applying a commit to this backup copy
   // right now (the writer protocol locks the header for a moment): wait it out.
   uint64_t version = LoadHeaderWord(object + kVersionOffset);
+  if (IsRawHeaderWord(version)) {
+    // A one-sided object (a kFreeRaw in doubt): locked by its kRawLocked flag, and lost
+    // with its old primary (one-sided writes are not replicated), whatever recovery
+    // decides.
+    uint64_t expected = version;
+    if ((version & kRawLocked) != 0 ||
+        !CasHeaderWord(object + kVersionOffset, expected, version | kRawLost | kRawLocked)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s is locked by another transaction before recovery could lock it", address.ToString()));
+    }
+    held_.emplace(address.raw(), Held{object, version | kRawLost, 1, false});
+    return absl::OkStatus();
+  }
   for (int spins = 0; IsLocked(version) && spins < kMaxSpins; ++spins) {
     CpuRelax();
     version = LoadHeaderWord(object + kVersionOffset);

@@ -356,7 +356,9 @@ absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup,
   }
   std::vector<FatPtr> allocated;
   for (const LogEntry& e : primary.entries) {
-    if (e.op == LogOp::kAlloc) allocated.push_back(FatPtr{e.address, e.size, e.incarnation});
+    if (e.op == LogOp::kAlloc || e.op == LogOp::kAllocRaw) {
+      allocated.push_back(FatPtr{e.address, e.size, e.incarnation});
+    }
   }
   if (!allocated.empty()) restored_allocations_[primary.transaction] = std::move(allocated);
   if (!primary.entries.empty()) {
@@ -399,7 +401,7 @@ absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
         }
         char* object = copy->base() + e.address.offset();
         const FatPtr ptr{e.address, e.size, e.incarnation};
-        if (e.op == LogOp::kAlloc) {
+        if (e.op == LogOp::kAlloc || e.op == LogOp::kAllocRaw) {
           // As at a restart (recovery.cc): the old primary marked the slot allocated when
           // the transaction took it; the copy learns it only at commit. Marked here so the
           // promoted region's allocator scan keeps the slot while recovery decides.

@@ -60,6 +60,7 @@
 #include "tx/backup_log.h"
 #include "tx/log_record.h"
 #include "tx/object_reader.h"
+#include "tx/one_sided.h"
 #include "tx/participant.h"
 #include "tx/recent_commits.h"
 #include "tx/recovery_locks.h"
@@ -146,6 +147,13 @@ class ThreadContext final : public Context {
   EventLoop& loop() const { return thread_->loop(); }
   alloc::ThreadAllocator& allocator() const { return *allocator_; }
   ObjectReader& reader() const { return *reader_; }
+  // The thread's one-sided ops (farm/api/one_sided.h); null when the node made none.
+  OneSidedAccess* one_sided() const { return one_sided_.get(); }
+  // Before use, on this thread (TxService::Create).
+  void set_one_sided(std::unique_ptr<OneSidedAccess> access) {
+    one_sided_ = std::move(access);
+    if (one_sided_ != nullptr) one_sided_->set_gate(gate_);
+  }
   const TxOptions& options() const { return options_; }
   TxStats& stats() { return stats_; }
   const Participant& participant() const { return participant_; }
@@ -204,6 +212,7 @@ class ThreadContext final : public Context {
   void SetGate(const membership::ServingGate* gate) {
     gate_ = gate;
     reader_->set_gate(gate);
+    if (one_sided_ != nullptr) one_sided_->set_gate(gate);
   }
 
  private:
@@ -234,6 +243,7 @@ class ThreadContext final : public Context {
   const alloc::BackupRegions* const copies_;
   alloc::ThreadAllocator* const allocator_;
   std::unique_ptr<ObjectReader> reader_;
+  std::unique_ptr<OneSidedAccess> one_sided_;  // uses allocator_'s epoch: destroyed before it
   const TxOptions options_;
   Participant participant_;
   BackupLog backup_log_;

@@ -38,6 +38,10 @@ absl::Status Transaction::CheckOwned(const TxObject* object) const {
   if (object->freed_) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is freed by this transaction", object->ptr_.ToString()));
   }
+  if (object->raw_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is a one-sided object: it has no transactional copy to write", object->ptr_.ToString()));
+  }
   return absl::OkStatus();
 }
 
@@ -98,13 +102,22 @@ void Transaction::Read(FatPtr p, ObjectDone done) {
 }
 
 void Transaction::Alloc(uint32_t size, Addr hint, ObjectDone done) {
+  AllocImpl(size, hint, /*raw=*/false, std::move(done));
+}
+
+void Transaction::AllocRaw(uint32_t size, Addr hint, ObjectDone done) {
+  AllocImpl(size, hint, /*raw=*/true, std::move(done));
+}
+
+void Transaction::AllocImpl(uint32_t size, Addr hint, bool raw, ObjectDone done) {
   auto self = shared_from_this();
   auto shared_done = std::make_shared<ObjectDone>(std::move(done));
   auto answer = [this, shared_done](absl::StatusOr<TxObject*> r) {
     ctx_->loop().Defer([r = std::move(r), shared_done]() mutable { (*shared_done)(std::move(r)); });
   };
   if (absl::Status s = CheckActive(); !s.ok()) return answer(s);
-  ctx_->allocator().Allocate(size, hint, [this, self, size, answer](absl::StatusOr<FatPtr> p) {
+  if (raw && size == 0) return answer(absl::InvalidArgumentError("a one-sided object of 0 bytes"));
+  ctx_->allocator().Allocate(size, hint, [this, self, size, raw, answer](absl::StatusOr<FatPtr> p) {
     if (!p.ok()) return answer(p.status());
     if (state_ != State::kActive) {
       ctx_->allocator().Free(*p, [](const absl::Status&) {});
@@ -122,7 +135,8 @@ void Transaction::Alloc(uint32_t size, Addr hint, ObjectDone done) {
     TxObject* object = Insert(*p);
     object->allocated_ = true;
     object->written_ = true;
-    object->data_.assign(size, '\0');
+    object->raw_ = raw;
+    if (!raw) object->data_.assign(size, '\0');  // a one-sided object's bytes are zeroed in place
     answer(object);
   });
 }
@@ -143,7 +157,11 @@ absl::Status Transaction::IncrementIncarnation(TxObject* object) {
   return absl::OkStatus();
 }
 
-absl::Status Transaction::Free(FatPtr p) {
+absl::Status Transaction::Free(FatPtr p) { return FreeImpl(p, /*raw=*/false); }
+
+absl::Status Transaction::FreeRaw(FatPtr p) { return FreeImpl(p, /*raw=*/true); }
+
+absl::Status Transaction::FreeImpl(FatPtr p, bool raw) {
   if (absl::Status s = CheckActive(); !s.ok()) return s;
   if (p.is_null()) return absl::InvalidArgumentError("free of a null pointer");
   TxObject* object = Find(p.addr);
@@ -154,8 +172,12 @@ absl::Status Transaction::Free(FatPtr p) {
         "%s was read by this transaction as %s", p.ToString(), object->ptr_.ToString()));
   } else if (object->freed_) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is freed twice", p.ToString()));
+  } else if (object->raw_ != raw) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s was allocated by this transaction as a%s object", p.ToString(), object->raw_ ? " one-sided" : " transactional"));
   }
   object->freed_ = true;
+  object->raw_ = raw;
   return absl::OkStatus();
 }
 

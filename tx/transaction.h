@@ -75,6 +75,14 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   absl::Status Write(TxObject* object);
   // txFree: frees the object at commit (it need not have been read).
   absl::Status Free(FatPtr p);
+  // One-sided objects (farm/api/one_sided.h; farm/base/object_layout.h), for the raw
+  // facet's allocation and free only. AllocRaw: a one-sided object of `size` zero bytes
+  // near `hint`, made one at commit (kAllocRaw: its allocated bit and raw header reach
+  // the backups; no payload is logged); the TxObject it gives has no data and cannot be
+  // written. FreeRaw: frees at commit a one-sided object that rawFree marked dying, or
+  // that is lost (kFreeRaw; the primary refuses anything else).
+  void AllocRaw(uint32_t size, Addr hint, ObjectDone done);
+  absl::Status FreeRaw(FatPtr p);
   // objIncrementIncarnation: at commit the object's incarnation moves on, so pointers
   // with the old one fail (used to invalidate cached pointers); implies Write.
   absl::Status IncrementIncarnation(TxObject* object);
@@ -93,6 +101,8 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   absl::Status CheckOwned(const TxObject* object) const;
   TxObject* Find(Addr a);
   TxObject* Insert(FatPtr p);
+  void AllocImpl(uint32_t size, Addr hint, bool raw, ObjectDone done);
+  absl::Status FreeImpl(FatPtr p, bool raw);
 
   // --- commit.cc ---
   struct Plan;

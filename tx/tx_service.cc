@@ -50,6 +50,12 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
         self, &messenger->thread(i), alloc_service->thread(i), &alloc_service->backups(),
         std::move(*reader), options, alloc_service->log(i), recovery.boot));
     service->contexts_.back()->SetShared(&service->recent_commits_, &service->recovery_locks_);
+    OneSidedOptions oso;
+    oso.slot_region = oso.slot_region + static_cast<RegionId>(i);
+    absl::StatusOr<std::unique_ptr<OneSidedAccess>> one_sided = OneSidedAccess::Create(
+        &messenger->thread(i), fabric, allocator, &alloc_service->thread(i)->epoch(), oso);
+    if (!one_sided.ok()) return one_sided.status();
+    service->contexts_.back()->set_one_sided(std::move(*one_sided));
   }
   if (absl::Status s = service->RegisterHandlers(messenger); !s.ok()) return s;
   return service;

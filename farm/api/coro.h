@@ -17,7 +17,8 @@
 // frame is destroyed when it finishes.
 //
 // The awaitables (TxRead, TxAlloc, TxCommit, LockFreeRead, LockFreeReadMany, MsgSend,
-// MsgSendTo, SleepFor) carry the names of the functions they wrap (txRead → TxRead),
+// MsgSendTo, SleepFor; for one-sided objects RawAlloc, RawFree, RawRead, RawWrite,
+// RawCas64, RawFetchAdd64) carry the names of the functions they wrap (txRead → TxRead),
 // capitalised because they are types: a class and a function of one name in one
 // namespace would hide each other. They call the continuation-style function in await_suspend and resume
 // the coroutine from its continuation. Errors are values (absl::Status / StatusOr), as
@@ -31,7 +32,7 @@
 //     resumption happens from the event loop.
 //   - Lifetimes: whatever an awaited operation uses must outlive the co_await: the Tx
 //     (keep the TxHandle in the coroutine, e.g. a local), the LockFreeOp, the payload
-//     of MsgSend. An awaitable is meant to be awaited in the expression that creates
+//     of MsgSend (RawWrite's bytes only until it suspends: they are copied). An awaitable is meant to be awaited in the expression that creates
 //     it. A coroutine's parameters are copied into its frame, but references and a
 //     lambda's captures are not: a coroutine lambda must not capture (pass what it
 //     needs as parameters) unless the lambda outlives the task.
@@ -59,6 +60,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "farm/api/farm.h"
+#include "farm/api/one_sided.h"
 
 namespace farm {
 
@@ -350,6 +352,128 @@ class [[nodiscard]] MsgSendTo {
   MsgId id_;
   absl::string_view payload_;
   coro_internal::ResultSlot<absl::StatusOr<std::string>> slot_;
+};
+
+// --- One-sided objects (farm/api/one_sided.h) ---
+
+// co_await RawAlloc(ctx, size, hint) -> absl::StatusOr<RawPtr> (rawAlloc).
+class [[nodiscard]] RawAlloc {
+ public:
+  RawAlloc(Context& ctx, uint32_t size, Addr hint = Addr()) : ctx_(&ctx), size_(size), hint_(hint) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { rawAlloc(*ctx_, size_, hint_, slot_.Resumer(h)); }
+  absl::StatusOr<RawPtr> await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  uint32_t size_;
+  Addr hint_;
+  coro_internal::ResultSlot<absl::StatusOr<RawPtr>> slot_;
+};
+
+// co_await RawFree(ctx, object) -> absl::Status (rawFree). Not while the coroutine holds
+// a transaction or a LockFreeOp on this thread.
+class [[nodiscard]] RawFree {
+ public:
+  RawFree(Context& ctx, RawPtr object) : ctx_(&ctx), object_(object) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { rawFree(*ctx_, object_, slot_.Resumer(h)); }
+  absl::Status await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  RawPtr object_;
+  coro_internal::ResultSlot<absl::Status> slot_;
+};
+
+// What RawRead returns: a copy of the bytes (rawRead's span is valid only during its
+// continuation) and the torn hint (one_sided.h, "Atomicity").
+struct RawCopy {
+  std::string data;
+  bool torn = false;
+};
+
+// co_await RawRead(ctx, object, offset, length) -> absl::StatusOr<RawCopy> (rawRead).
+class [[nodiscard]] RawRead {
+ public:
+  RawRead(Context& ctx, RawPtr object, uint32_t offset, uint32_t length)
+      : ctx_(&ctx), object_(object), offset_(offset), length_(length) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    rawRead(*ctx_, object_, offset_, length_, [this, h](absl::StatusOr<RawBytes> r) {
+      if (r.ok()) {
+        result_ = RawCopy{std::string(r->data.data(), r->data.size()), r->torn};
+      } else {
+        result_ = r.status();
+      }
+      h.resume();
+    });
+  }
+  absl::StatusOr<RawCopy> await_resume() { return std::move(result_); }
+
+ private:
+  Context* ctx_;
+  RawPtr object_;
+  uint32_t offset_;
+  uint32_t length_;
+  absl::StatusOr<RawCopy> result_ = absl::UnknownError("not completed");
+};
+
+// co_await RawWrite(ctx, object, offset, bytes) -> absl::Status (rawWrite). `bytes` is
+// copied in await_suspend: it must be valid until then.
+class [[nodiscard]] RawWrite {
+ public:
+  RawWrite(Context& ctx, RawPtr object, uint32_t offset, std::span<const char> bytes)
+      : ctx_(&ctx), object_(object), offset_(offset), bytes_(bytes) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { rawWrite(*ctx_, object_, offset_, bytes_, slot_.Resumer(h)); }
+  absl::Status await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  RawPtr object_;
+  uint32_t offset_;
+  std::span<const char> bytes_;
+  coro_internal::ResultSlot<absl::Status> slot_;
+};
+
+// co_await RawCas64(ctx, object, offset, expected, desired) -> absl::StatusOr<uint64_t>,
+// the word's old value: swapped iff it equals `expected` (rawCas64).
+class [[nodiscard]] RawCas64 {
+ public:
+  RawCas64(Context& ctx, RawPtr object, uint32_t offset, uint64_t expected, uint64_t desired)
+      : ctx_(&ctx), object_(object), offset_(offset), expected_(expected), desired_(desired) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    rawCas64(*ctx_, object_, offset_, expected_, desired_, slot_.Resumer(h));
+  }
+  absl::StatusOr<uint64_t> await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  RawPtr object_;
+  uint32_t offset_;
+  uint64_t expected_;
+  uint64_t desired_;
+  coro_internal::ResultSlot<absl::StatusOr<uint64_t>> slot_;
+};
+
+// co_await RawFetchAdd64(ctx, object, offset, delta) -> absl::StatusOr<uint64_t>, the
+// word's old value (rawFetchAdd64).
+class [[nodiscard]] RawFetchAdd64 {
+ public:
+  RawFetchAdd64(Context& ctx, RawPtr object, uint32_t offset, uint64_t delta)
+      : ctx_(&ctx), object_(object), offset_(offset), delta_(delta) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { rawFetchAdd64(*ctx_, object_, offset_, delta_, slot_.Resumer(h)); }
+  absl::StatusOr<uint64_t> await_resume() { return slot_.Take(); }
+
+ private:
+  Context* ctx_;
+  RawPtr object_;
+  uint32_t offset_;
+  uint64_t delta_;
+  coro_internal::ResultSlot<absl::StatusOr<uint64_t>> slot_;
 };
 
 // --- Time ---

@@ -9,12 +9,12 @@
 #include "tx/transaction.h"
 
 namespace farm {
-namespace {
+namespace api_internal {
 
 // The node side of a Context: every transactional Context is a node worker thread's
 // tx::ThreadContext (farm/event/context.h). Using a bare loop's context for a
-// transaction, a lock-free read or a message is a programming error: it stops here
-// with a clear line, not later with corrupted memory.
+// transaction, a lock-free read, a one-sided op or a message is a programming error: it
+// stops here with a clear line, not later with corrupted memory.
 tx::ThreadContext& NodeThread(Context& ctx) {
   if (!ctx.transactional()) {
     FARM_LOG(kError, "farm API: a transaction, read or message on a thread that is no node's "
@@ -24,6 +24,10 @@ tx::ThreadContext& NodeThread(Context& ctx) {
   return static_cast<tx::ThreadContext&>(ctx);
 }
 
+}  // namespace api_internal
+
+namespace {
+using api_internal::NodeThread;
 }  // namespace
 
 TxHandle txCreate(Context& ctx) { return tx::Transaction::Create(&NodeThread(ctx)); }

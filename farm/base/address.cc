@@ -10,4 +10,8 @@ std::string FatPtr::ToString() const {
   return absl::StrFormat("%s[%u]#%u", addr.ToString(), size, incarnation);
 }
 
+std::string RawPtr::ToString() const {
+  return absl::StrFormat("raw:%s[%u]#%u", addr.ToString(), size, incarnation);
+}
+
 }  // namespace farm

@@ -3,6 +3,7 @@
 // An Addr is 64 bits: a 32-bit region id and a 32-bit byte offset in that region. A
 // FatPtr (128 bits) adds the object's size and the incarnation the holder expects, so a
 // reader can tell that the object it points to was freed and reused (paper section 4.4).
+// A RawPtr names a one-sided object the same way, as a type of its own.
 //
 // Region ids:
 //   0                      never allocated, so Addr{} (raw 0) is the null address.
@@ -74,6 +75,24 @@ struct FatPtr {
   std::string ToString() const;
 };
 static_assert(sizeof(FatPtr) == 16);
+
+// A pointer to a one-sided object (farm/api/one_sided.h): raw memory that the
+// application reaches with one-sided READ, WRITE, CAS and FETCH_ADD and keeps
+// consistent itself. The same three fields as a FatPtr, but a distinct type with no
+// conversion either way, so that a one-sided object is never handed to a transaction
+// (or a transactional object to a one-sided op) by mistake; the object's header
+// catches the rest at run time (object_layout.h, "One-sided objects").
+struct RawPtr {
+  Addr addr;
+  uint32_t size = 0;         // payload bytes
+  uint32_t incarnation = 0;  // low 32 bits, as in FatPtr
+
+  constexpr bool is_null() const { return addr.is_null(); }
+  friend constexpr bool operator==(const RawPtr&, const RawPtr&) = default;
+  // "raw:r<region>+0x<offset>[size]#incarnation".
+  std::string ToString() const;
+};
+static_assert(sizeof(RawPtr) == 16);
 
 }  // namespace farm
 

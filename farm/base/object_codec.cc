@@ -59,6 +59,7 @@ const char* CopyCheckName(CopyCheck check) {
     case CopyCheck::kInconsistent: return "inconsistent";
     case CopyCheck::kNotAllocated: return "not allocated";
     case CopyCheck::kWrongIncarnation: return "wrong incarnation";
+    case CopyCheck::kOneSided: return "one-sided object";
   }
   return "?";
 }
@@ -69,6 +70,14 @@ CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
   std::memcpy(&version, image + kVersionOffset, sizeof(version));
   std::memcpy(&incarnation, image + kIncarnationOffset, sizeof(incarnation));
   if (torn) return CopyCheck::kInconsistent;
+  if (IsRawHeaderWord(version)) {
+    // Stale pointers first: a slot reused for a one-sided object is the pointer's error.
+    if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
+    if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
+      return CopyCheck::kWrongIncarnation;
+    }
+    return CopyCheck::kOneSided;
+  }
   if (IsWriteLocked(version) || (version & kLockMask) == kLockMask) return CopyCheck::kLocked;
   if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
   if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
@@ -105,6 +114,12 @@ void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
   const uint64_t next = NextVersion(locked_from);
   StoreLineVersions(object, offset, payload.size(), LineVersion(next));
   StoreHeaderWord(object + kVersionOffset, next);
+}
+
+void WriteRawObject(char* object, uint32_t size, uint32_t incarnation) {
+  ZeroShared(object + kObjectHeaderBytes, size);
+  PublishZeroes();
+  StoreHeaderWord(object + kVersionOffset, RawHeaderWord(size, incarnation));
 }
 
 void UnlockObject(char* object, uint64_t offset, uint64_t payload, uint64_t locked_from) {

@@ -65,11 +65,14 @@ enum class CopyCheck {
   kInconsistent,   // line versions disagree with the header, or the copy was torn
   kNotAllocated,   // freed (or never allocated)
   kWrongIncarnation,
+  kOneSided,       // a one-sided object (object_layout.h): not for transactions or
+                   // lock-free reads; never retried
 };
 const char* CopyCheckName(CopyCheck check);
 
 // The lock-free read rule for a copy of StoredBytes(offset, payload) bytes. An accepted
-// copy's version is Unlocked(header version).
+// copy's version is Unlocked(header version). The copy of a one-sided object (raw header
+// word, object_layout.h) of the expected incarnation is kOneSided, whatever it holds.
 CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
                     uint32_t expected_incarnation, bool torn);
 
@@ -89,6 +92,11 @@ void WriteLockedObject(char* object, uint64_t offset, uint64_t locked_from,
 void UnlockObject(char* object, uint64_t offset, uint64_t payload, uint64_t locked_from);
 // Sets every line version of an object (step 2 or 4 alone).
 void StoreLineVersions(char* object, uint64_t offset, uint64_t payload, uint16_t line_version);
+
+// Makes the allocated object at `object` (the holder of its lock, or a copy nobody
+// uses) a live one-sided object of `size` zero bytes whose incarnation's low 32 bits are
+// `incarnation`: zeroes the payload, then publishes the raw header word (release).
+void WriteRawObject(char* object, uint32_t size, uint32_t incarnation);
 
 }  // namespace farm
 

@@ -44,6 +44,7 @@ class TxObject {
   bool allocated_ = false;
   bool freed_ = false;
   bool new_incarnation_ = false;
+  bool raw_ = false;  // a one-sided object: allocated (kAllocRaw) or freed (kFreeRaw) as one
 };
 
 struct ObjectRead {

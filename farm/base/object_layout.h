@@ -17,6 +17,32 @@
 // The allocated bit and incarnation share a word so that freeing is one CAS
 // (allocated, n) -> (free, n + 1): a stale fat pointer, a double free and a reader of a
 // reused slot all see the incarnation move.
+//
+// One-sided objects (farm/api/one_sided.h) take slots of the same allocator and the same
+// incarnation word, but no versions: the application keeps them consistent itself.
+//
+//   offset 0   uint64 raw header word, in place of the version:
+//                bits 1..0    3 — both lock bits; never a transactional version, so every
+//                             transactional path sees it (CheckCopy: kOneSided; LOCK:
+//                             refused)
+//                bits 7..2    flags: kRawLost, kRawDying, kRawLocked (bits 7..5 zero)
+//                bits 15..8   kRawTag
+//                bits 39..16  payload size
+//                bits 63..40  the low 24 bits of the incarnation (so that one CAS of the
+//                             word checks the object's identity too)
+//   offset 8   uint64 incarnation word, as for every object
+//   offset 16  payload: `size` contiguous bytes, no line versions
+//
+// Invariants (relied on by tx/one_sided.cc, tx/participant.cc, alloc/allocator.cc):
+//   1. A raw header word is written only by the commit of a kAllocRaw entry (live, zero
+//      payload), by rawFree's CAS live -> dying, by a kFreeRaw lock (| kRawLocked, undone
+//      on abort), by AdoptRegion (| kRawLost: a new primary's copy holds none of the
+//      one-sided writes of the old one), and replaced by a plain version when a
+//      kFreeRaw commits.
+//   2. Only a live word (no flag) admits one-sided ops; a word with kRawLost answers
+//      DataLoss, kRawDying or kRawLocked FailedPrecondition (being freed).
+//   3. A transactional version never has both lock bits set (kAnyVersion, all ones, is
+//      never stored and has another tag), so IsRawHeaderWord tells the two kinds apart.
 #ifndef FARM_BASE_OBJECT_LAYOUT_H_
 #define FARM_BASE_OBJECT_LAYOUT_H_
 
@@ -31,6 +57,28 @@ inline constexpr uint64_t kObjectHeaderBytes = 16;
 inline constexpr uint64_t kLineVersionBytes = 2;  // l = 16 bits
 inline constexpr uint64_t kVersionOffset = 0;
 inline constexpr uint64_t kIncarnationOffset = 8;
+
+// --- One-sided objects' header word (see above) ---
+inline constexpr uint64_t kRawTag = 0xA5;
+inline constexpr uint64_t kRawLost = uint64_t{1} << 2;    // its primary changed: data lost
+inline constexpr uint64_t kRawDying = uint64_t{1} << 3;   // rawFree under way
+inline constexpr uint64_t kRawLocked = uint64_t{1} << 4;  // a kFreeRaw holds it
+inline constexpr uint64_t kRawFlags = kRawLost | kRawDying | kRawLocked;
+inline constexpr uint32_t kMaxRawPayload = (uint32_t{1} << 24) - 1;
+
+constexpr uint64_t RawHeaderWord(uint32_t size, uint32_t incarnation, uint64_t flags = 0) {
+  return (uint64_t{incarnation & 0xFFFFFFu} << 40) | (uint64_t{size & kMaxRawPayload} << 16) |
+         (kRawTag << 8) | (flags & kRawFlags) | 3;
+}
+constexpr bool IsRawHeaderWord(uint64_t word) { return (word & 0xFF03) == ((kRawTag << 8) | 3); }
+constexpr uint32_t RawSizeOf(uint64_t word) { return static_cast<uint32_t>((word >> 16) & kMaxRawPayload); }
+constexpr uint64_t RawFlagsOf(uint64_t word) { return word & kRawFlags; }
+// Whether `word` names the incarnation whose low 32 bits are `incarnation`.
+constexpr bool RawIncarnationMatches(uint64_t word, uint32_t incarnation) {
+  return (word >> 40) == (incarnation & 0xFFFFFFu);
+}
+static_assert(IsRawHeaderWord(RawHeaderWord(1u << 20, 0xFFFFFFFFu, kRawFlags)));
+static_assert(!IsRawHeaderWord(~uint64_t{0}));
 
 // Incarnation word <-> (allocated, incarnation).
 constexpr uint64_t IncarnationWord(uint64_t incarnation, bool allocated) {
