@@ -1,6 +1,7 @@
 // farm_node: runs one FaRM node, hosting the applications named by --services (kv: the
-// key-value store, served over RESP on --resp_listen; graph: the graph store, over RESP
-// on --graph_listen). Every flag can also come from a
+// key-value store; graph: the graph store), both served over RESP on the node's port,
+// --resp_listen (the graph also on a port of its own with --graph_listen). Every flag
+// can also come from a
 // file with --flagfile=PATH (one --flag=value per line; see
 // deploy/farm-node.conf.example). Exits 0 after SIGTERM or SIGINT (services stopped,
 // leaving the cluster cleanly), non-zero with a one-line error when the node or a
@@ -85,7 +86,8 @@ ABSL_FLAG(std::string, services, "",
           "Applications this node hosts, comma-separated: kv (the key-value store over RESP), "
           "graph (Tao on FaRM: NODE.* and LINK.* over RESP). Empty: none.");
 ABSL_FLAG(std::string, resp_listen, "127.0.0.1:0",
-          "kv: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
+          "The node's RESP port, host:port (loopback by default; port 0 picks one, logged): "
+          "the kv store's commands and the graph's (NODE.*, LINK.*), whichever the node hosts.");
 ABSL_FLAG(std::string, resp_password_file, "",
           "kv: file holding the password RESP clients must AUTH with (empty: no AUTH).");
 ABSL_FLAG(std::string, kv_layout, "hopscotch",
@@ -95,54 +97,62 @@ ABSL_FLAG(std::string, kv_layout, "hopscotch",
 ABSL_FLAG(uint64_t, kv_buckets, 1 << 16,
           "kv: hashtable buckets this node allocates (other layouts: as many pair slots, kv_buckets * H/2).");
 ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the same on every node).");
-ABSL_FLAG(std::string, graph_listen, "127.0.0.1:0",
-          "graph: RESP listen address host:port (loopback by default; port 0 picks one, logged).");
+ABSL_FLAG(std::string, graph_listen, "",
+          "graph: a RESP port of the graph's own as well, host:port (port 0 picks one, logged). "
+          "Empty (the default): the graph is served on the node's RESP port (--resp_listen) only.");
 ABSL_FLAG(uint64_t, graph_index_buckets, 1 << 16,
           "graph: id index buckets this node allocates (4 ids each; the index grows past them "
           "by chains).");
 
 namespace {
 
-// The services --services names, created on the node's host (before it starts).
+// The services --services names, created on the node's host (before it starts). The
+// node's RESP port (--resp_listen) serves every service's commands: the kv sessions
+// answer the graph's through its command extension when both run. The graph is added
+// first, so it opens before the kv port serves its commands and stops after.
 absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
+  bool kv = false;
+  bool graph = false;
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipEmpty())) {
-    if (name == "graph") {
-      farm::graph::GraphServiceOptions o;
-      o.graph.index_buckets_per_node = absl::GetFlag(FLAGS_graph_index_buckets);
-      o.resp.listen = absl::GetFlag(FLAGS_graph_listen);
-      absl::StatusOr<std::unique_ptr<farm::graph::GraphService>> graph = farm::graph::GraphService::Create(host, o);
-      if (!graph.ok()) return graph.status();
-      if (absl::Status s = services.Add(std::move(*graph)); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--services names ", name, " twice"));
-      }
-      continue;
-    }
-    if (name != "kv") {
+    bool* wanted = name == "kv" ? &kv : name == "graph" ? &graph : nullptr;
+    if (wanted == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("unknown service '", name, "' (known: kv, graph)"));
     }
-    farm::kv::KvServiceOptions o;
-    o.layout = absl::GetFlag(FLAGS_kv_layout);
-    if (absl::Status s = farm::kv::ValidateLayout(o.layout); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--kv_layout: ", s.message()));
-    }
-    o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
-    o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
-    o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
-    if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
-      absl::StatusOr<std::string> password = farm::ReadSecretFile(file, "--resp_password_file");
-      if (!password.ok()) return password.status();
-      if (password->empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
-      }
-      o.resp.password = *password;
-    }
-    absl::StatusOr<std::unique_ptr<farm::kv::KvService>> kv = farm::kv::KvService::Create(host, o);
-    if (!kv.ok()) return kv.status();
-    if (absl::Status s = services.Add(std::move(*kv)); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--services names ", name, " twice"));
-    }
+    if (*wanted) return absl::InvalidArgumentError(absl::StrCat("--services names ", name, " twice"));
+    *wanted = true;
   }
-  return absl::OkStatus();
+  std::shared_ptr<farm::resp::CommandExtension> graph_commands;
+  if (graph) {
+    farm::graph::GraphServiceOptions o;
+    o.graph.index_buckets_per_node = absl::GetFlag(FLAGS_graph_index_buckets);
+    o.resp.listen = absl::GetFlag(FLAGS_graph_listen);
+    if (o.resp.listen.empty() && !kv) o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
+    absl::StatusOr<std::unique_ptr<farm::graph::GraphService>> service = farm::graph::GraphService::Create(host, o);
+    if (!service.ok()) return service.status();
+    graph_commands = (*service)->command_extension();
+    if (absl::Status s = services.Add(std::move(*service)); !s.ok()) return s;
+  }
+  if (!kv) return absl::OkStatus();
+  farm::kv::KvServiceOptions o;
+  o.layout = absl::GetFlag(FLAGS_kv_layout);
+  if (absl::Status s = farm::kv::ValidateLayout(o.layout); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--kv_layout: ", s.message()));
+  }
+  o.table.buckets_per_node = absl::GetFlag(FLAGS_kv_buckets);
+  o.table.layout.neighbourhood = absl::GetFlag(FLAGS_kv_neighbourhood);
+  o.resp.listen = absl::GetFlag(FLAGS_resp_listen);
+  o.resp.extension = std::move(graph_commands);
+  if (const std::string file = absl::GetFlag(FLAGS_resp_password_file); !file.empty()) {
+    absl::StatusOr<std::string> password = farm::ReadSecretFile(file, "--resp_password_file");
+    if (!password.ok()) return password.status();
+    if (password->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--resp_password_file ", file, " is empty"));
+    }
+    o.resp.password = *password;
+  }
+  absl::StatusOr<std::unique_ptr<farm::kv::KvService>> service = farm::kv::KvService::Create(host, o);
+  if (!service.ok()) return service.status();
+  return services.Add(std::move(*service));
 }
 
 }  // namespace

@@ -19,9 +19,14 @@ absl::Status GraphService::Start() {
   if (graph_ == nullptr) return absl::FailedPreconditionError("the graph service was stopped");
   if (absl::Status s = graph_->CreateShards(); !s.ok()) return s;
   if (absl::Status s = graph_->Open(); !s.ok()) return s;
+  GraphNode* graph = graph_.get();
+  extension_->Open([graph](size_t t) -> GraphStore* { return &graph->client(t); });
+  if (options_.resp.listen.empty()) {
+    FARM_LOG(kInfo, "node %u: graph: served on another service's RESP port", host_.self());
+    return absl::OkStatus();
+  }
   std::vector<Context*> threads;
   for (size_t t = 0; t < host_.thread_count(); ++t) threads.push_back(&host_.context(t));
-  GraphNode* graph = graph_.get();
   absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> server = StartGraphRespServer(
       threads, [graph](size_t t) -> GraphStore* { return &graph->client(t); }, options_.resp);
   if (!server.ok()) return server.status();
@@ -46,6 +51,7 @@ void GraphService::OnConfiguration(uint64_t epoch, const std::vector<NodeId>& me
 }
 
 void GraphService::Stop() {
+  extension_->Close();
   if (server_ != nullptr) server_->Stop();
   server_.reset();
   graph_.reset();  // drops the clients on their threads

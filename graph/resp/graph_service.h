@@ -1,7 +1,8 @@
 // GraphService: the graph as a service of a node (farm_node --services=graph, or a node
 // of an in-process cluster): the graph on this node (graph/graph_node.h), its
 // GraphClient per worker thread, and a RESP server of the NODE.* and LINK.* commands on
-// the node's worker threads, so every node answers for every id.
+// the node's worker threads, so every node answers for every id — on a port of its own,
+// or on another service's (command_extension()), or both.
 //
 //   auto graph = GraphService::Create(host, options);   // before the node starts
 //   ServiceSet services(host); services.Add(std::move(*graph));
@@ -27,13 +28,17 @@
 #include "farm/api/host.h"
 #include "farm/api/service.h"
 #include "graph/graph_node.h"
+#include "graph/resp/graph_command_extension.h"
 #include "graph/resp/graph_resp_server.h"
 
 namespace farm::graph {
 
 struct GraphServiceOptions {
   GraphOptions graph;
-  GraphRespOptions resp;  // listen address (loopback, port 0 by default: logged)
+  // The graph's own RESP port (loopback, port 0 by default: logged). An empty listen
+  // address: no port of its own — the commands are served through command_extension()
+  // on another service's port (farm_node --services=kv,graph).
+  GraphRespOptions resp;
 };
 
 class GraphService final : public Service {
@@ -50,16 +55,23 @@ class GraphService final : public Service {
   void OnConfiguration(uint64_t epoch, const std::vector<NodeId>& members) override;
 
   uint16_t resp_port() const { return server_ ? server_->port() : 0; }
+  // NODE.* and LINK.* for another service's RESP sessions (kv::resp::KvRespOptions::
+  // extension): open from Start until Stop, refusing the commands before and after.
+  std::shared_ptr<GraphCommandExtension> command_extension() const { return extension_; }
   // After Start; on worker thread t only (in-cluster drivers).
   GraphClient& client(size_t t) { return graph_->client(t); }
 
  private:
   GraphService(Host& host, GraphServiceOptions options, std::unique_ptr<GraphNode> graph)
-      : host_(host), options_(std::move(options)), graph_(std::move(graph)) {}
+      : host_(host),
+        options_(std::move(options)),
+        graph_(std::move(graph)),
+        extension_(std::make_shared<GraphCommandExtension>(host.thread_count())) {}
 
   Host& host_;
   const GraphServiceOptions options_;
   std::unique_ptr<GraphNode> graph_;
+  const std::shared_ptr<GraphCommandExtension> extension_;
   std::unique_ptr<::farm::resp::RespServer> server_;
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint64_t> members_{0};

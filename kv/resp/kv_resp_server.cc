@@ -26,11 +26,13 @@ absl::StatusOr<std::unique_ptr<::farm::resp::RespServer>> StartKvRespServer(
   session.max_in_flight = options.max_in_flight;
   session.max_output_bytes = options.max_output_bytes;
   session.max_txn_attempts = options.max_txn_attempts;
+  session.extension = options.extension;
   ::farm::resp::SessionFactory factory = [stores = std::move(stores), combiners = std::move(combiners),
                                           session](const ::farm::resp::SessionInfo& info) {
     RespSessionOptions o = session;
     o.write_combiner = combiners.at(info.thread);
     o.client_id = info.client_id;
+    o.thread = info.thread;
     o.counters = info.counters;
     o.port = info.port;
     o.max_clients = info.max_clients;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "farm/api/farm.h"
 #include "kv/store.h"
+#include "resp/command_extension.h"
 #include "resp/resp_server.h"
 
 namespace farm::kv::resp {
@@ -26,6 +27,9 @@ struct KvRespOptions {
   size_t max_output_bytes = 64 << 20;  // per client: replies waiting to be read
   size_t max_in_flight = 128;          // per client: commands started, not replied
   int max_txn_attempts = 100;
+  // Another service's commands answered on this port too (resp/command_extension.h;
+  // farm_node --services=kv,graph); null: the store's commands only.
+  std::shared_ptr<::farm::resp::CommandExtension> extension;
 };
 
 // Serves the store on `threads` (thread i's connections use store_of(i), which must

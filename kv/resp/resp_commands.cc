@@ -48,8 +48,12 @@ constexpr CommandSpec kCommands[] = {
     {"command", CommandId::kCommand, -1, Access::kLocal},
 };
 
+constexpr CommandSpec kExtensionSpec = {"(extension)", CommandId::kExtension, -1, Access::kExclusive};
+
 // Redis formats arguments with "%s": a NUL byte ends them.
 }  // namespace
+
+const CommandSpec& ExtensionCommandSpec() { return kExtensionSpec; }
 
 const CommandSpec* FindCommand(absl::string_view name) {
   for (const CommandSpec& spec : kCommands) {

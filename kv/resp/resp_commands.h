@@ -53,6 +53,7 @@ enum class CommandId : uint8_t {
   kClient,
   kConfig,
   kCommand,
+  kExtension,  // another service's command (resp/command_extension.h)
 };
 
 // How a command may overlap with earlier and later commands of its connection (the
@@ -81,6 +82,9 @@ struct CommandSpec {
 
 // Case-insensitive lookup; nullptr for an unknown command.
 const CommandSpec* FindCommand(absl::string_view name);
+// The spec of every command a session's CommandExtension handles: exclusive, any arity
+// (the extension checks its own), no keys of this store.
+const CommandSpec& ExtensionCommandSpec();
 bool ArityOk(const CommandSpec& spec, size_t argc);
 
 // The error texts (UnknownCommandMessage, ArityMessage, UnknownSubcommandMessage) are

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
 
 namespace farm::kv::resp {
 namespace {
@@ -123,6 +126,10 @@ void RespSession::Pump() {
       }
       parked_ = true;
       parked_spec_ = FindCommand(parser_.args()[0]);
+      if (parked_spec_ == nullptr && options_.extension != nullptr &&
+          options_.extension->Handles(parser_.args()[0])) {
+        parked_spec_ = &ExtensionCommandSpec();
+      }
     }
     if (!TryStart()) {
       stall_ = Stall::kBlocked;
@@ -158,6 +165,11 @@ bool RespSession::TryStart() {
   }
   if (!state_.authenticated && !spec->allowed_before_auth) {
     Reject("NOAUTH Authentication required.");
+    return true;
+  }
+  if (in_multi_ && spec->id == CommandId::kExtension) {
+    Reject(absl::StrCat("ERR ", absl::AsciiStrToUpper(args[0]), " is a ", options_.extension->service(),
+                        " command: it cannot be queued in MULTI"));
     return true;
   }
   if (in_multi_ && !spec->not_queued) {
@@ -226,6 +238,11 @@ void RespSession::Start(const CommandSpec& spec) {
       return StartAsync(
           spec, Access::kExclusive, true,
           [this](std::shared_ptr<Call>, ReplyDone done) { RunDbSize(store_, std::move(done)); });
+    case CommandId::kExtension:
+      return StartAsync(spec, Access::kExclusive, true, [this](std::shared_ptr<Call> call, ReplyDone done) {
+        options_.extension->Run(options_.thread, options_.client_id,
+                               absl::MakeSpan(call->argv.data(), call->argc), std::move(done));
+      });
     case CommandId::kInfo:
       return StartAsync(spec, Access::kExclusive, true,
                         [this](std::shared_ptr<Call> call, ReplyDone done) {

@@ -41,6 +41,11 @@
 // queue inside the watched transaction, or a fresh one, and commits: Aborted with WATCH
 // -> null array; without WATCH the whole transaction is retried (up to
 // max_txn_attempts). If the session is destroyed mid-EXEC, nothing is committed.
+//
+// Another service's commands (options.extension, resp/command_extension.h) run as
+// exclusive commands, after the store's own table is consulted; after MULTI they are
+// refused (an error reply, and EXEC then answers EXECABORT): a MULTI/EXEC transaction
+// is the store's.
 #ifndef FARM_KV_RESP_RESP_SESSION_H_
 #define FARM_KV_RESP_RESP_SESSION_H_
 
@@ -61,6 +66,7 @@
 #include "kv/resp/session_ops.h"
 #include "kv/resp/write_combiner.h"
 #include "kv/store.h"
+#include "resp/command_extension.h"
 #include "resp/protocol_session.h"
 
 namespace farm::kv::resp {
@@ -79,6 +85,10 @@ struct RespSessionOptions {
   // The worker thread's, shared by its sessions (write_combiner.h); null: the session
   // makes its own (its writes are then combined only with each other).
   std::shared_ptr<WriteCombiner> write_combiner;
+  // Another service's commands answered on this connection (the graph's on the kv
+  // port); null: none. Run on worker thread `thread`, the session's.
+  std::shared_ptr<::farm::resp::CommandExtension> extension;
+  size_t thread = 0;
 };
 
 class RespSession final : public ::farm::resp::ProtocolSession,

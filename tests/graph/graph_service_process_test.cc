@@ -3,8 +3,8 @@
 // through every other's (ids, counts, ranges, hidden links, id resets, binary data); a
 // node that joins later serves the same graph and its writes are seen by the others;
 // malformed input gets Redis-style errors and the node keeps serving; a node hosting
-// both services (--services=kv,graph) serves kv on its RESP port and the graph on its
-// graph port; SIGTERM stops a node cleanly (exit 0).
+// both services (--services=kv,graph) serves both on its RESP port (and the graph on a
+// port of its own with --graph_listen); SIGTERM stops a node cleanly (exit 0).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -387,28 +387,51 @@ TEST_P(GraphServiceProcessTest, EveryNodeServesTheSameGraphAndAJoiningNodeToo) {
             NodeReply(four_id, kNodeType, 1, 4, "four"));
 }
 
-// One node hosting both services: kv on its RESP port, the graph on its graph port, each
-// unknown to the other's port; both stop cleanly on SIGTERM.
-TEST_P(GraphServiceProcessTest, ANodeWithBothServicesServesKvAndGraphOnTheirPorts) {
-  StartNode(1, "kv,graph", 1, {"--replication=1"});
-  std::optional<uint16_t> kv_port = WaitForPort(1, "kv", absl::Seconds(60));
-  ASSERT_TRUE(kv_port.has_value()) << "no kv RESP port\n" << Logs();
+// One node hosting both services: its RESP port serves kv's commands and the graph's,
+// pipelined together in order; a graph command cannot be queued in MULTI; the graph's
+// own port (--graph_listen) serves the same graph and not kv; both stop cleanly on
+// SIGTERM.
+TEST_P(GraphServiceProcessTest, ANodeWithBothServicesServesKvAndGraphOnItsRespPort) {
+  StartNode(1, "kv,graph", 1, {"--replication=1", "--graph_listen=127.0.0.1:0"});
+  std::optional<uint16_t> resp_port = WaitForPort(1, "kv", absl::Seconds(60));
+  ASSERT_TRUE(resp_port.has_value()) << "no RESP port\n" << Logs();
   WaitForGraphPort(1);
   if (HasFatalFailure()) return;
-  ASSERT_NE(*kv_port, ports_[1]);
-  RespClient kv = Connect(*kv_port), graph = Connect(ports_[1]);
-  EXPECT_EQ(kv.Call({"SET", "k", std::string("v\0\r\n", 4)}), "+OK") << Logs();
-  EXPECT_EQ(kv.Call({"GET", "k"}), std::string("v\0\r\n", 4));
-  const int64_t id = IdOf(graph.Call({"NODE.ADD", kNodeType, "1", "1", "n"}));
+  ASSERT_NE(*resp_port, ports_[1]);
+  RespClient node = Connect(*resp_port), graph_only = Connect(ports_[1]);
+  EXPECT_EQ(node.Call({"SET", "k", std::string("v\0\r\n", 4)}), "+OK") << Logs();
+  EXPECT_EQ(node.Call({"GET", "k"}), std::string("v\0\r\n", 4));
+  const int64_t id = IdOf(node.Call({"NODE.ADD", kNodeType, "1", "1", std::string("n\0", 2)}));
   ASSERT_GT(id, 0) << Logs();
-  EXPECT_EQ(graph.Call({"NODE.GET", absl::StrCat(id), kNodeType}), NodeReply(id, kNodeType, 1, 1, "n"));
-  EXPECT_EQ(graph.Call({"LINK.ADD", "1", kLinkType, "2", "1", "0", "1", "l"}), ":1");
-  EXPECT_EQ(graph.Call({"LINK.COUNT", "1", kLinkType}), ":1");
-  EXPECT_EQ(kv.Call({"DBSIZE"}), ":1") << "the graph's data is not kv's";
-  EXPECT_EQ(graph.Call({"GET", "k"}).substr(0, 29), "-ERR unknown command 'GET', w");
-  EXPECT_EQ(kv.Call({"NODE.GET", absl::StrCat(id), kNodeType}).substr(0, 34), "-ERR unknown command 'NODE.GET', w");
-  EXPECT_FALSE(Counters(1, "kv").empty());
-  EXPECT_EQ(Counters(1, "graph")["resp_commands"], 5u);
+  EXPECT_EQ(node.Call({"node.get", absl::StrCat(id), kNodeType}), NodeReply(id, kNodeType, 1, 1, std::string("n\0", 2)));
+  EXPECT_EQ(graph_only.Call({"NODE.GET", absl::StrCat(id), kNodeType}),
+            NodeReply(id, kNodeType, 1, 1, std::string("n\0", 2)));
+
+  // A pipeline of both services' commands: replies in order, each seeing the earlier
+  // commands' writes.
+  EXPECT_EQ(node.Pipeline({{"LINK.ADD", "1", kLinkType, "2", "1", "0", "1", "l"},
+                           {"SET", "count", "7"},
+                           {"LINK.COUNT", "1", kLinkType},
+                           {"INCR", "count"},
+                           {"LINK.DELETE", "1", kLinkType, "2"},
+                           {"LINK.COUNT", "1", kLinkType},
+                           {"GET", "count"},
+                           {"NODE.GET", "x", kNodeType},
+                           {"LINK.COUNT", "1"}}),
+            (std::vector<std::string>{":1", "+OK", ":1", ":8", ":1", ":0", "8", "-ERR value is not an integer or out of range",
+                                      "-ERR wrong number of arguments for 'link.count' command"}));
+  EXPECT_EQ(node.Call({"DBSIZE"}), ":2") << "the graph's data is not kv's";
+
+  EXPECT_EQ(node.Call({"MULTI"}), "+OK");
+  EXPECT_EQ(node.Call({"SET", "m", "1"}), "+QUEUED");
+  EXPECT_EQ(node.Call({"NODE.ADD", kNodeType, "1", "1", "q"}),
+            "-ERR NODE.ADD is a graph command: it cannot be queued in MULTI");
+  EXPECT_EQ(node.Call({"EXEC"}).substr(0, 9), "-EXECABOR");
+  EXPECT_EQ(node.Call({"EXISTS", "m"}), ":0");
+
+  EXPECT_EQ(graph_only.Call({"GET", "k"}).substr(0, 29), "-ERR unknown command 'GET', w");
+  EXPECT_EQ(node.Call({"NOPE.GET", "1"}).substr(0, 34), "-ERR unknown command 'NOPE.GET', w");
+  EXPECT_EQ(Counters(1, "graph")["resp_commands"], 2u) << "the graph's own port served 2 commands";
   StopCleanly(1);
 }
 

@@ -43,6 +43,20 @@ class RespClient {
     for (const std::string& a : args) absl::StrAppend(&request, "$", a.size(), "\r\n", a, "\r\n");
     return Raw(request);
   }
+  // Sends every command at once (a pipeline), then reads one reply per command.
+  std::vector<std::string> Pipeline(const std::vector<std::vector<std::string>>& commands) {
+    std::string request;
+    for (const std::vector<std::string>& args : commands) {
+      absl::StrAppend(&request, "*", args.size(), "\r\n");
+      for (const std::string& a : args) absl::StrAppend(&request, "$", a.size(), "\r\n", a, "\r\n");
+    }
+    std::vector<std::string> replies;
+    if (::send(fd_.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+      return replies;
+    }
+    for (size_t i = 0; i < commands.size(); ++i) replies.push_back(Reply());
+    return replies;
+  }
   std::string Raw(const std::string& bytes) {
     if (::send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(bytes.size())) {
