@@ -66,7 +66,8 @@ bool ApplyOpsToValue(std::optional<std::string>& value, std::vector<KeyOp>& ops,
 
 std::optional<int64_t> ParseInt64(absl::string_view s) {
   if (s.empty() || s.size() > 20) return std::nullopt;
-  if (s[0] == '+' || (s.size() > 1 && s[0] == '0') || (s.size() > 2 && s[0] == '-' && s[1] == '0') ||
+  // Redis's string2ll: no '+', no leading zero, and so no "-0".
+  if (s[0] == '+' || (s.size() > 1 && s[0] == '0') || (s.size() > 1 && s[0] == '-' && s[1] == '0') ||
       s == "-") {
     return std::nullopt;
   }

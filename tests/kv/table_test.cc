@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/support/fabric_test_util.h"
+#include "kv/key_ops.h"
 #include "kv/layout.h"
 #include "alloc/size_classes.h"
 #include "tests/kv/kv_cluster.h"
@@ -55,6 +56,19 @@ TEST(KvLimitsTest, TheLargestPairFitsTheLargestObjectAndAMessage) {
   EXPECT_LE(kValueHeaderBytes + kMaxKeyBytes + kMaxValueBytes, alloc::MaxPayloadBytes());
   // The commit record (the value object and the bucket, with headers) fits a message.
   EXPECT_LE(kValueHeaderBytes + kMaxKeyBytes + kMaxValueBytes + 4096, 65504u);
+}
+
+// A stored value is an integer for INCR exactly when Redis's string2ll takes it.
+TEST(KvLimitsTest, StoredIntegersAreRedisStrict) {
+  for (const char* bad : {"", "-", "+1", "-0", "-01", "007", " 1", "1 ", "1x", "9223372036854775808",
+                          "-9223372036854775809", "123456789012345678901"}) {
+    EXPECT_FALSE(ParseInt64(bad).has_value()) << '"' << bad << '"';
+  }
+  EXPECT_EQ(ParseInt64("0"), 0);
+  EXPECT_EQ(ParseInt64("-1"), -1);
+  EXPECT_EQ(ParseInt64("10"), 10);
+  EXPECT_EQ(ParseInt64("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(ParseInt64("9223372036854775807"), INT64_MAX);
 }
 
 TEST_P(TableTest, ValuesOfEverySizeClassRoundTripFromEveryNode) {

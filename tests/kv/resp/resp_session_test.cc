@@ -111,6 +111,12 @@ TEST_F(RespSessionTest, Increments) {
               ElementsAre("-ERR value is not an integer or out of range"));
   Run({"SET", "s", "abc"});
   EXPECT_THAT(Run({"INCR", "s"}), ElementsAre("-ERR value is not an integer or out of range"));
+  for (const char* stored : {"-0", "-01", "007", "+1", "-", " 1", "1 "}) {
+    Run({"SET", "z", stored});
+    EXPECT_THAT(Run({"INCR", "z"}), ElementsAre("-ERR value is not an integer or out of range")) << stored;
+  }
+  Run({"SET", "z", "-1"});
+  EXPECT_THAT(Run({"INCR", "z"}), ElementsAre(":0"));
   Run({"SET", "max", "9223372036854775807"});
   EXPECT_THAT(Run({"INCR", "max"}), ElementsAre("-ERR increment or decrement would overflow"));
   EXPECT_THAT(Run({"DECRBY", "n", "-9223372036854775808"}),
