@@ -96,16 +96,24 @@ class JoinAll {
   std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
-// Nodes at ids first, first+1, ... in one transaction (part of a load's batch).
+// Nodes at ids first, first+1, ... (a part of AddNodes' batch): as many per transaction
+// as PutNodesTx fits under kMaxNodeBytesPerTx, until every one is written. The chunks
+// of the nodes a transaction committed are theirs: their vectors are emptied, so that
+// what is left in `chunks` after a failure is what no node took.
 Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                 int64_t first, absl::Span<const Node> nodes,
-                                absl::Span<const std::vector<FatPtr>> chunks) {
-  absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
-    absl::Status st = co_await PutNodesTx(s, first, nodes, chunks);
-    if (!st.ok()) co_return st;
-    co_return true;
-  });
-  co_return put.status();
+                                absl::Span<std::vector<FatPtr>> chunks) {
+  for (size_t at = 0; at < nodes.size();) {
+    const absl::Span<const std::vector<FatPtr>> rest =
+        chunks.empty() ? absl::Span<const std::vector<FatPtr>>() : absl::Span<const std::vector<FatPtr>>(chunks).subspan(at);
+    absl::StatusOr<size_t> put = co_await RunTx<size_t>(ctx, index, stats, [&](TxScope& s) {
+      return PutNodesTx(s, first + static_cast<int64_t>(at), nodes.subspan(at), GraphClient::kMaxNodeBytesPerTx, rest);
+    });
+    if (!put.ok()) co_return put.status();
+    for (size_t i = at; i < at + *put && !chunks.empty(); ++i) chunks[i].clear();
+    at += *put;
+  }
+  co_return absl::OkStatus();
 }
 
 // AddNodes: chunks first, then one transaction for the nodes.
@@ -137,8 +145,24 @@ class ReserveNodeIds {
   absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
 };
 
+// What a new node adds to its transaction's commit record: its vertex object as
+// StoreVertex allocates it (VertexAllocBytes: room for two lists), stored with its
+// header and line versions, and the id index's insert (up to two adjacent buckets).
+uint64_t NewNodeCommitBytes(const kv::ShardMap& index, const Node& node) {
+  Vertex v;
+  v.has_node = true;
+  if (node.data.size() <= kMaxInlineNodeData) {
+    v.inline_data = node.data;
+  } else {
+    v.chunks.resize((node.data.size() + kChunkDataBytes - 1) / kChunkDataBytes);
+  }
+  return objStoredBytes(VertexAllocBytes(v)) + 2 * objStoredBytes(index.layout().bucket_bytes());
+}
+
 // Ids first (a failure after it leaves a gap, as an auto-increment does), then the
-// nodes: in one transaction when they fit one commit record, else in several at once.
+// nodes: in one transaction when they fit one commit record, else in several at once,
+// each at most kMaxNodesPerTx nodes and kMaxNodeBytesPerTx of NewNodeCommitBytes (a
+// single node over it alone).
 Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                            kv::TableClient* ids, std::vector<Node> nodes) {
   std::vector<std::vector<FatPtr>> chunks(nodes.size());
@@ -152,33 +176,27 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const k
     chunks[i] = std::move(*c);
     any = any || !chunks[i].empty();
   }
-  const absl::Span<const std::vector<FatPtr>> all_chunks =
-      any ? absl::Span<const std::vector<FatPtr>>(chunks) : absl::Span<const std::vector<FatPtr>>();
-  uint64_t bytes = 0;
-  for (const Node& n : nodes) bytes += std::min<uint64_t>(n.data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
+  std::vector<uint64_t> commit_bytes(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) commit_bytes[i] = NewNodeCommitBytes(*index, nodes[i]);
   absl::StatusOr<int64_t> first = co_await ReserveNodeIds(*ids, nodes.size());
-  if (first.ok() && nodes.size() <= GraphClient::kMaxNodesPerTx && bytes <= GraphClient::kMaxNodeBytesPerTx) {
-    absl::StatusOr<bool> put = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
-      if (absl::Status st = co_await PutNodesTx(s, *first, nodes, all_chunks); !st.ok()) co_return st;
-      co_return true;
-    });
-    if (!put.ok()) first = put.status();
-  } else if (first.ok()) {
+  if (first.ok()) {
+    // Parts of about one transaction each (by NewNodeCommitBytes), written at once.
     std::vector<Task<absl::Status>> parts;
-    for (size_t at = 0; first.ok() && at < nodes.size();) {
+    for (size_t at = 0; at < nodes.size();) {
       size_t end = at;
       uint64_t part = 0;
       while (end < nodes.size() && end - at < GraphClient::kMaxNodesPerTx &&
-             (end == at || part <= GraphClient::kMaxNodeBytesPerTx)) {
-        part += std::min<uint64_t>(nodes[end].data.size(), kMaxInlineNodeData) + kVertexHeaderBytes;
+             (end == at || part + commit_bytes[end] <= GraphClient::kMaxNodeBytesPerTx)) {
+        part += commit_bytes[end];
         ++end;
       }
       parts.push_back(PutNodesPart(ctx, index, stats, *first + static_cast<int64_t>(at),
                                    absl::MakeConstSpan(nodes).subspan(at, end - at),
-                                   any ? all_chunks.subspan(at, end - at) : all_chunks));
+                                   any ? absl::MakeSpan(chunks).subspan(at, end - at) : absl::Span<std::vector<FatPtr>>()));
       at = end;
     }
-    if (absl::Status put = co_await JoinAll(std::move(parts)); !put.ok()) first = put;
+    absl::Status put = parts.size() == 1 ? co_await std::move(parts[0]) : co_await JoinAll(std::move(parts));
+    if (!put.ok()) first = put;
   }
   if (!first.ok()) {
     for (std::vector<FatPtr>& c : chunks) (void)co_await FreeChunks(ctx, index, stats, std::move(c));

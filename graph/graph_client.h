@@ -42,9 +42,12 @@ class GraphClient final : public GraphStore {
  public:
   // How long a conflicting transaction is retried (run_tx.h).
   static constexpr absl::Duration kRetryBudget = kTxRetryBudget;
-  // AddNodes writes at most this many nodes, and about this many bytes of vertices, per
-  // transaction (a commit record must fit one message); a larger batch (a load) is
-  // written in several at once.
+  // AddNodes writes at most this many nodes per transaction, and stops adding nodes to
+  // one once it writes this many bytes (txWriteBytes: vertices and id index buckets):
+  // a commit record must fit one message (65,504 bytes), and the index's Seal and the
+  // last node (an insert may displace pairs over up to kv::kProbeLimit buckets) may add
+  // as much again. A larger batch (a load) is written in several transactions, in
+  // parts at once.
   static constexpr size_t kMaxNodesPerTx = 64;
   static constexpr uint64_t kMaxNodeBytesPerTx = 24 * 1024;
   // Lock-free tries of a page before it is read where the list lives.

@@ -147,6 +147,16 @@ absl::Status Transaction::Write(TxObject* object) {
   return absl::OkStatus();
 }
 
+uint64_t Transaction::WriteBytes() const {
+  uint64_t bytes = 0;
+  for (const std::unique_ptr<TxObject>& o : objects_) {
+    if (o->allocated_ && o->freed_) continue;  // never visible (MakePlan skips it)
+    if (!o->written_ && !o->freed_) continue;
+    bytes += kLogEntryHeaderBytes + (o->freed_ || o->raw_ ? 0 : o->data_.size());  // CarriesPayload
+  }
+  return bytes;
+}
+
 absl::Status Transaction::IncrementIncarnation(TxObject* object) {
   if (absl::Status s = CheckOwned(object); !s.ok()) return s;
   if (object->allocated_) {

@@ -90,6 +90,9 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   void Commit(TxDone done);
   // Ends an active transaction without committing: its allocations are freed.
   void Abort();
+  // txWriteBytes: the bytes of log entries (headers and payloads) its commit would send
+  // each replica of everything it writes, so far. O(objects).
+  uint64_t WriteBytes() const;
 
   uint64_t id() const { return id_; }
   State state() const { return state_; }

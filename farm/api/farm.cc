@@ -50,6 +50,8 @@ void txCommit(Tx& tx, Cont<absl::Status> cont) {
 
 void txAbort(Tx& tx) { tx.Abort(); }
 
+uint64_t txWriteBytes(const Tx& tx) { return tx.WriteBytes(); }
+
 LockFreeOp::LockFreeOp(Context& ctx) : ctx_(&ctx) { NodeThread(ctx).allocator().epoch().Enter(); }
 
 LockFreeOp::LockFreeOp(LockFreeOp&& other) noexcept

@@ -77,6 +77,12 @@ absl::Status txWrite(Tx& tx, ObjBuf* object);
 void txCommit(Tx& tx, Cont<absl::Status> cont);
 // Ends the transaction without committing.
 void txAbort(Tx& tx);
+// What the transaction writes so far, as its commit's log records carry it (entry
+// headers and payloads): a replica of every object written gets at most this many
+// bytes, plus a record header, in one message, and a message holds at most 65,504
+// bytes on the default rings (a larger commit fails with InvalidArgument). Lets an
+// application split work into transactions that can commit. O(objects in it).
+uint64_t txWriteBytes(const Tx& tx);
 
 // --- Lock-free reads ---
 

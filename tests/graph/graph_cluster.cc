@@ -11,7 +11,7 @@ namespace farm::graph::testing {
 
 absl::StatusOr<std::unique_ptr<GraphCluster>> GraphCluster::Start(const std::string& backend, int nodes,
                                                                   const std::string& name, uint32_t replication,
-                                                                  ListIndexTuning list_index) {
+                                                                  ListIndexTuning list_index, uint32_t index_buckets) {
   InProcessClusterOptions o;
   o.backend = backend;
   o.nodes = nodes;
@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<GraphCluster>> GraphCluster::Start(const std::str
   o.replication = replication;
   o.dir = ::testing::TempDir() + name + "_" + backend + "_" + std::to_string(::getpid());
   GraphOptions g;
-  g.index_buckets_per_node = 1 << 12;
+  g.index_buckets_per_node = index_buckets;
   g.list_index = list_index;
   absl::StatusOr<std::unique_ptr<LocalGraphCluster>> local = LocalGraphCluster::Start(o, g);
   if (!local.ok()) return local.status();

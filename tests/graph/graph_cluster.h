@@ -15,10 +15,12 @@ namespace farm::graph::testing {
 
 class GraphCluster {
  public:
-  // Nodes 1..n with 2 threads, 64 MiB regions and replication r.
+  // Nodes 1..n with 2 threads, 64 MiB regions and replication r; an id index of
+  // index_buckets buckets per node (4 ids each; past them, chains).
   static absl::StatusOr<std::unique_ptr<GraphCluster>> Start(const std::string& backend, int nodes,
                                                              const std::string& name, uint32_t replication = 3,
-                                                             ListIndexTuning list_index = {});
+                                                             ListIndexTuning list_index = {},
+                                                             uint32_t index_buckets = 1 << 12);
 
   LocalGraphCluster& local() { return *graph_; }
   GraphClient& client(NodeId id, size_t t = 0) { return graph_->client(id, t); }

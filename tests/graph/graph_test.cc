@@ -92,6 +92,47 @@ TEST_P(GraphTest, ALoadsBatchOfNodesGetsConsecutiveIds) {
   EXPECT_EQ(*g_->AddNode(3, Node{0, 2048, 1, 1, "next"}), 701);
 }
 
+// Batches of 64 nodes of every inline size: each transaction's commit record fits one
+// message (the split counts vertices as allocated and the id index's buckets).
+TEST_P(GraphTest, BatchesOfNodesOfEveryInlineSizeFitTheirCommitRecords) {
+  int64_t expected = 1;
+  for (size_t bytes : {0, 100, 340, 700, 1000, 1500, 2048}) {
+    std::vector<Node> nodes;
+    for (int i = 0; i < 64; ++i) nodes.push_back(Node{0, 2048, 1, i, std::string(bytes, 'a' + i % 26)});
+    absl::StatusOr<int64_t> first = g_->AddNodes(1 + bytes % 3, nodes);
+    ASSERT_TRUE(first.ok()) << bytes << " bytes: " << first.status();
+    EXPECT_EQ(*first, expected);
+    absl::StatusOr<std::optional<Node>> last = g_->GetNode(2, *first + 63, 2048);
+    ASSERT_TRUE(last.ok() && last->has_value()) << bytes;
+    EXPECT_EQ((*last)->data, nodes[63].data);
+    expected += 64;
+  }
+}
+
+// A load into an id index filling up (displacements over many buckets, then chains):
+// every batch's transactions still fit a message. LinkBench's 1M-node load failed at
+// 70% of the index ("message of 66411 bytes exceeds the limit") when the batch was
+// split by an estimate only; now a transaction stops adding nodes at a write budget.
+TEST_P(GraphTest, ALoadIntoAFillingIdIndexFitsItsCommitRecords) {
+  absl::StatusOr<std::unique_ptr<GraphCluster>> small =
+      GraphCluster::Start(GetParam(), 3, "graph_full_index", 3, {}, /*index_buckets=*/64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  std::vector<Node> nodes;
+  for (int i = 0; i < 64; ++i) nodes.push_back(Node{0, 2048, 1, i, std::string(340, 'a' + i % 26)});
+  int64_t expected = 1;
+  for (int batch = 0; batch < 24; ++batch) {  // 1,536 ids in 768 slots
+    absl::StatusOr<int64_t> first = (*small)->AddNodes(1 + batch % 3, nodes);
+    ASSERT_TRUE(first.ok()) << "batch " << batch << ": " << first.status();
+    EXPECT_EQ(*first, expected);
+    expected += 64;
+  }
+  for (int64_t id = 1; id < expected; id += 61) {
+    absl::StatusOr<std::optional<Node>> n = (*small)->GetNode(1 + id % 3, id, 2048);
+    ASSERT_TRUE(n.ok() && n->has_value()) << id;
+    EXPECT_EQ((*n)->data, nodes[(id - 1) % 64].data);
+  }
+}
+
 // Writers on every node add nodes at once: every id is handed out once, and together
 // they are one run of consecutive ids.
 TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {

@@ -194,6 +194,36 @@ TEST_P(TransactionTest, AllocatingTheSlotOfAnObjectReadAndFreedMeanwhileAborts) 
   EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
 }
 
+// txWriteBytes counts what the commit's records carry: an entry header per object
+// written, allocated or freed, and the payloads of those written or allocated; reads
+// add nothing.
+TEST_P(TransactionTest, WriteBytesCountTheCommitRecordsEntries) {
+  const FatPtr a = Create(2, std::string(40, 'a'));
+  const FatPtr b = Create(3, std::string(100, 'b'));
+  absl::StatusOr<std::vector<uint64_t>> bytes =
+      RunInContext<absl::StatusOr<std::vector<uint64_t>>>(cluster_->node(1), [a, b](Context& ctx, auto finish) {
+        TxHandle tx = txCreate(ctx);
+        auto counts = std::make_shared<std::vector<uint64_t>>();
+        counts->push_back(txWriteBytes(*tx));
+        txRead(*tx, a, [=](absl::StatusOr<ObjBuf*> read) mutable {
+          if (!read.ok()) return finish(read.status());
+          counts->push_back(txWriteBytes(*tx));  // read only
+          if (absl::Status s = txWrite(*tx, *read); !s.ok()) return finish(s);
+          counts->push_back(txWriteBytes(*tx));
+          txAlloc(*tx, 200, Addr(), [=](absl::StatusOr<ObjBuf*> made) mutable {
+            if (!made.ok()) return finish(made.status());
+            counts->push_back(txWriteBytes(*tx));
+            if (absl::Status s = txFree(*tx, b); !s.ok()) return finish(s);
+            counts->push_back(txWriteBytes(*tx));
+            txAbort(*tx);
+            finish(*counts);
+          });
+        });
+      });
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, (std::vector<uint64_t>{0, 0, 32 + 40, 32 + 40 + 32 + 200, 32 + 40 + 32 + 200 + 32}));
+}
+
 TEST_P(TransactionTest, ErrorCases) {
   const FatPtr a = Create(2, std::string(40, 'a'));
   // Freed in a transaction: later reads fail with FailedPrecondition (incarnation).
