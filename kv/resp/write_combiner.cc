@@ -28,6 +28,14 @@ struct WriteCombiner::Step {
   int attempts_left = 0;
 };
 
+// Whether a failed Put or commit may still have been applied: the machine did not
+// answer (or answered something unexpected), so the outcome is unknown. Any other
+// error is a refusal: nothing was applied.
+bool OutcomeUnknown(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsUnknown(s) || absl::IsInternal(s) ||
+         absl::IsDataLoss(s);
+}
+
 std::shared_ptr<WriteCombiner> WriteCombiner::Create(Store* store, int max_txn_attempts,
                                                      Context* ctx) {
   auto combiner = std::shared_ptr<WriteCombiner>(new WriteCombiner(store, max_txn_attempts, ctx));
@@ -73,7 +81,11 @@ void WriteCombiner::StartStep(const std::string& key, Queue& queue) {
   }
   store_->Put(step->key, step->writes.back().value,
               [self = shared_from_this(), step](absl::Status s) mutable {
-                if (!s.ok() && step->writes.size() > 1) return self->RunOneByOne(std::move(step));
+                // Refused: nothing was applied, so each write gets its own outcome. An
+                // unknown outcome is every write's (a replay could undo a later value).
+                if (!s.ok() && !OutcomeUnknown(s) && step->writes.size() > 1) {
+                  return self->RunOneByOne(std::move(step));
+                }
                 for (Write& w : step->writes) w.put_done(s);
                 self->Finish(std::move(step));
               });
@@ -128,12 +140,21 @@ void WriteCombiner::RunInTxn(std::shared_ptr<Step> step) {
           }
           ops->Commit([self, step, ops](absl::Status s) mutable {
             if (absl::IsAborted(s) && step->attempts_left > 0) return self->Retry(std::move(step));
+            if (!s.ok() && !OutcomeUnknown(s)) {
+              // Nothing was committed (attempts used up, or refused): as when an
+              // operation before the commit fails.
+              step->failed = s;
+              return self->Abandon(std::move(step));
+            }
+            // Committed, or an unknown outcome: that is every write's, except that a
+            // write that refused itself wrote nothing and keeps its own reply.
             for (size_t i = 0; i < step->writes.size(); ++i) {
               Write& w = step->writes[i];
               if (w.put) {
                 w.put_done(s);
               } else {
-                w.update_done(s.ok() ? std::move(step->results[i]) : CommandResult(s));
+                const bool refused = !step->results[i].ok();
+                w.update_done(s.ok() || refused ? std::move(step->results[i]) : CommandResult(s));
               }
             }
             self->Finish(std::move(step));

@@ -11,14 +11,16 @@
 //     and written back once (cached_key_ops.h). A body's command error (a RedisError
 //     or DataLoss, decided before it writes anything) is that write's reply and the
 //     others go on. On Aborted (from the commit, or from an operation before it) the
-//     step runs again, up to max_txn_attempts attempts, then each update gets Aborted,
-//     as its own transaction would have. With a Context a retry first waits a random
-//     time, up to 20 µs · 2^attempt (at most 1.3 ms), so that steps of one key on two
-//     threads that collided do not retry in lockstep.
-//   - A step that fails otherwise before anything was committed (a Put's error, a store
-//     error inside the transaction) runs again write by write, in order, so that each
-//     gets exactly its own outcome. A commit that fails otherwise (a machine away: the
-//     outcome is unknown) gives every write of the step that error.
+//     step runs again, up to max_txn_attempts attempts. With a Context a retry first
+//     waits a random time, up to 20 µs · 2^attempt (at most 1.3 ms), so that steps of
+//     one key on two threads that collided do not retry in lockstep.
+//   - A step that fails when nothing was committed — its attempts used up, a refused
+//     Put or commit, a store error inside the transaction — runs again write by write,
+//     in order, so that each gets exactly its own outcome (a Put never gets Aborted; an
+//     update gets its own max_txn_attempts). A Put or commit whose outcome is unknown
+//     (Unavailable, DeadlineExceeded, Unknown, Internal, DataLoss: it may have been
+//     applied) gives every write of the step that error, but a write that refused
+//     itself keeps its own reply; no write is replayed, which could undo a later one.
 // A step of one write is exactly that write: a Put, or the update in a transaction of
 // its own. Writes of one key apply in the order submitted, whichever connection sent
 // them; a session may therefore submit a write of a key while its earlier write of the

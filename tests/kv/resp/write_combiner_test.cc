@@ -24,6 +24,7 @@ namespace {
 using ::farm::kv::testing::FakeStoreOptions;
 using ::farm::kv::testing::SessionEnv;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 // Records the name of every store operation scheduled.
 FakeStoreOptions Recording(std::shared_ptr<std::vector<std::string>> ops) {
@@ -231,7 +232,24 @@ TEST_F(WriteCombinerTest, AnAbortedOperationBeforeTheCommitRetriesTheStep) {
   EXPECT_EQ(combiner_->stats().one_by_one, 0u);
 }
 
-TEST_F(WriteCombinerTest, AFailedCombinedPutRunsEachPutOnItsOwn) {
+TEST_F(WriteCombinerTest, ARefusedCombinedPutRunsEachPutOnItsOwn) {
+  const size_t first = Slot();
+  std::string zero = "0";
+  combiner_->Put("k", zero, [&, first](absl::Status s) {
+    results_[first] = s.ok() ? "OK" : s.ToString();
+    env_.cluster().InjectError(absl::ResourceExhaustedError("region full"), 1);
+  });
+  Put("1");
+  Put("2");
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_THAT(Results(), ElementsAre("OK", "OK", "OK"));
+  EXPECT_EQ(env_.cluster().Peek("k"), "2");
+  EXPECT_EQ(Count("put"), 4);  // "0"; "2" for both (refused); "1"; "2"
+}
+
+// A combined Put whose outcome is unknown (it may have been applied) is every write's
+// outcome: replaying "1" then "2" could put "1" back over a "2" others already read.
+TEST_F(WriteCombinerTest, ACombinedPutOfUnknownOutcomeIsEveryWritesError) {
   const size_t first = Slot();
   std::string zero = "0";
   combiner_->Put("k", zero, [&, first](absl::Status s) {
@@ -241,9 +259,8 @@ TEST_F(WriteCombinerTest, AFailedCombinedPutRunsEachPutOnItsOwn) {
   Put("1");
   Put("2");
   ASSERT_TRUE(env_.Drain());
-  EXPECT_THAT(Results(), ElementsAre("OK", "OK", "OK"));
-  EXPECT_EQ(env_.cluster().Peek("k"), "2");
-  EXPECT_EQ(Count("put"), 4);  // "0"; "2" for both (failed); "1"; "2"
+  EXPECT_THAT(Results(), ElementsAre("OK", "UNAVAILABLE: node away", "UNAVAILABLE: node away"));
+  EXPECT_EQ(Count("put"), 2);  // "0"; "2" for both, not replayed
 }
 
 TEST_F(WriteCombinerTest, AnAbortedStepRunsAgainAsAWhole) {
@@ -260,16 +277,19 @@ TEST_F(WriteCombinerTest, AnAbortedStepRunsAgainAsAWhole) {
   EXPECT_EQ(combiner_->stats().txn_attempts, 2u);
 }
 
-TEST_F(WriteCombinerTest, WhenTheAttemptsRunOutEveryWriteOfTheStepGetsAborted) {
+// When a step's attempts run out, nothing was committed: each write runs on its own, so
+// a plain Put (which is never Aborted) succeeds and an update gets its own attempts.
+TEST_F(WriteCombinerTest, WhenTheAttemptsRunOutEachWriteRunsOnItsOwn) {
   Put("0");
   Update(Append("k", "1", "\x01", [&] { env_.cluster().Poke("k", "Z"); }));
   Put("p");
   ASSERT_TRUE(env_.Drain());
   EXPECT_EQ(Results()[0], "OK");
   EXPECT_TRUE(absl::StrContains(Results()[1], "ABORTED")) << Results()[1];
-  EXPECT_TRUE(absl::StrContains(Results()[2], "ABORTED")) << Results()[2];
+  EXPECT_EQ(Results()[2], "OK");
   EXPECT_EQ(combiner_->stats().txn_attempts, 5u);
-  EXPECT_EQ(env_.cluster().Peek("k"), "Z");
+  EXPECT_EQ(combiner_->stats().one_by_one, 1u);
+  EXPECT_EQ(env_.cluster().Peek("k"), "p");
 }
 
 TEST_F(WriteCombinerTest, ACommitErrorIsEveryWritesError) {
@@ -282,6 +302,17 @@ TEST_F(WriteCombinerTest, ACommitErrorIsEveryWritesError) {
   EXPECT_EQ(Results()[1], "UNAVAILABLE: node away");
   EXPECT_EQ(Results()[2], "UNAVAILABLE: node away");
   EXPECT_EQ(env_.cluster().Peek("k"), "0");  // the outcome is unknown; here: nothing
+}
+
+// A write that refused itself wrote nothing: it keeps its own reply whatever the
+// commit of the others does.
+TEST_F(WriteCombinerTest, ARefusedWriteKeepsItsReplyWhenTheCommitFails) {
+  Put("0");
+  Update(Append("k", "1"));
+  Update(Append("k", "2", /*refuse=*/"01"));
+  env_.cluster().InjectCommitError(absl::UnavailableError("node away"), 1);
+  ASSERT_TRUE(env_.Drain());
+  EXPECT_THAT(Results(), ElementsAre("OK", "UNAVAILABLE: node away", HasSubstr("ERR refused")));
 }
 
 TEST_F(WriteCombinerTest, AWriteSubmittedFromACallbackJoinsTheQueue) {
