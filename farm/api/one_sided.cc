@@ -2,10 +2,13 @@
 // through transactions of their own (kAllocRaw, kFreeRaw: tx/log_record.h).
 #include "farm/api/one_sided.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "alloc/end_of_epoch.h"
 #include "farm/base/log.h"
 #include "membership/placement.h"
@@ -88,15 +91,37 @@ void rawAlloc(Context& ctx, uint32_t size, Addr hint, Cont<absl::StatusOr<RawPtr
   AllocAttempt(&t, size, hint, 1, std::move(shared));
 }
 
+// rawFree's end-of-epoch round waits for every bracket (transaction, LockFreeOp,
+// one-sided op) open on every thread, this one included: it starts once none is open
+// here. Other work of the thread (its sessions' lookups and transactions) ends on its
+// own; a caller holding its own bracket across rawFree would wait forever, so after
+// kFreeBracketWait with one open it is FailedPrecondition. Checked with a backoff from
+// 10 us to 1 ms: bounded polling.
+constexpr absl::Duration kFreeBracketWait = absl::Seconds(1);
+
+void FreeOutsideBrackets(Context& ctx, RawPtr object, std::shared_ptr<Cont<absl::Status>> shared,
+                         absl::Time deadline, absl::Duration backoff);
+
 void rawFree(Context& ctx, RawPtr object, Cont<absl::Status> cont) {
-  tx::ThreadContext& t = NodeThread(ctx);
   auto shared = std::make_shared<Cont<absl::Status>>(std::move(cont));
+  // Always from the loop: the continuation never runs inside the call.
+  ctx.Defer([&ctx, object, shared] {
+    FreeOutsideBrackets(ctx, object, shared, absl::Now() + kFreeBracketWait, absl::Microseconds(10));
+  });
+}
+
+void FreeOutsideBrackets(Context& ctx, RawPtr object, std::shared_ptr<Cont<absl::Status>> shared,
+                         absl::Time deadline, absl::Duration backoff) {
+  tx::ThreadContext& t = NodeThread(ctx);
   if (t.allocator().epoch().inside()) {
-    ctx.Defer([shared, object] {
-      (*shared)(absl::FailedPreconditionError(absl::StrFormat(
-          "rawFree of %s inside a transaction or LockFreeOp of this thread: its end-of-epoch round would wait for "
-          "it; end it first",
-          object.ToString())));
+    if (absl::Now() >= deadline) {
+      return (*shared)(absl::FailedPreconditionError(absl::StrFormat(
+          "rawFree of %s: a transaction or LockFreeOp stayed open on this thread for %s (its end-of-epoch round "
+          "would wait for it): end yours before calling rawFree",
+          object.ToString(), absl::FormatDuration(kFreeBracketWait))));
+    }
+    ctx.RunAfter(backoff, [&ctx, object, shared, deadline, backoff] {
+      FreeOutsideBrackets(ctx, object, shared, deadline, std::min(backoff * 2, absl::Milliseconds(1)));
     });
     return;
   }

@@ -100,9 +100,11 @@ void rawAlloc(Context& ctx, uint32_t size, Addr hint, Cont<absl::StatusOr<RawPtr
 
 // Frees the object: marks it dying (ops on it fail from now on), waits until no op that
 // may have seen it alive is still running anywhere (an end-of-epoch round over every
-// member), then frees its slot in a transaction. Works on a lost object. Must not be
-// called while this thread holds a transaction or a LockFreeOp (the round would wait for
-// it): FailedPrecondition. A round that fails (a member did not answer) is Unavailable
+// member), then frees its slot in a transaction. Works on a lost object. The round
+// starts once no transaction, LockFreeOp or one-sided op is open on this thread (other
+// work of the thread ends on its own); a caller that keeps its own open across rawFree
+// gets FailedPrecondition after a second, the object untouched. A round that fails (a
+// member did not answer) is Unavailable
 // and leaves the object dying: call rawFree again. A second rawFree of the same object
 // is FailedPrecondition.
 void rawFree(Context& ctx, RawPtr object, Cont<absl::Status> cont);

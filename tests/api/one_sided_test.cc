@@ -684,6 +684,20 @@ TEST_P(OneSidedTest, RawFreeInsideATransactionIsRefused) {
   EXPECT_TRUE(Free(2, r).ok());
 }
 
+// Other work open on the thread (here a transaction that a timer ends 20 ms later, as
+// another session's would) only delays rawFree: it frees once that work has ended.
+TEST_P(OneSidedTest, RawFreeWaitsForOtherWorkOfTheThread) {
+  const RawPtr r = Alloc(2, 16);
+  ASSERT_FALSE(r.is_null());
+  absl::Status freed = RunInContext<absl::Status>(node(2), [r](Context& ctx, auto finish) {
+    TxHandle other = txCreate(ctx);
+    ctx.RunAfter(absl::Milliseconds(20), [other] { txAbort(*other); });
+    rawFree(ctx, r, [finish](absl::Status s) mutable { finish(s); });
+  });
+  EXPECT_TRUE(freed.ok()) << freed;
+  EXPECT_EQ(Read(1, r, 0, 16).status().code(), absl::StatusCode::kFailedPrecondition) << "freed";
+}
+
 // The holder's worker threads run nothing for remote one-sided ops (once the caller has
 // the region's capability and has validated the object): no message reaches them.
 TEST_P(OneSidedTest, TheHoldersWorkerThreadsRunNothingForRemoteOps) {
