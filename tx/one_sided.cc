@@ -406,7 +406,14 @@ void OneSidedAccess::OnValidation(Op* op, const Completion& c) {
                                                              KindName(static_cast<int>(op->kind)), op->p.ToString(),
                                                              op->primary, CompletionStatusName(c.status))));
   }
-  if (c.torn && ++op->torn_validations < kMaxTornValidations) return PostValidation(op);
+  if (c.torn) {
+    // A torn header is read again, never accepted (invariant 1).
+    if (++op->torn_validations < kMaxTornValidations) return PostValidation(op);
+    validated_.erase(op->p.addr.raw());
+    return Finish(op, absl::UnavailableError(absl::StrFormat(
+                          "%s: %s's header changed under %d READs in a row at node %d; try again",
+                          KindName(static_cast<int>(op->kind)), op->p.ToString(), kMaxTornValidations, op->primary)));
+  }
   const char* header = SlotAt(op->slot);
   uint64_t word, incarnation;
   std::memcpy(&word, header + kVersionOffset, sizeof(word));
