@@ -68,6 +68,11 @@ struct TableScan {
   double utilisation() const { return memory_bytes ? double(pair_bytes) / double(memory_bytes) : 0; }
 };
 
+// For implementations: whether every key is within kMaxKeyBytes; if not, `done` gets
+// InvalidArgument later on ctx's thread (never inside the call) and nothing is sent.
+bool KeysWithinLimit(Context& ctx, absl::string_view key, GetDone& done);
+bool KeysWithinLimit(Context& ctx, absl::Span<const std::string> keys, MultiGetDone& done);
+
 class KvClient {
  public:
   virtual ~KvClient() = default;

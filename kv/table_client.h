@@ -29,9 +29,11 @@ class TableClient final : public KvClient {
   // Updates go to `update_msg` (the table's TableIdentity).
   TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg = kKvUpdateMsgId);
 
-  void Get(absl::string_view key, GetDone done) override { reader_.Get(key, std::move(done)); }
+  void Get(absl::string_view key, GetDone done) override {
+    if (KeysWithinLimit(ctx_, key, done)) reader_.Get(key, std::move(done));
+  }
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override {
-    reader_.MultiGet(keys, std::move(done));
+    if (KeysWithinLimit(ctx_, keys, done)) reader_.MultiGet(keys, std::move(done));
   }
   // kPut (value), kRemove, kIncrement (delta). InvalidArgument for a key or value over
   // the limits (checked here, nothing is sent); the op's own error in its result.

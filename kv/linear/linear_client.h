@@ -25,9 +25,11 @@ class LinearClient final : public KvClient {
  public:
   LinearClient(Context& ctx, std::shared_ptr<const LinearTable> table, MsgId update_msg);
 
-  void Get(absl::string_view key, GetDone done) override { reader_.Get(key, std::move(done)); }
+  void Get(absl::string_view key, GetDone done) override {
+    if (KeysWithinLimit(ctx_, key, done)) reader_.Get(key, std::move(done));
+  }
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override {
-    reader_.MultiGet(keys, std::move(done));
+    if (KeysWithinLimit(ctx_, keys, done)) reader_.MultiGet(keys, std::move(done));
   }
   // InvalidArgument for a key or value over the limits (checked here, nothing is sent).
   void Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,

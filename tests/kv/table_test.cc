@@ -124,6 +124,8 @@ TEST_P(TableTest, IncrementsAndErrors) {
   ASSERT_TRUE(kv->Put(1, "max", "9223372036854775807").ok());
   EXPECT_EQ(kv->Update(2, OpKind::kIncrement, "max", "", 1)->status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(kv->Put(1, std::string(kMaxKeyBytes + 1, 'k'), "v").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(kv->Get(2, std::string(kMaxKeyBytes + 1, 'k')).status().code(), absl::StatusCode::kInvalidArgument)
+      << "a lookup of a key no pair can have is refused, not answered absent";
   EXPECT_EQ(kv->Put(1, "big", std::string(kMaxValueBytes + 1, 'v')).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(kv->Get(1, "big")->has_value());
 }
