@@ -14,7 +14,8 @@
 #   tools/linkbench/compare.sh [build dir] [linkbench flags...]
 #   tools/linkbench/compare.sh build --nodes=10000 --requesters=10 --requests=5000
 # Environment: FARM_NODES (3), FARM_ZK_PORT (2396), FARM_GRAPH_PORT (17480),
-# FARM_NODE_FLAGS (extra farm_node flags, e.g. "--threads=2 --log_sync=off"),
+# FARM_NODE_FLAGS (extra farm_node flags, e.g. "--threads=2 --log_sync=off"; the id
+# index is sized from --nodes: --graph_index_buckets here overrides it),
 # LINKBENCH_BACKENDS (farm,graph-resp,mariadb).
 set -euo pipefail
 BUILD=${1:-build}
@@ -29,12 +30,19 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 DIR=$(mktemp -d /tmp/farm-linkbench-compare-XXXXXX)
 trap '"$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
 
+# The graph's id index: each farm backend (farm, graph-resp) loads --nodes ids of its
+# own; past its buckets (4 ids each) the index chains, and inserts into a nearly full
+# one write many buckets. Size it for half full, at least farm_node's default.
+GRAPH_NODES=$(printf '%s\n' "$@" | sed -n 's/^--nodes=\([0-9]*\)$/\1/p' | tail -1)
+GRAPH_NODES=${GRAPH_NODES:-10000}
+INDEX_BUCKETS=$(( (2 * GRAPH_NODES * 2 / 4 + NODES - 1) / NODES ))
+[ "$INDEX_BUCKETS" -lt 65536 ] && INDEX_BUCKETS=65536
 ADDRS=""
 for ((k = 0; k < NODES; k++)); do ADDRS="$ADDRS${ADDRS:+,}127.0.0.1:$((GRAPH_PORT + k))"; done
 # shellcheck disable=SC2086
 FARM_BUILD_DIR=$BUILD "$HERE/deploy/local-cluster" start --fresh --nodes "$NODES" --dir "$DIR" --services graph \
-  --graph-port "$GRAPH_PORT" --zk-port "$ZK_PORT" -- ${FARM_NODE_FLAGS:-} >/dev/null
-echo "compare.sh: cluster of $NODES nodes (graph on $ADDRS), ZooKeeper 127.0.0.1:$ZK_PORT"
+  --graph-port "$GRAPH_PORT" --zk-port "$ZK_PORT" -- --graph_index_buckets="$INDEX_BUCKETS" ${FARM_NODE_FLAGS:-} >/dev/null
+echo "compare.sh: cluster of $NODES nodes (graph on $ADDRS, $INDEX_BUCKETS id index buckets each), ZooKeeper 127.0.0.1:$ZK_PORT"
 status=0
 "$BUILD/tools/linkbench/linkbench" --backend="$BACKENDS" --zookeeper="127.0.0.1:$ZK_PORT" \
   --secret_file="$DIR/secret" --graph_resp="$ADDRS" --progress=false "$@" || status=$?
