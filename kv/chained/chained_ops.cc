@@ -138,11 +138,13 @@ Task<absl::StatusOr<TxBucket>> KeyBucketInTx(Tx& tx, const ChainedTable& table, 
       co_await TxRead(tx, tables->current->Bucket(BucketIndex(hash, tables->current->buckets())));
   if (!head.ok()) co_return Retryable(head.status());
   if (IsMoved(std::as_const(**head).data())) {
-    if (tables->next == nullptr) co_return absl::InternalError("chained: a moved head in a table not expanding");
+    // The root was read before an expansion started and the head after it moved it: the
+    // transaction's reads are not yet validated, and its commit would fail.
+    if (tables->next == nullptr) co_return absl::AbortedError("chained: the table expanded during the transaction");
     head = co_await TxRead(tx, tables->next->Bucket(BucketIndex(hash, tables->next->buckets())));
     if (!head.ok()) co_return Retryable(head.status());
     if (IsMoved(std::as_const(**head).data())) {
-      co_return absl::InternalError("chained: a moved head in the next table");
+      co_return absl::AbortedError("chained: the table expanded again during the transaction");
     }
   }
   co_return co_await ReadChainInTx(tx, table.map->layout(), *head);
