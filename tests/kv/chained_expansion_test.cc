@@ -3,7 +3,8 @@
 // inserts, removes and scans run against the half-migrated table from every node; then
 // concurrent readers and writers on every node while automatic expansions double the
 // table several times: readers never see a value that was not written for their key
-// nor miss a key present throughout, and the final contents equal a model.
+// nor miss a key present throughout, and the final contents equal a model. Mid-expansion
+// writes go through shipped updates and through transactions (BeginTxn).
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "kv/chained/chained_client.h"
 #include "kv/chained/chained_node.h"
+#include "kv/store.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/support/fabric_test_util.h"
 
@@ -90,6 +92,27 @@ void ExpectContents(KvCluster& kv, const std::map<std::string, std::string>& mod
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_FALSE(got->has_value()) << when << ": " << key << " was removed";
   }
+}
+
+// Puts key -> value and reads it back in one transaction (BeginTxn), retried while it
+// conflicts (e.g. with a bucket's migration).
+absl::Status PutInTxn(KvCluster& kv, NodeId on, const std::string& key, const std::string& value) {
+  absl::Status s;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    s = kv.kv().Run<absl::Status>(on, 0, [key, value](KvClient& c, auto finish) {
+      std::shared_ptr<StoreTxn> txn = c.BeginTxn();
+      txn->Put(key, value, [txn, key, value, finish = std::move(finish)](absl::Status put) mutable {
+        if (!put.ok()) return finish(put);
+        txn->Get(key, [txn, value, finish = std::move(finish)](absl::StatusOr<std::optional<std::string>> r) mutable {
+          if (!r.ok()) return finish(r.status());
+          if (!r->has_value() || **r != value) return finish(absl::InternalError("the transaction misread its put"));
+          txn->Commit([txn, finish = std::move(finish)](absl::Status done) mutable { finish(done); });
+        });
+      });
+    });
+    if (s.code() != absl::StatusCode::kAborted) return s;
+  }
+  return s;
 }
 
 class ChainedExpansionTest : public ::testing::TestWithParam<std::string> {};
@@ -165,6 +188,11 @@ TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
         const std::string key = absl::StrCat("new-", round, "-", p, "-", j);
         model[key] = ValueFor(key, ++gen);
         ASSERT_TRUE(kv.Put(1 + j % 3, key, model[key]).ok()) << key;
+      }
+      for (int j = 0; j < 6; ++j) {  // and through transactions (MULTI/EXEC's path)
+        const std::string key = absl::StrCat("txn-", round, "-", p, "-", j);
+        model[key] = ValueFor(key, ++gen);
+        ASSERT_TRUE(PutInTxn(kv, 1 + j % 3, key, model[key]).ok()) << key;
       }
       std::erase_if(absent, [&](const std::string& k) { return model.count(k) > 0; });
       ExpectContents(kv, model, absent, "mid-expansion, after updates");
