@@ -13,17 +13,52 @@ bool Stale(const absl::Status& s) { return s.code() == absl::StatusCode::kFailed
 
 }  // namespace
 
+struct ChainedReader::Lookup {
+  ChainedReader* reader = nullptr;  // keeps READ continuations within AnyInvocable's inline storage
+  std::string key;
+  uint64_t hash = 0;
+  uint32_t partition = 0;
+  uint32_t restarts = 0;
+  GetDone done;
+  std::optional<LockFreeOp> op;
+  // This attempt: the view it started from, the head whose bucket it reads (in the
+  // view's next table or not) and its version, whether a block was read.
+  PartitionView view;
+  FatPtr head;
+  uint64_t head_version = 0;
+  bool in_next = false;
+  bool chained = false;
+  uint32_t blocks = 0;
+  Stage stage = Stage::kHead;
+  std::string object;  // the bucket object (head or block) being scanned
+  uint32_t next_slot = 0;
+  std::string value;   // an out-of-line value object
+};
+
 ChainedReader::ChainedReader(Context& ctx, ChainedTable table) : ctx_(ctx), table_(std::move(table)) {
   views_.resize(table_.map->size());
   for (size_t p = 0; p < views_.size(); ++p) views_[p].current = table_.map->partition(p).initial;
 }
 
+ChainedReader::~ChainedReader() = default;
+
 void ChainedReader::Get(absl::string_view key, GetDone done) {
-  Spawn(Lookup(std::string(key)), [done = std::move(done)](absl::StatusOr<std::optional<std::string>> r) mutable {
-    if (!r.ok()) return done(r.status());
-    if (!r->has_value()) return done(std::optional<absl::string_view>());
-    done(std::optional<absl::string_view>(**r));
-  });
+  Lookup* l;
+  if (free_.empty()) {
+    lookups_.push_back(std::make_unique<Lookup>());
+    l = lookups_.back().get();
+    l->reader = this;
+  } else {
+    l = free_.back();
+    free_.pop_back();
+  }
+  ++stats_.lookups;
+  l->key.assign(key.data(), key.size());
+  l->hash = HashKey(key);
+  l->partition = table_.map->PartitionOf(l->hash);
+  l->restarts = 0;
+  l->done = std::move(done);
+  Attempt(l);
 }
 
 void ChainedReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {
@@ -42,11 +77,11 @@ void ChainedReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone do
     return;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    Spawn(Lookup(keys[i]), [gather, i](absl::StatusOr<std::optional<std::string>> r) {
+    Get(keys[i], [gather, i](absl::StatusOr<std::optional<absl::string_view>> r) {
       if (!r.ok()) {
         if (gather->error.ok()) gather->error = r.status();
-      } else {
-        gather->values[i] = std::move(*r);
+      } else if (r->has_value()) {
+        gather->values[i] = std::string(**r);
       }
       if (--gather->pending > 0) return;
       if (!gather->error.ok()) return gather->done(gather->error);
@@ -55,18 +90,127 @@ void ChainedReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone do
   }
 }
 
-Task<absl::StatusOr<LockFreeCopy>> ChainedReader::Read(LockFreeOp& op, FatPtr object) {
+void ChainedReader::Attempt(Lookup* l) {
+  l->view = views_[l->partition];
+  l->op.emplace(lockFreeStart(ctx_));
+  l->in_next = false;
+  l->chained = false;
+  l->blocks = 0;
+  const BucketTable& t = *l->view.current;
+  l->head = t.Bucket(BucketIndex(l->hash, t.buckets()));
+  ++chain_.head_reads;
+  Read(l, Stage::kHead, l->head);
+}
+
+void ChainedReader::Read(Lookup* l, Stage stage, FatPtr object) {
+  l->stage = stage;
   ++stats_.reads;
-  absl::StatusOr<LockFreeCopy> copy = co_await LockFreeRead(op, object);
-  if (copy.ok()) stats_.bytes_read += copy->data.size();
-  co_return copy;
+  lockFreeRead(*l->op, object, [l](absl::StatusOr<LockFreeObject> r) { l->reader->OnRead(l, std::move(r)); });
+}
+
+void ChainedReader::OnRead(Lookup* l, absl::StatusOr<LockFreeObject> r) {
+  if (!r.ok()) {
+    if (!Stale(r.status())) return Finish(l, r.status());
+    // A freed head: its table ended (refresh the view); a freed block or value: the
+    // bucket changed (try again).
+    return Restart(l, l->stage == Stage::kHead);
+  }
+  stats_.bytes_read += r->data.size();
+  const BucketLayout& layout = table_.map->layout();
+  switch (l->stage) {
+    case Stage::kValue: {
+      absl::StatusOr<std::pair<absl::string_view, absl::string_view>> kv = ParseValueObject(r->data);
+      if (!kv.ok()) return Finish(l, kv.status());
+      if (kv->first == l->key) {
+        l->value.assign(kv->second.data(), kv->second.size());
+        return Finish(l, std::optional<absl::string_view>(l->value));
+      }
+      return Scan(l);  // a hash collision: the rest of the object
+    }
+    case Stage::kRecheck:
+      if (r->version != l->head_version) return Restart(l, false);
+      return Finish(l, std::optional<absl::string_view>());
+    case Stage::kHead:
+    case Stage::kBlock:
+      break;
+  }
+  l->object.assign(r->data.data(), r->data.size());
+  const std::span<const char> data(l->object.data(), l->object.size());
+  if (absl::Status s = CheckBucket(data, layout); !s.ok()) return Finish(l, s);
+  if (l->stage == Stage::kHead) {
+    if (IsMoved(data)) {
+      if (l->in_next || l->view.next == nullptr) return Restart(l, true);
+      ++chain_.next_table;
+      l->in_next = true;
+      const BucketTable& t = *l->view.next;
+      l->head = t.Bucket(BucketIndex(l->hash, t.buckets()));
+      ++chain_.head_reads;
+      return Read(l, Stage::kHead, l->head);
+    }
+    l->head_version = r->version;
+  } else {
+    l->chained = true;
+  }
+  l->next_slot = 0;
+  Scan(l);
+}
+
+void ChainedReader::Scan(Lookup* l) {
+  const BucketLayout& layout = table_.map->layout();
+  const std::span<const char> data(l->object.data(), l->object.size());
+  if (data[0] == 0) return Finish(l, std::optional<absl::string_view>());  // never written: empty
+  for (uint32_t i = l->next_slot; i < layout.slots_per_bucket; ++i) {
+    std::span<const char> slot = BucketSlotAt(data, layout, i);
+    const SlotKind kind = KindOf(slot);
+    if (kind == SlotKind::kEmpty) break;
+    if (kind == SlotKind::kInline) {
+      if (InlineKey(slot) == l->key) return Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
+      continue;
+    }
+    if (OutOfLineHash(slot) != l->hash) continue;
+    l->next_slot = i + 1;
+    ++chain_.value_reads;
+    return Read(l, Stage::kValue, OutOfLineValue(slot));
+  }
+  const FatPtr next = NextBlock(data);
+  if (!next.is_null()) {
+    if (++l->blocks > (1u << 16)) return Finish(l, absl::InternalError("chained: a chain that does not end"));
+    ++chain_.block_reads;
+    return Read(l, Stage::kBlock, next);
+  }
+  if (!l->chained) return Finish(l, std::optional<absl::string_view>());  // the head alone: one copy
+  // Absent from the whole chain: valid only if the head did not change meanwhile.
+  ++chain_.recheck_reads;
+  Read(l, Stage::kRecheck, l->head);
+}
+
+void ChainedReader::Restart(Lookup* l, bool refresh) {
+  ++stats_.restarts;
+  l->op.reset();
+  if (++l->restarts > kMaxRestarts) {
+    return Finish(l, absl::DeadlineExceededError(absl::StrFormat(
+                         "chained: lookup restarted %d times (the table kept changing under it)", kMaxRestarts)));
+  }
+  if (!refresh) return Attempt(l);
+  Spawn(Refresh(l->partition), [this, l](absl::StatusOr<PartitionView> view) {
+    if (!view.ok() && !Stale(view.status())) return Finish(l, view.status());
+    Attempt(l);
+  });
+}
+
+void ChainedReader::Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result) {
+  l->op.reset();
+  GetDone done = std::move(l->done);
+  done(std::move(result));  // views into l's buffers stay valid during the call
+  free_.push_back(l);
 }
 
 Task<absl::StatusOr<PartitionView>> ChainedReader::Refresh(uint32_t partition) {
   const Partition& part = table_.map->partition(partition);
   LockFreeOp op = lockFreeStart(ctx_);
   ++chain_.root_reads;
-  absl::StatusOr<LockFreeCopy> root = co_await Read(op, part.root);
+  ++stats_.reads;
+  absl::StatusOr<LockFreeCopy> root = co_await LockFreeRead(op, part.root);
   if (!root.ok()) co_return root.status();
   const RootState state = ReadRoot(std::span<const char>(root->data.data(), root->data.size()));
   PartitionView view;
@@ -78,7 +222,8 @@ Task<absl::StatusOr<PartitionView>> ChainedReader::Refresh(uint32_t partition) {
       t = part.initial;
     } else if ((t = table_.tables->Find(ref.directory)) == nullptr) {
       ++chain_.root_reads;
-      absl::StatusOr<LockFreeCopy> dir = co_await Read(op, ref.directory);
+      ++stats_.reads;
+      absl::StatusOr<LockFreeCopy> dir = co_await LockFreeRead(op, ref.directory);
       // A directory freed since the root was read: the caller restarts and reads the root again.
       if (!dir.ok()) co_return dir.status();
       absl::StatusOr<std::shared_ptr<const BucketTable>> added =
@@ -90,109 +235,6 @@ Task<absl::StatusOr<PartitionView>> ChainedReader::Refresh(uint32_t partition) {
   }
   views_[partition] = view;
   co_return view;
-}
-
-Task<absl::StatusOr<std::optional<std::string>>> ChainedReader::FindIn(LockFreeOp& op, std::span<const char> bucket,
-                                                                       absl::string_view key, uint64_t hash,
-                                                                       bool& gone) {
-  const BucketLayout& layout = table_.map->layout();
-  if (bucket[0] == 0) co_return std::nullopt;
-  for (uint32_t i = 0; i < layout.slots_per_bucket; ++i) {
-    std::span<const char> slot = BucketSlotAt(bucket, layout, i);
-    const SlotKind kind = KindOf(slot);
-    if (kind == SlotKind::kEmpty) break;
-    if (kind == SlotKind::kInline) {
-      if (InlineKey(slot) == key) co_return std::string(InlineValue(slot));
-      continue;
-    }
-    if (OutOfLineHash(slot) != hash) continue;
-    ++chain_.value_reads;
-    absl::StatusOr<LockFreeCopy> value = co_await Read(op, OutOfLineValue(slot));
-    if (!value.ok()) {
-      if (!Stale(value.status())) co_return value.status();
-      gone = true;
-      co_return std::nullopt;
-    }
-    absl::StatusOr<std::pair<absl::string_view, absl::string_view>> kv =
-        ParseValueObject(std::span<const char>(value->data.data(), value->data.size()));
-    if (!kv.ok()) co_return kv.status();
-    if (kv->first == key) co_return std::string(kv->second);
-  }
-  co_return std::nullopt;
-}
-
-Task<absl::StatusOr<ChainedReader::Outcome>> ChainedReader::LookupOnce(LockFreeOp& op, const PartitionView& view,
-                                                                       absl::string_view key, uint64_t hash) {
-  const BucketLayout& layout = table_.map->layout();
-  Outcome restart{true, false, std::nullopt};
-  Outcome refresh{true, true, std::nullopt};
-  FatPtr head_ptr = view.current->Bucket(BucketIndex(hash, view.current->buckets()));
-  ++chain_.head_reads;
-  absl::StatusOr<LockFreeCopy> head = co_await Read(op, head_ptr);
-  if (!head.ok()) co_return Stale(head.status()) ? absl::StatusOr<Outcome>(refresh) : head.status();
-  std::span<const char> data(head->data.data(), head->data.size());
-  if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
-  if (IsMoved(data)) {
-    if (view.next == nullptr) co_return refresh;
-    ++chain_.next_table;
-    head_ptr = view.next->Bucket(BucketIndex(hash, view.next->buckets()));
-    ++chain_.head_reads;
-    head = co_await Read(op, head_ptr);
-    if (!head.ok()) co_return Stale(head.status()) ? absl::StatusOr<Outcome>(refresh) : head.status();
-    data = std::span<const char>(head->data.data(), head->data.size());
-    if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
-    if (IsMoved(data)) co_return refresh;
-  }
-  const uint64_t head_version = head->version;
-  bool gone = false;
-  absl::StatusOr<std::optional<std::string>> found = co_await FindIn(op, data, key, hash, gone);
-  if (!found.ok()) co_return found.status();
-  if (gone) co_return restart;
-  if (found->has_value()) co_return Outcome{false, false, std::move(*found)};
-  FatPtr next = data[0] == 0 ? FatPtr{} : NextBlock(data);
-  if (next.is_null()) co_return Outcome{};
-  for (uint32_t blocks = 0; !next.is_null(); ++blocks) {
-    if (blocks > (1u << 16)) co_return absl::InternalError("chained: a chain that does not end");
-    ++chain_.block_reads;
-    absl::StatusOr<LockFreeCopy> block = co_await Read(op, next);
-    if (!block.ok()) co_return Stale(block.status()) ? absl::StatusOr<Outcome>(restart) : block.status();
-    std::span<const char> b(block->data.data(), block->data.size());
-    if (absl::Status s = CheckBucket(b, layout); !s.ok()) co_return s;
-    found = co_await FindIn(op, b, key, hash, gone);
-    if (!found.ok()) co_return found.status();
-    if (gone) co_return restart;
-    if (found->has_value()) co_return Outcome{false, false, std::move(*found)};
-    next = NextBlock(b);
-  }
-  // Absent from the whole chain: valid only if the head did not change meanwhile.
-  ++chain_.recheck_reads;
-  absl::StatusOr<LockFreeCopy> again = co_await Read(op, head_ptr);
-  if (!again.ok()) co_return Stale(again.status()) ? absl::StatusOr<Outcome>(restart) : again.status();
-  if (again->version != head_version) co_return restart;
-  co_return Outcome{};
-}
-
-Task<absl::StatusOr<std::optional<std::string>>> ChainedReader::Lookup(std::string key) {
-  ++stats_.lookups;
-  const uint64_t hash = HashKey(key);
-  const uint32_t p = table_.map->PartitionOf(hash);
-  for (uint32_t attempt = 0; attempt <= kMaxRestarts; ++attempt) {
-    const PartitionView view = views_[p];
-    absl::StatusOr<Outcome> outcome;
-    {
-      LockFreeOp op = lockFreeStart(ctx_);
-      outcome = co_await LookupOnce(op, view, key, hash);
-    }
-    if (!outcome.ok()) co_return outcome.status();
-    if (!outcome->restart) co_return std::move(outcome->value);
-    ++stats_.restarts;
-    if (outcome->refresh) {
-      absl::StatusOr<PartitionView> fresh = co_await Refresh(p);
-      if (!fresh.ok() && !Stale(fresh.status())) co_return fresh.status();
-    }
-  }
-  co_return absl::DeadlineExceededError(
-      absl::StrFormat("chained: lookup restarted %d times (the table kept changing under it)", kMaxRestarts));
 }
 
 }  // namespace farm::kv::chained

@@ -33,9 +33,10 @@
 // meets the lookup; after kMaxRestarts a lookup fails with DeadlineExceeded.
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
-// reader must outlive its lookups in flight. Each lookup is a coroutine (a frame
-// allocation) and each READ copies the object into a string: unlike the linear
-// reader, this one does not pool its lookup state yet.
+// reader must outlive its lookups in flight. Lookup states are pooled (their key and
+// object buffers are reused), so a lookup allocates nothing once the pool is warm
+// except what lockFreeRead does below; a view refresh (rare: after an expansion step)
+// runs as a coroutine.
 #ifndef FARM_KV_CHAINED_CHAINED_READER_H_
 #define FARM_KV_CHAINED_CHAINED_READER_H_
 
@@ -76,6 +77,7 @@ class ChainedReader {
   static constexpr uint32_t kMaxRestarts = 64;
 
   ChainedReader(Context& ctx, ChainedTable table);
+  ~ChainedReader();
   ChainedReader(const ChainedReader&) = delete;
   ChainedReader& operator=(const ChainedReader&) = delete;
 
@@ -89,26 +91,24 @@ class ChainedReader {
   const ChainStats& chain_stats() const { return chain_; }
 
  private:
-  Task<absl::StatusOr<std::optional<std::string>>> Lookup(std::string key);
-  // The key in one bucket: found, absent, or nullopt to restart (with `refresh` set when
-  // the view is stale).
-  struct Outcome {
-    bool restart = false;
-    bool refresh = false;
-    std::optional<std::string> value;
-  };
-  Task<absl::StatusOr<Outcome>> LookupOnce(LockFreeOp& op, const PartitionView& view, absl::string_view key,
-                                           uint64_t hash);
-  // A READ counted in the stats.
-  Task<absl::StatusOr<LockFreeCopy>> Read(LockFreeOp& op, FatPtr object);
-  // The key's value in one object's slots: found (value), not here (nullopt), or an error;
-  // `gone` is set when an out-of-line value was freed under the lookup.
-  Task<absl::StatusOr<std::optional<std::string>>> FindIn(LockFreeOp& op, std::span<const char> bucket,
-                                                          absl::string_view key, uint64_t hash, bool& gone);
+  struct Lookup;
+  enum class Stage : uint8_t { kHead, kBlock, kValue, kRecheck };
+
+  // One attempt from the partition's current view: READs the key's head.
+  void Attempt(Lookup* l);
+  void Read(Lookup* l, Stage stage, FatPtr object);
+  void OnRead(Lookup* l, absl::StatusOr<LockFreeObject> r);
+  // Scans the bucket object in l->object from l->next_slot on; READs a value, the next
+  // block or the head again, or finishes.
+  void Scan(Lookup* l);
+  void Restart(Lookup* l, bool refresh);
+  void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
 
   Context& ctx_;
   const ChainedTable table_;
   std::vector<PartitionView> views_;  // index = partition
+  std::vector<std::unique_ptr<Lookup>> lookups_;
+  std::vector<Lookup*> free_;
   LookupStats stats_;
   ChainStats chain_;
 };
