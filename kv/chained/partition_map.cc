@@ -1,5 +1,6 @@
 #include "kv/chained/partition_map.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace farm::kv::chained {
@@ -17,7 +18,23 @@ absl::StatusOr<PartitionMap> PartitionMap::Create(const BucketLayout& layout, co
     partitions.push_back(Partition{FatPtr{s.first, bytes, s.incarnation},
                                    std::make_shared<const BucketTable>(std::move(*initial)), s.owner});
   }
-  return PartitionMap(layout, std::move(partitions));
+  PartitionMap map(layout, std::move(partitions));
+  if (map.initial_buckets_ >= (uint64_t{1} << 32)) return absl::InvalidArgumentError("chained: 2^32 initial buckets or more");
+  return map;
+}
+
+PartitionMap::PartitionMap(BucketLayout layout, std::vector<Partition> partitions)
+    : layout_(layout), partitions_(std::move(partitions)) {
+  starts_.reserve(partitions_.size());
+  for (const Partition& p : partitions_) {
+    starts_.push_back(initial_buckets_);
+    initial_buckets_ += p.initial->buckets();
+  }
+}
+
+uint32_t PartitionMap::PartitionOf(uint64_t hash) const {
+  const uint64_t x = ((hash >> 32) * initial_buckets_) >> 32;  // < initial_buckets_ (< 2^32)
+  return static_cast<uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), x) - starts_.begin() - 1);
 }
 
 std::shared_ptr<const BucketTable> TableCache::Find(FatPtr directory) const {

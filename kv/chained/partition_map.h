@@ -2,8 +2,11 @@
 // them (built from the catalog's shards, kv/shard_catalog.h). Each catalog shard (a
 // run of n >= 2 equal objects on one machine) is one partition, expanded on its own:
 // object 0 is the partition's root (kv/chained/bucket_format.h), objects 1..n-1 its
-// initial table. A key's partition is chosen by the high half of its hash, its bucket
-// by the low half (BucketIndex). Every table a partition ever has is allocated on the
+// initial table. A key's partition is chosen by the high half of its hash, in
+// proportion to the partitions' initial sizes (the catalog's runs can be of very
+// different lengths, down to 2 objects: an equal share of the keys would make a tiny
+// partition expand from almost nothing under a burst of inserts, with every insert on
+// its few hot buckets), its bucket by the low half (BucketIndex). Every table a partition ever has is allocated on the
 // root's machine (next to the root), so a shipped update is a single-machine
 // transaction there.
 //
@@ -40,15 +43,14 @@ class PartitionMap {
   const BucketLayout& layout() const { return layout_; }
   size_t size() const { return partitions_.size(); }
   const Partition& partition(size_t p) const { return partitions_[p]; }
-  uint32_t PartitionOf(uint64_t hash) const {
-    return static_cast<uint32_t>(((hash >> 32) * partitions_.size()) >> 32);
-  }
+  uint32_t PartitionOf(uint64_t hash) const;
 
  private:
-  PartitionMap(BucketLayout layout, std::vector<Partition> partitions)
-      : layout_(layout), partitions_(std::move(partitions)) {}
+  PartitionMap(BucketLayout layout, std::vector<Partition> partitions);
   BucketLayout layout_;
   std::vector<Partition> partitions_;
+  std::vector<uint64_t> starts_;  // the sum of the initial buckets of the partitions before each
+  uint64_t initial_buckets_ = 0;
 };
 
 class TableCache {
