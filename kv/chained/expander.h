@@ -73,6 +73,8 @@ class Expander {
   // on ctx's thread; FailedPrecondition when one is running on this machine already.
   void Expand(Context& ctx, uint32_t partition, Done<absl::Status> done);
 
+  uint32_t partitions() const { return static_cast<uint32_t>(state_.size()); }
+  // An expansion of the partition runs on this machine (from its allocation on).
   bool expanding(uint32_t partition) const { return state_[partition]->running.load(); }
   ExpansionStats stats() const;
 
