@@ -4,8 +4,9 @@
 // transactions, a scan for statistics, and the lookups' own counts. kv::TableStore
 // (kv/table_store.h) is the kv::Store over any KvClient.
 //
-// Implemented by TableClient (FaRM's hopscotch table, kv/table_client.h) and
-// LinearClient (linear probing, kv/linear/linear_client.h).
+// Implemented by TableClient (FaRM's hopscotch table, kv/table_client.h),
+// LinearClient (linear probing, kv/linear/linear_client.h) and ChainedClient
+// (Mercury's chained table, kv/chained/chained_client.h).
 //
 // Contract, for every layout:
 //   - Threads: the owning worker thread only; continuations run there, never inside
@@ -64,6 +65,8 @@ struct TableScan {
   uint64_t longest_chain = 0;
   uint64_t tombstones = 0;   // linear probing: slots of removed pairs a probe passes
   uint64_t longest_run = 0;  // linear probing: the longest run of non-empty slots
+  uint64_t buckets_in_use = 0;  // chained: heads holding at least one pair
+  uint64_t expanding = 0;       // chained: partitions in the middle of an expansion
   double occupancy() const { return bucket_slots ? double(pairs) / double(bucket_slots) : 0; }
   double utilisation() const { return memory_bytes ? double(pair_bytes) / double(memory_bytes) : 0; }
 };

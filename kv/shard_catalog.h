@@ -56,12 +56,14 @@ namespace farm::kv {
 
 // What every directory says of the table's layout; all members must publish the same.
 struct ShardFormat {
-  uint32_t format = 0;  // names the layout: kHopscotchDirectoryFormat, kLinearDirectoryFormat
+  uint32_t format = 0;  // names the layout: kHopscotchDirectoryFormat, kLinearDirectoryFormat,
+                        // kChainedDirectoryFormat
   std::string params;   // the layout's parameters (a fixed size per format), compared bytewise
 };
 
 inline constexpr uint32_t kHopscotchDirectoryFormat = 1;
 inline constexpr uint32_t kLinearDirectoryFormat = 2;
+inline constexpr uint32_t kChainedDirectoryFormat = 3;
 
 struct ShardCatalogOptions {
   TableIdentity identity;

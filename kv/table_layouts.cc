@@ -1,19 +1,22 @@
 #include "kv/table_layouts.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kv/layout_spec.h"
+#include "kv/chained/chained_node.h"
 #include "kv/linear/linear_node.h"
 #include "kv/table_node.h"
 
 namespace farm::kv {
 namespace {
 
-constexpr const char* kBuilt[] = {"hopscotch", "linear"};
-constexpr const char* kPlanned[] = {"cuckoo", "chained"};
+constexpr const char* kBuilt[] = {"hopscotch", "linear", "chained"};
+constexpr const char* kPlanned[] = {"cuckoo"};
 
 absl::Status BadOption(absl::string_view layout, absl::string_view name, absl::string_view value,
                        absl::string_view expected) {
@@ -83,6 +86,41 @@ absl::StatusOr<linear::LinearOptions> LinearOptionsFrom(absl::string_view text, 
   return o;
 }
 
+absl::StatusOr<chained::ChainedOptions> ChainedOptionsFrom(absl::string_view text, const LayoutSpec& spec,
+                                                          const TableOptions& table) {
+  chained::ChainedOptions o;
+  o.identity = table.identity;
+  o.layout.inline_key_bytes = table.layout.inline_key_bytes;
+  o.layout.inline_value_bytes = table.layout.inline_value_bytes;
+  std::optional<uint64_t> initial;
+  for (const auto& [name, value] : spec.options) {
+    uint32_t n = 0;
+    uint64_t b = 0;
+    double d = 0;
+    if (name == "S") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "pairs per bucket, 1..16");
+      o.layout.slots_per_bucket = n;
+    } else if (name == "B") {
+      if (!absl::SimpleAtoi(value, &b) || b == 0) return BadOption(text, name, value, "initial buckets per node, >= 1");
+      initial = b;
+    } else if (name == "load") {
+      if (!absl::SimpleAtod(value, &d) || !(d > 0)) return BadOption(text, name, value, "pairs per bucket, > 0");
+      o.expansion.max_load = d;
+    } else if (name == "expand") {
+      if (value != "on" && value != "off") return BadOption(text, name, value, "on or off");
+      o.expansion.automatic = value == "on";
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("table layout \"", text, "\": chained has no option \"", name,
+                                                     "\" (options: S, B, load, expand)"));
+    }
+  }
+  if (absl::Status s = o.layout.Validate(); !s.ok()) return s;
+  o.buckets_per_node =
+      initial.value_or(std::max<uint64_t>(1, table.buckets_per_node * table.layout.slots_per_bucket() /
+                                                 o.layout.slots_per_bucket));
+  return o;
+}
+
 }  // namespace
 
 std::string BuiltLayouts() { return absl::StrJoin(kBuilt, ", "); }
@@ -92,6 +130,7 @@ absl::Status ValidateLayout(absl::string_view layout) {
   if (!spec.ok()) return spec.status();
   if (absl::Status s = CheckName(*spec); !s.ok()) return s;
   if (spec->name == "hopscotch") return HopscotchOptions(layout, *spec, TableOptions{}).status();
+  if (spec->name == "chained") return ChainedOptionsFrom(layout, *spec, TableOptions{}).status();
   return LinearOptionsFrom(layout, *spec, TableOptions{}).status();
 }
 
@@ -104,6 +143,17 @@ absl::StatusOr<linear::LinearOptions> LinearOptionsFor(const KvTableOptions& opt
   return LinearOptionsFrom(options.layout, *spec, options.table);
 }
 
+absl::StatusOr<chained::ChainedOptions> ChainedOptionsFor(const KvTableOptions& options) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
+  if (!spec.ok()) return spec.status();
+  if (spec->name != "chained") {
+    return absl::InvalidArgumentError(absl::StrCat("table layout \"", options.layout, "\" is not chained"));
+  }
+  absl::StatusOr<chained::ChainedOptions> o = ChainedOptionsFrom(options.layout, *spec, options.table);
+  if (o.ok()) o->expansion.hold = options.chained_hold;
+  return o;
+}
+
 absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTableOptions& options) {
   absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
   if (!spec.ok()) return spec.status();
@@ -112,6 +162,14 @@ absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTabl
     absl::StatusOr<TableOptions> table = HopscotchOptions(options.layout, *spec, options.table);
     if (!table.ok()) return table.status();
     absl::StatusOr<std::unique_ptr<TableNode>> node = TableNode::Install(host, std::move(*table));
+    if (!node.ok()) return node.status();
+    return std::unique_ptr<KvTable>(std::move(*node));
+  }
+  if (spec->name == "chained") {
+    absl::StatusOr<chained::ChainedOptions> chained = ChainedOptionsFor(options);
+    if (!chained.ok()) return chained.status();
+    absl::StatusOr<std::unique_ptr<chained::ChainedNode>> node =
+        chained::ChainedNode::Install(host, std::move(*chained), options.layout);
     if (!node.ok()) return node.status();
     return std::unique_ptr<KvTable>(std::move(*node));
   }

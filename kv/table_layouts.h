@@ -11,7 +11,14 @@
 //                       the model's bandwidth constraint (its "unconstrained" variant);
 //                       G=<1..64> slots per FaRM object (4); c_ns, alpha_ns, rho0_mps,
 //                       link_gbps: the model's constants (the paper's by default).
-//   cuckoo, chained     planned (Nessie, Mercury): not built yet.
+//   chained             Mercury's chained hashing with incremental expansion
+//                       (SYSTOR'13): kv/chained/chained_node.h. Options: S=<1..16>
+//                       pairs per bucket head and per overflow block (2); B=<buckets>
+//                       initial buckets per node (default: the same pair slots as
+//                       hopscotch, buckets_per_node * H/2 / S); load=<x> pairs per
+//                       bucket that start an expansion (1.0); expand=on|off (on:
+//                       expansions start on their own; off: only when asked).
+//   cuckoo              planned (Nessie): not built yet.
 //
 // Every layout takes the identity, inline key and value sizes and capacity from
 // KvTableOptions::table: hopscotch allocates buckets_per_node buckets of H/2 slots per
@@ -25,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/api/host.h"
+#include "kv/chained/chained_host.h"
 #include "kv/kv_table.h"
 #include "kv/linear/linear_host.h"
 #include "kv/table_host.h"
@@ -34,9 +42,11 @@ namespace farm::kv {
 struct KvTableOptions {
   std::string layout = "hopscotch";
   TableOptions table;
+  // chained: a test seam pausing expansions between buckets (kv/chained/expander.h).
+  chained::HoldHook chained_hold;
 };
 
-// The layouts this build has, comma-separated: "hopscotch, linear".
+// The layouts this build has, comma-separated: "hopscotch, linear, chained".
 std::string BuiltLayouts();
 
 // OK when `layout` names a built layout with valid options; else InvalidArgument (for
@@ -45,6 +55,9 @@ absl::Status ValidateLayout(absl::string_view layout);
 
 // The linear layout's options for `options` (layout "linear..."), for tests and tools.
 absl::StatusOr<linear::LinearOptions> LinearOptionsFor(const KvTableOptions& options);
+
+// The chained layout's options for `options` (layout "chained..."), for tests and tools.
+absl::StatusOr<chained::ChainedOptions> ChainedOptionsFor(const KvTableOptions& options);
 
 // Installs the named layout's table on `host`; call before the node starts.
 absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTableOptions& options);

@@ -62,6 +62,7 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> UpdateExecutor::Execute(std::stri
       status = co_await TxCommit(*tx);
       if (status.ok()) {
         ++stats_.transactions;
+        applier_->OnCommitted(ctx_, key, ops, *results);
         co_return results;
       }
     } else {

@@ -47,6 +47,10 @@ class KeyOpsApplier {
   virtual ~KeyOpsApplier() = default;
   virtual Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
                                                                std::vector<KeyOp> ops) const = 0;
+  // Called once per batch whose transaction committed, with the batch's ops and
+  // results, on the executor's thread (e.g. to count pairs). Nothing by default.
+  virtual void OnCommitted(Context& ctx, absl::string_view key, const std::vector<KeyOp>& ops,
+                           const std::vector<KeyOpResult>& results) const {}
 };
 
 class UpdateExecutor {

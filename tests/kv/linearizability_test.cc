@@ -2,7 +2,8 @@
 // sequential clients on small tables, for every table layout: lookups meet hopscotch
 // moves, chain collapses and replaced values, or linear probes that run across shard
 // boundaries and around the table's end through tombstones. Workloads kMixed and
-// kChains (hopscotch), kLinear and kLinearShortReads (linear probing), several rounds
+// kChains (hopscotch), kLinear and kLinearShortReads (linear probing), kChained and
+// kChainedOneSlot (Mercury's chained table, expanding during the first round), several rounds
 // each with fresh keys and seeds; every key's history is checked by the register
 // checker. Also unit tests of the checker itself. The soak (ctest -L soak) repeats it.
 #include <atomic>
@@ -156,6 +157,12 @@ const Workload kMixed{"mixed", "hopscotch", 4, 6, 9, 45, 15, 500, 10};
 const Workload kChains{"chains", "hopscotch", 2, 2, 6, 45, 25, 400, 10};
 const Workload kLinear{"linear", "linear", 4, 16, 9, 45, 20, 500, 10};
 const Workload kLinearShortReads{"linear_short", "linear:R=3,G=1", 4, 16, 9, 45, 20, 400, 10};
+// "chained": Mercury's chained table from 2 buckets per node, so the first round's
+// inserts expand every partition several times while the histories run (lookups and
+// updates meet half-migrated tables); "chained_s1": one pair per head and block from 1
+// bucket per node, so chains form between expansions and removes repack them.
+const Workload kChained{"chained", "chained:B=2", 4, 2, 9, 45, 20, 500, 10};
+const Workload kChainedOneSlot{"chained_s1", "chained:S=1,B=1,load=2", 4, 1, 9, 45, 25, 400, 10};
 
 void PrintTo(const Workload& w, std::ostream* os) { *os << w.name; }
 
@@ -310,7 +317,8 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
 
 INSTANTIATE_TEST_SUITE_P(Backends, LinearizabilityTest,
                          ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()),
-                                            ::testing::Values(kMixed, kChains, kLinear, kLinearShortReads)),
+                                            ::testing::Values(kMixed, kChains, kLinear, kLinearShortReads, kChained,
+                                                              kChainedOneSlot)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
                          });

@@ -91,7 +91,7 @@ TEST_P(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
   ASSERT_EQ(**kv.Get(2, "churn"), std::string(2000, 'y'));
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, OverwriteMemoryTest, ::testing::Values("hopscotch", "linear"));
+INSTANTIATE_TEST_SUITE_P(Layouts, OverwriteMemoryTest, ::testing::Values("hopscotch", "linear", "chained"));
 
 }  // namespace
 }  // namespace farm::kv

@@ -121,7 +121,7 @@ TEST_P(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrit
   servers.clear();
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, RespWatchRaceTest, ::testing::Values("hopscotch", "linear"));
+INSTANTIATE_TEST_SUITE_P(Layouts, RespWatchRaceTest, ::testing::Values("hopscotch", "linear", "chained"));
 
 }  // namespace
 }  // namespace farm::kv

@@ -7,10 +7,14 @@
 #include <memory>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "farm/api/node_host.h"
 #include "farm/node/node.h"
+#include "kv/chained/chained_client.h"
+#include "kv/chained/chained_node.h"
 #include "kv/linear/linear_client.h"
 #include "kv/local_kv_cluster.h"
 #include "tools/kv_bench/op_loop.h"
@@ -114,6 +118,22 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
   if (!load.ok()) return load.status();
   row.inserts_per_s = load->per_second();
 
+  // Chained: the expansions the load started run to their end before measuring (an
+  // expansion allocates its table before the root shows it: ask the expanders too).
+  auto expanding = [&]() -> bool {
+    for (NodeId n = 1; n <= static_cast<NodeId>(o.storage_nodes); ++n) {
+      auto* node = dynamic_cast<chained::ChainedNode*>(&kv.table(n));
+      if (node == nullptr) return false;
+      const chained::Expander* expander = node->host().expander();
+      if (expander == nullptr) continue;
+      for (uint32_t p = 0; p < expander->partitions(); ++p) {
+        if (expander->expanding(p)) return true;
+      }
+    }
+    return false;
+  };
+  for (int i = 0; i < 60000 && expanding(); ++i) absl::SleepFor(absl::Milliseconds(10));
+
   // Linear probing: the load estimate brought up to date before measuring.
   if (auto* lc = dynamic_cast<linear::LinearClient*>(c)) {
     const uint32_t groups = static_cast<uint32_t>(std::min<uint64_t>(4096, lc->map().slots() / lc->map().slots_per_group()));
@@ -132,7 +152,10 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
     const linear::ProbeStats& p = linear_client->reader().probe_stats();
     return p.rounds + p.value_reads;
   };
+  auto* chained_client = dynamic_cast<chained::ChainedClient*>(c);
   for (bool hits : {true, false}) {
+    const chained::ChainStats chain_before =
+        chained_client != nullptr ? chained_client->reader().chain_stats() : chained::ChainStats{};
     const tx::ObjectReaderStats fabric_before = ReaderStats(kv.host(client), 0);
     const LookupStats before = c->lookup_stats();
     const uint64_t trips_before = round_trips();
@@ -143,6 +166,14 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
     const double lookups = static_cast<double>(after.lookups - before.lookups);
     const double fabric_reads = static_cast<double>((fabric_after.reads - fabric_before.reads) -
                                                     (fabric_after.local - fabric_before.local));
+    if (chained_client != nullptr && hits) {
+      const chained::ChainStats& ca = chained_client->reader().chain_stats();
+      row.chained_reads = absl::StrFormat(
+          "heads %.3f, blocks %.3f, rechecks %.3f, moved %.3f, roots %.3f, restarts %.3f per hit",
+          (ca.head_reads - chain_before.head_reads) / lookups, (ca.block_reads - chain_before.block_reads) / lookups,
+          (ca.recheck_reads - chain_before.recheck_reads) / lookups, (ca.next_table - chain_before.next_table) / lookups,
+          (ca.root_reads - chain_before.root_reads) / lookups, (after.restarts - before.restarts) / lookups);
+    }
     if (hits) {
       row.round_trips_per_hit = (round_trips() - trips_before) / lookups;
       row.lookups_per_s = r->per_second();
@@ -182,6 +213,9 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
   }
   row.occupancy = scan->occupancy();
   row.utilisation = scan->utilisation();
+  if (absl::StartsWith(layout, "chained") && scan->buckets_in_use > 0) {
+    row.chain_length = static_cast<double>(scan->pairs) / static_cast<double>(scan->buckets_in_use);
+  }
   return row;
 }
 
@@ -191,17 +225,19 @@ void PrintLayoutHeader(const LayoutComparisonOptions& o) {
       "(1 thread, %d in flight; latency with 1), 16 B keys, 32 B values, %.1f s phases\n",
       static_cast<unsigned long long>(o.slots), o.storage_nodes, o.fabric.c_str(), o.replication, o.window,
       absl::ToDoubleSeconds(o.phase));
-  std::printf("  %-14s %5s %6s %9s %8s %8s %9s %10s %7s %7s %10s %10s %6s %4s\n", "layout", "LF", "occ", "READs/hit",
-              "RTTs/hit", "B/hit", "READs/miss", "lookups/s", "p50 us", "p99 us", "updates/s", "CPU us/upd", "util",
-              "R");
+  std::printf("  %-14s %5s %6s %9s %8s %8s %9s %10s %7s %7s %10s %10s %6s %4s %5s\n", "layout", "LF", "occ",
+              "READs/hit", "RTTs/hit", "B/hit", "READs/miss", "lookups/s", "p50 us", "p99 us", "updates/s",
+              "CPU us/upd", "util", "R", "chain");
 }
 
 void PrintLayoutRow(const LayoutRow& r) {
-  std::printf("  %-14s %5.2f %5.1f%% %9.2f %8.2f %8.0f %9.2f %10.0f %7.1f %7.1f %10.0f %10.1f %5.1f%% %4s\n",
+  std::printf("  %-14s %5.2f %5.1f%% %9.2f %8.2f %8.0f %9.2f %10.0f %7.1f %7.1f %10.0f %10.1f %5.1f%% %4s %5s\n",
               r.layout.c_str(), r.load_factor, 100 * r.occupancy, r.reads_per_hit, r.round_trips_per_hit,
               r.bytes_per_hit, r.reads_per_miss,
               r.lookups_per_s, r.p50_us, r.p99_us, r.updates_per_s, r.owner_cpu_us_per_update, 100 * r.utilisation,
-              r.read_size ? absl::StrCat(r.read_size).c_str() : "-");
+              r.read_size ? absl::StrCat(r.read_size).c_str() : "-",
+              r.chain_length > 0 ? absl::StrFormat("%.2f", r.chain_length).c_str() : "-");
+  if (!r.chained_reads.empty()) std::printf("  %-14s %5.2f   %s\n", "", r.load_factor, r.chained_reads.c_str());
   std::fflush(stdout);
 }
 

@@ -19,6 +19,9 @@
 //   utilisation        bytes of keys and values / bytes of table memory (a scan)
 //   R                  linear: the read size of its model at the estimated load (or the
 //                      fixed one)
+//   chain              chained: pairs per bucket in use (Mercury's chain length, in
+//                      pairs; its expansions keep it near 1); measured once the
+//                      expansions the load started have ended
 #ifndef FARM_TOOLS_KV_BENCH_LAYOUT_COMPARISON_H_
 #define FARM_TOOLS_KV_BENCH_LAYOUT_COMPARISON_H_
 
@@ -58,6 +61,8 @@ struct LayoutRow {
   double utilisation = 0;
   double inserts_per_s = 0;  // while loading
   uint32_t read_size = 0;    // linear only
+  double chain_length = 0;   // chained only: pairs / buckets in use
+  std::string chained_reads;  // chained only: the reader's READs per hit by kind
 };
 
 absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& options, const std::string& layout,

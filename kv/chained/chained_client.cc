@@ -1,0 +1,120 @@
+#include "kv/chained/chained_client.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "farm/api/coro.h"
+#include "kv/chained/bucket_format.h"
+#include "kv/chained/chained_txn.h"
+#include "kv/layout.h"
+#include "kv/messages.h"
+
+namespace farm::kv::chained {
+namespace {
+
+uint64_t StoredEstimate(uint64_t payload) { return (objStoredBytes(payload) + 15) / 16 * 16; }
+
+// Counts one object's pairs into `scan`.
+void CountSlots(std::span<const char> bucket, const BucketLayout& layout, TableScan& scan, bool head) {
+  if (bucket[0] == 0) return;
+  for (uint32_t i = 0; i < layout.slots_per_bucket; ++i) {
+    std::span<const char> slot = BucketSlotAt(bucket, layout, i);
+    const SlotKind kind = KindOf(slot);
+    if (kind == SlotKind::kEmpty) break;
+    ++scan.pairs;
+    if (head) ++scan.pairs_in_buckets;
+    if (kind == SlotKind::kInline) {
+      scan.pair_bytes += InlineKey(slot).size() + InlineValue(slot).size();
+    } else {
+      const FatPtr value = OutOfLineValue(slot);
+      ++scan.out_of_line;
+      scan.pair_bytes += value.size - kValueHeaderBytes;
+      scan.memory_bytes += StoredEstimate(value.size);
+    }
+  }
+}
+
+// One table's buckets and chains (a fuzzy snapshot): the number of moved heads.
+Task<absl::StatusOr<uint64_t>> ScanBuckets(Context& ctx, const BucketLayout& layout, const BucketTable& table,
+                                           TableScan& scan) {
+  const uint64_t stride = StoredEstimate(layout.bucket_bytes());
+  uint64_t moved = 0;
+  scan.memory_bytes += table.buckets() * stride;
+  for (uint64_t b = 0; b < table.buckets(); ++b) {
+    LockFreeOp op = lockFreeStart(ctx);
+    absl::StatusOr<LockFreeCopy> head = co_await LockFreeRead(op, table.Bucket(b));
+    if (!head.ok()) co_return head.status();
+    std::span<const char> data(head->data.data(), head->data.size());
+    if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
+    if (IsMoved(data)) {
+      ++moved;
+      continue;
+    }
+    if (data[0] != 0 && ChainPairs(data) > 0) ++scan.buckets_in_use;
+    CountSlots(data, layout, scan, true);
+    uint64_t blocks = 0;
+    FatPtr next = data[0] == 0 ? FatPtr{} : NextBlock(data);
+    while (!next.is_null()) {
+      absl::StatusOr<LockFreeCopy> block = co_await LockFreeRead(op, next);
+      if (!block.ok()) co_return block.status();
+      std::span<const char> bd(block->data.data(), block->data.size());
+      CountSlots(bd, layout, scan, false);
+      ++blocks;
+      scan.memory_bytes += stride;
+      next = NextBlock(bd);
+    }
+    scan.overflow_blocks += blocks;
+    scan.longest_chain = std::max(scan.longest_chain, blocks);
+  }
+  co_return moved;
+}
+
+Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, ChainedReader& reader, ChainedTable table) {
+  const BucketLayout& layout = table.map->layout();
+  TableScan scan;
+  for (uint32_t p = 0; p < table.map->size(); ++p) {
+    scan.memory_bytes += StoredEstimate(layout.bucket_bytes());  // the root
+    absl::StatusOr<PartitionView> view = co_await reader.Refresh(p);
+    if (!view.ok()) co_return view.status();
+    absl::StatusOr<uint64_t> moved = co_await ScanBuckets(ctx, layout, *view->current, scan);
+    if (!moved.ok()) co_return moved.status();
+    const uint64_t homes = view->current->buckets() - *moved + 2 * *moved;
+    scan.bucket_slots += homes * layout.slots_per_bucket;
+    if (view->next != nullptr) {
+      ++scan.expanding;
+      absl::StatusOr<uint64_t> next_moved = co_await ScanBuckets(ctx, layout, *view->next, scan);
+      if (!next_moved.ok()) co_return next_moved.status();
+    }
+  }
+  co_return scan;
+}
+
+}  // namespace
+
+ChainedClient::ChainedClient(Context& ctx, ChainedTable table, MsgId update_msg)
+    : ctx_(ctx), table_(std::move(table)), update_msg_(update_msg), reader_(ctx, table_) {}
+
+void ChainedClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
+                           Done<absl::StatusOr<KeyOpResult>> done) {
+  absl::Status invalid = CheckKeyLimit(key);
+  if (invalid.ok()) invalid = CheckValueLimit(value);
+  if (!invalid.ok()) {
+    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
+    return;
+  }
+  const Addr root = table_.map->partition(table_.map->PartitionOf(HashKey(key))).root.addr;
+  const std::string request = EncodeUpdateRequest(UpdateRequest{kind, key, value, delta});
+  msgSend(ctx_, root, update_msg_, request, [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
+    if (!reply.ok()) return done(reply.status());
+    done(DecodeUpdateReply(*reply));
+  });
+}
+
+void ChainedClient::Scan(Done<absl::StatusOr<TableScan>> done) {
+  Spawn(ScanTable(ctx_, reader_, table_), std::move(done));
+}
+
+std::unique_ptr<StoreTxn> ChainedClient::BeginTxn() { return std::make_unique<ChainedTxn>(*this); }
+
+}  // namespace farm::kv::chained
