@@ -6,6 +6,10 @@
 //       --records=100000 --seconds=3 --threads=1 --farm_nodes=2
 //   ycsb --backend=redis --workload=a --properties=readproportion=0.9,updateproportion=0.1
 //
+//   ycsb --backend=farm,memcached --workload=c,b --farm_nodes=3   (several workloads: each
+//       runs on every backend, then a table relates each backend's READ p99 to its
+//       first workload's)
+//
 // See tools/ycsb/README.md for the mapping to YCSB.
 #include <cstdio>
 #include <string>
@@ -24,7 +28,8 @@
 
 ABSL_FLAG(std::vector<std::string>, backend, (std::vector<std::string>{"memcached", "redis"}),
           "backends to run, in order (comma list); the comparison is relative to the first");
-ABSL_FLAG(std::string, workload, "a", "YCSB core workload: a, b, c, d, e or f");
+ABSL_FLAG(std::vector<std::string>, workload, (std::vector<std::string>{"a"}),
+          "YCSB core workloads to run, in order (comma list of a, b, c, d, e, f)");
 ABSL_FLAG(std::string, preset, "", "\"farm\": 16-byte keys, one 32-byte field (FaRM's setting)");
 ABSL_FLAG(std::string, distribution, "",
           "request distribution override: uniform, zipfian, latest, hotspot");
@@ -77,8 +82,8 @@ ABSL_FLAG(uint32_t, member_id, 0,
 namespace farm::ycsb {
 namespace {
 
-absl::StatusOr<WorkloadSpec> WorkloadFromFlags() {
-  absl::StatusOr<WorkloadSpec> spec = PresetWorkload(absl::GetFlag(FLAGS_workload));
+absl::StatusOr<WorkloadSpec> WorkloadFromFlags(const std::string& workload) {
+  absl::StatusOr<WorkloadSpec> spec = PresetWorkload(workload);
   if (!spec.ok()) return spec.status();
   const std::string preset = absl::GetFlag(FLAGS_preset);
   if (preset == "farm") {
@@ -108,9 +113,17 @@ absl::StatusOr<WorkloadSpec> WorkloadFromFlags() {
 }
 
 int Main() {
-  absl::StatusOr<WorkloadSpec> spec = WorkloadFromFlags();
-  if (!spec.ok()) {
-    std::fprintf(stderr, "ycsb: %s\n", spec.status().ToString().c_str());
+  std::vector<WorkloadSpec> specs;
+  for (const std::string& workload : absl::GetFlag(FLAGS_workload)) {
+    absl::StatusOr<WorkloadSpec> spec = WorkloadFromFlags(workload);
+    if (!spec.ok()) {
+      std::fprintf(stderr, "ycsb: %s\n", spec.status().ToString().c_str());
+      return 2;
+    }
+    specs.push_back(*std::move(spec));
+  }
+  if (specs.empty()) {
+    std::fprintf(stderr, "ycsb: --workload names no workload\n");
     return 2;
   }
   BackendRegistry registry;
@@ -164,7 +177,6 @@ int Main() {
   }
 
   RunConfig config;
-  config.workload = *spec;
   config.threads = absl::GetFlag(FLAGS_threads);
   config.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   config.warmup = absl::Seconds(absl::GetFlag(FLAGS_warmup_seconds));
@@ -181,19 +193,27 @@ int Main() {
   }
   std::vector<RunReport> reports;
   int failures = 0;
-  for (const std::string& name : names) {
-    absl::StatusOr<RunReport> report = (*registry.Find(name))(config);
-    if (!report.ok()) {
-      std::fprintf(stderr, "ycsb: %s: %s\n", name.c_str(), report.status().ToString().c_str());
-      ++failures;
-      continue;
+  for (const WorkloadSpec& spec : specs) {
+    config.workload = spec;
+    const size_t first = reports.size();
+    for (const std::string& name : names) {
+      absl::StatusOr<RunReport> report = (*registry.Find(name))(config);
+      if (!report.ok()) {
+        std::fprintf(stderr, "ycsb: %s: %s\n", name.c_str(), report.status().ToString().c_str());
+        ++failures;
+        continue;
+      }
+      std::printf("%s\n", FormatReport(*report).c_str());
+      std::fflush(stdout);
+      if (report->errors > 0) ++failures;
+      reports.push_back(*std::move(report));
     }
-    std::printf("%s\n", FormatReport(*report).c_str());
-    std::fflush(stdout);
-    if (report->errors > 0) ++failures;
-    reports.push_back(*std::move(report));
+    if (reports.size() - first > 1) {
+      std::printf("%s", FormatComparison(absl::MakeConstSpan(reports).subspan(first)).c_str());
+      std::fflush(stdout);
+    }
   }
-  if (reports.size() > 1) std::printf("%s", FormatComparison(reports).c_str());
+  if (specs.size() > 1 && !reports.empty()) std::printf("\n%s", FormatAcrossWorkloads(reports).c_str());
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
     if (absl::Status s = WriteJsonFile(path, reports); !s.ok()) {
       std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());

@@ -155,6 +155,39 @@ std::string FormatComparison(absl::Span<const RunReport> runs) {
   return out;
 }
 
+namespace {
+
+const OpTypeReport* FindOp(const RunReport& r, OpType type) {
+  for (const OpTypeReport& o : r.per_op) {
+    if (o.type == type) return &o;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string FormatAcrossWorkloads(absl::Span<const RunReport> runs) {
+  if (runs.empty()) return "";
+  const std::string& first_workload = runs.front().workload;
+  std::string out = absl::StrFormat("%-12s %-10s %12s %19s %16s\n", "backend", "workload", "ops/s",
+                                    "READ p50/p99 us", absl::StrCat("p99 vs ", first_workload));
+  for (const RunReport& r : runs) {
+    const OpTypeReport* read = FindOp(r, OpType::kRead);
+    const OpTypeReport* base = nullptr;
+    for (const RunReport& b : runs) {
+      if (b.workload == first_workload && b.backend == r.backend) base = FindOp(b, OpType::kRead);
+    }
+    const std::string latency =
+        read == nullptr ? "-" : absl::StrFormat("%.1f / %.1f", read->latency.p50_us, read->latency.p99_us);
+    const std::string ratio = read == nullptr || base == nullptr || base->latency.p99_us <= 0
+                                  ? "-"
+                                  : absl::StrFormat("%.2fx", read->latency.p99_us / base->latency.p99_us);
+    absl::StrAppendFormat(&out, "%-12s %-10s %12.0f %19s %16s\n", r.backend, r.workload, r.throughput, latency,
+                          ratio);
+  }
+  return out;
+}
+
 std::string ReportsToJson(absl::Span<const RunReport> runs) {
   std::vector<std::string> items;
   for (const RunReport& r : runs) {

@@ -74,6 +74,11 @@ std::string FormatReport(const RunReport& r);
 // Several runs of the same workload side by side: throughput, its ratio to the first
 // run's, and per operation type p50 / p99.
 std::string FormatComparison(absl::Span<const RunReport> runs);
+// The same backends over several workloads (one invocation, e.g. --workload=c,b): per
+// backend and workload, throughput and READ p50 / p99, and the READ p99 relative to the
+// backend's run of the first workload (the "lookup p99 under updates" figure).
+// Runs are matched by backend name; a backend missing from the first workload gets "-".
+std::string FormatAcrossWorkloads(absl::Span<const RunReport> runs);
 // {"runs": [ {...}, ... ]}, every field of every run.
 std::string ReportsToJson(absl::Span<const RunReport> runs);
 // ReportsToJson to a file (replaced).

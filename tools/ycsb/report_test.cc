@@ -107,6 +107,23 @@ TEST(RunReportTest, TableComparisonAndJson) {
   EXPECT_TRUE(absl::StrContains(json, "boom \\\"quoted\\\"")) << json;
 }
 
+TEST(RunReportTest, AcrossWorkloadsRelatesReadP99ToTheFirstWorkload) {
+  RunReport c = SampleReport("farm", 1.0, 199);
+  c.workload = "c";
+  OpStats slower;
+  for (int i = 0; i < 100; ++i) slower.Record(OpType::kRead, 30'000);
+  RunReport b;
+  b.backend = "farm";
+  b.workload = "b";
+  b.seconds = 1.0;
+  b.SetOpStats(slower);
+  const RunReport runs[] = {c, b};
+  const std::string table = FormatAcrossWorkloads(runs);
+  EXPECT_TRUE(absl::StrContains(table, "p99 vs c")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "1.00x")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "3.00x")) << table;
+}
+
 std::string ReadAll(std::FILE* f) {
   std::rewind(f);
   std::string out;
