@@ -5,7 +5,8 @@
 // (kv/table_store.h) is the kv::Store over any KvClient.
 //
 // Implemented by TableClient (FaRM's hopscotch table, kv/table_client.h) and
-// LinearClient (linear probing, kv/linear/linear_client.h).
+// LinearClient (linear probing, kv/linear/linear_client.h) and CuckooClient (Nessie's
+// client-driven cuckoo table, kv/cuckoo/cuckoo_client.h: BeginTxn is Unimplemented).
 //
 // Contract, for every layout:
 //   - Threads: the owning worker thread only; continuations run there, never inside
@@ -52,7 +53,9 @@ struct LookupStats {
 // overflow blocks and values by their stored size rounded to 16 bytes (their slot may
 // be up to 3.5% larger). Hopscotch: bucket_slots are the buckets' slots, chains count
 // blocks. Linear probing: bucket_slots are all the table's slots, pairs_in_buckets =
-// pairs, no blocks; tombstones and longest_run are its own.
+// pairs, no blocks; tombstones and longest_run are its own. Cuckoo: bucket_slots are the
+// pairs the data tables are sized for, index_slots the index's entries, pairs the
+// non-empty index entries (a pair being migrated counts twice).
 struct TableScan {
   uint64_t pairs = 0;
   uint64_t pairs_in_buckets = 0;
@@ -64,6 +67,7 @@ struct TableScan {
   uint64_t longest_chain = 0;
   uint64_t tombstones = 0;   // linear probing: slots of removed pairs a probe passes
   uint64_t longest_run = 0;  // linear probing: the longest run of non-empty slots
+  uint64_t index_slots = 0;  // cuckoo: the N-way index's 64-bit entries (bucket_slots: capacity)
   double occupancy() const { return bucket_slots ? double(pairs) / double(bucket_slots) : 0; }
   double utilisation() const { return memory_bytes ? double(pair_bytes) / double(memory_bytes) : 0; }
 };

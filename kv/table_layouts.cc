@@ -6,14 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kv/layout_spec.h"
+#include "kv/cuckoo/cuckoo_node.h"
 #include "kv/linear/linear_node.h"
 #include "kv/table_node.h"
 
 namespace farm::kv {
 namespace {
 
-constexpr const char* kBuilt[] = {"hopscotch", "linear"};
-constexpr const char* kPlanned[] = {"cuckoo", "chained"};
+constexpr const char* kBuilt[] = {"hopscotch", "linear", "cuckoo"};
+constexpr const char* kPlanned[] = {"chained"};
 
 absl::Status BadOption(absl::string_view layout, absl::string_view name, absl::string_view value,
                        absl::string_view expected) {
@@ -83,7 +84,41 @@ absl::StatusOr<linear::LinearOptions> LinearOptionsFrom(absl::string_view text, 
   return o;
 }
 
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFrom(absl::string_view text, const LayoutSpec& spec,
+                                                        const TableOptions& table) {
+  cuckoo::CuckooOptions o;
+  o.identity = table.identity;
+  o.pairs_per_node = table.buckets_per_node * table.layout.slots_per_bucket();
+  for (const auto& [name, value] : spec.options) {
+    uint32_t n = 0;
+    if (name == "N") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "2 or 3 ways");
+      o.ways = n;
+    } else if (name == "I") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "index slots per pair, 1 .. 16");
+      o.index_factor = n;
+    } else if (name == "D") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "displacement depth, 1 .. 16");
+      o.limits.max_displacement = n;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("table layout \"", text, "\": cuckoo has no option \"", name, "\" (options: N, I, D)"));
+    }
+  }
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  return o;
+}
+
 }  // namespace
+
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFor(const KvTableOptions& options) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
+  if (!spec.ok()) return spec.status();
+  if (spec->name != "cuckoo") {
+    return absl::InvalidArgumentError(absl::StrCat("table layout \"", options.layout, "\" is not cuckoo"));
+  }
+  return CuckooOptionsFrom(options.layout, *spec, options.table);
+}
 
 std::string BuiltLayouts() { return absl::StrJoin(kBuilt, ", "); }
 
@@ -92,6 +127,7 @@ absl::Status ValidateLayout(absl::string_view layout) {
   if (!spec.ok()) return spec.status();
   if (absl::Status s = CheckName(*spec); !s.ok()) return s;
   if (spec->name == "hopscotch") return HopscotchOptions(layout, *spec, TableOptions{}).status();
+  if (spec->name == "cuckoo") return CuckooOptionsFrom(layout, *spec, TableOptions{}).status();
   return LinearOptionsFrom(layout, *spec, TableOptions{}).status();
 }
 
@@ -112,6 +148,14 @@ absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTabl
     absl::StatusOr<TableOptions> table = HopscotchOptions(options.layout, *spec, options.table);
     if (!table.ok()) return table.status();
     absl::StatusOr<std::unique_ptr<TableNode>> node = TableNode::Install(host, std::move(*table));
+    if (!node.ok()) return node.status();
+    return std::unique_ptr<KvTable>(std::move(*node));
+  }
+  if (spec->name == "cuckoo") {
+    absl::StatusOr<cuckoo::CuckooOptions> cuckoo = CuckooOptionsFrom(options.layout, *spec, options.table);
+    if (!cuckoo.ok()) return cuckoo.status();
+    absl::StatusOr<std::unique_ptr<cuckoo::CuckooNode>> node =
+        cuckoo::CuckooNode::Install(host, std::move(*cuckoo), options.layout);
     if (!node.ok()) return node.status();
     return std::unique_ptr<KvTable>(std::move(*node));
   }

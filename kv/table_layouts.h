@@ -11,11 +11,17 @@
 //                       the model's bandwidth constraint (its "unconstrained" variant);
 //                       G=<1..64> slots per FaRM object (4); c_ns, alpha_ns, rho0_mps,
 //                       link_gbps: the model's constants (the paper's by default).
-//   cuckoo, chained     planned (Nessie, Mercury): not built yet.
+//   cuckoo              Nessie's client-driven N-way cuckoo table on one-sided ops only
+//                       (index of 64-bit entries, self-verifying data entries, MIGRATE):
+//                       kv/cuckoo/cuckoo_node.h. No transactions (BeginTxn is
+//                       Unimplemented). Options: N=<2|3> ways (3); I=<1..16> index slots
+//                       per pair of capacity (2); D=<1..16> max displacement depth (4).
+//   chained             planned (Mercury): not built yet.
 //
 // Every layout takes the identity, inline key and value sizes and capacity from
 // KvTableOptions::table: hopscotch allocates buckets_per_node buckets of H/2 slots per
-// node; linear the same number of pair slots (buckets_per_node * H/2).
+// node; linear the same number of pair slots (buckets_per_node * H/2); cuckoo data
+// tables for that many pairs per node and an index I times larger (inline sizes unused).
 #ifndef FARM_KV_TABLE_LAYOUTS_H_
 #define FARM_KV_TABLE_LAYOUTS_H_
 
@@ -25,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/api/host.h"
+#include "kv/cuckoo/cuckoo_host.h"
 #include "kv/kv_table.h"
 #include "kv/linear/linear_host.h"
 #include "kv/table_host.h"
@@ -36,7 +43,7 @@ struct KvTableOptions {
   TableOptions table;
 };
 
-// The layouts this build has, comma-separated: "hopscotch, linear".
+// The layouts this build has, comma-separated: "hopscotch, linear, cuckoo".
 std::string BuiltLayouts();
 
 // OK when `layout` names a built layout with valid options; else InvalidArgument (for
@@ -45,6 +52,9 @@ absl::Status ValidateLayout(absl::string_view layout);
 
 // The linear layout's options for `options` (layout "linear..."), for tests and tools.
 absl::StatusOr<linear::LinearOptions> LinearOptionsFor(const KvTableOptions& options);
+
+// The cuckoo layout's options for `options` (layout "cuckoo..."), for tests and tools.
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFor(const KvTableOptions& options);
 
 // Installs the named layout's table on `host`; call before the node starts.
 absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTableOptions& options);
