@@ -80,7 +80,7 @@ absl::Status CuckooOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("cuckoo: D=", limits.max_displacement, " (1 .. 16)"));
   }
   for (uint32_t c = 0; c < kSizeClasses; ++c) {
-    if (EntriesPerThread(c) == 0 || uint64_t{EntriesPerThread(c)} * 64 > kMaxEntryIndex) {
+    if (EntriesPerThread(c) == 0 || EntriesPerThread(c) > kMaxEntryIndex) {
       return absl::InvalidArgumentError(absl::StrCat("cuckoo: ", EntriesPerThread(c), " entries of ",
                                                      kClassBytes[c], " bytes per thread"));
     }
@@ -130,6 +130,10 @@ Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
     table.per_thread = options_.EntriesPerThread(c);
     table.entries_per_object = std::max<uint32_t>(1, kDataObjectBytes / kClassBytes[c]);
     const uint64_t entries = uint64_t{table.per_thread} * t.threads;
+    if (entries > kMaxEntryIndex) {
+      co_return absl::InvalidArgumentError(absl::StrCat("cuckoo: ", entries, " data entries of ", kClassBytes[c],
+                                                        " bytes on one node (at most ", kMaxEntryIndex, ")"));
+    }
     const uint64_t objects = (entries + table.entries_per_object - 1) / table.entries_per_object;
     // Every object of a class is entries_per_object entries long (the last one too).
     absl::StatusOr<std::vector<RawPtr>> run =

@@ -1,5 +1,5 @@
 // The key-value table on a 3-node in-process cluster (shm and tcp), for every table
-// layout (hopscotch and linear): round trips of every size class, updates and
+// layout (hopscotch, linear and cuckoo): round trips of every size class, updates and
 // increments, a fill to 90% occupancy without resizing (hopscotch with H = 8), and bad
 // input; for hopscotch, overflow chains that grow and collapse.
 #include <algorithm>
@@ -186,7 +186,7 @@ TEST_P(TableTest, FillsTo90PercentWithoutResizing) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, TableTest,
                          ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()),
-                                            ::testing::Values("hopscotch", "linear")),
+                                            ::testing::Values("hopscotch", "linear", "cuckoo")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });
