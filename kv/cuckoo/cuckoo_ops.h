@@ -20,10 +20,11 @@
 //      rolls back if any changed; it validates its DTE only after that. So a value is
 //      visible only once it is the key's only entry.
 //   4. GET: forward pass over the candidates (ITE READ, then the DTE READ when the filter
-//      bits match); a valid DTE of the key is the answer (linearized at its ITE READ); an
-//      invalid one means back off and retry; no match means a reverse pass re-reading
-//      every ITE, and "absent" only if none changed (a MIGRATE may have moved the key
-//      behind the forward pass).
+//      bits match); a valid DTE of the key is the answer (linearized at its ITE READ, or
+//      at its validation if later); an invalid one alone (no valid one in the pass) means
+//      back off and retry; no entry of the key means a reverse pass re-reading every ITE,
+//      and "absent" only if none changed (a MIGRATE may have moved the key behind the
+//      forward pass).
 //   5. MIGRATE moves the pair in slot s to an empty alternative d of its key: copy into a
 //      fresh invalid DTE, CAS d 0 -> copy, CAS s old -> 0 (else roll d back), validate
 //      the copy, recycle the old DTE. Between the two CASes readers find the old valid

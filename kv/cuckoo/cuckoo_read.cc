@@ -98,7 +98,7 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
     }
     std::array<uint64_t, kMaxWays> ites{};
     bool again = false;
-    for (uint32_t i = 0; i < map_.ways() && !again; ++i) {
+    for (uint32_t i = 0; i < map_.ways(); ++i) {
       absl::StatusOr<uint64_t> ite = co_await ReadIte(slots[i]);
       if (!ite.ok()) co_return ite.status();
       ites[i] = *ite;
@@ -108,11 +108,11 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
       if (entry->found == Found::kChanged) {
         again = true;  // the ITE moved on since it was read
       } else if (entry->key() == key) {
-        if (entry->found == Found::kInvalid) {
-          again = true;  // a PUT or MIGRATE of this key is in flight
-        } else {
-          co_return std::optional<std::string>(std::string(entry->value()));
-        }
+        // A valid entry of the key is its value (at most one exists, invariant 1). An
+        // invalid one is a PUT or a MIGRATE copy in flight: a MIGRATE's source may still
+        // hold the valid entry further on, so look on; without one, back off.
+        if (entry->found == Found::kEntry) co_return std::optional<std::string>(std::string(entry->value()));
+        again = true;
       }
     }
     if (again) continue;
