@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "farm/base/mutex.h"
 #include "gtest/gtest.h"
+#include "kv/cuckoo/cuckoo_client.h"
 #include "tests/support/fabric_test_util.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/kv/register_checker.h"
@@ -165,6 +166,25 @@ const Workload kCuckoo3{"cuckoo3", "cuckoo:N=3,I=1,D=6", 4, 24, 9, 45, 20, 500, 
 
 void PrintTo(const Workload& w, std::ostream* os) { *os << w.name; }
 
+// The cuckoo layout's update counts, summed over every client (read on their threads).
+cuckoo::UpdateStats CuckooUpdateStats(KvCluster& kv) {
+  cuckoo::UpdateStats sum;
+  for (NodeId n = 1; n <= 3; ++n) {
+    for (size_t t = 0; t < 2; ++t) {
+      absl::StatusOr<cuckoo::UpdateStats> s =
+          kv.kv().Run<absl::StatusOr<cuckoo::UpdateStats>>(n, t, [](KvClient& c, auto finish) {
+            finish(dynamic_cast<cuckoo::CuckooClient&>(c).ops().update_stats());
+          });
+      if (!s.ok()) continue;
+      sum.migrations += s->migrations;
+      sum.migration_aborts += s->migration_aborts;
+      sum.rollbacks += s->rollbacks;
+      sum.retries += s->retries;
+    }
+  }
+  return sum;
+}
+
 struct Client {
   NodeId node;
   size_t thread;
@@ -276,6 +296,7 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
   KvCluster& kv = **started;
   const int ops_per_client = backend == "shm" ? w.ops_per_client : w.ops_per_client / 2;
   const uint32_t seed = std::random_device()();
+  uint64_t migrations_before = 0;
   for (int round = 0; round < w.rounds; ++round) {
     SCOPED_TRACE(absl::StrCat(w.name, " round ", round, ", seed ", seed + 1000 * round));
     std::map<std::string, std::vector<RegisterOp>> by_key =
@@ -305,6 +326,16 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
                 static_cast<unsigned long long>(scan->tombstones));
     if (w.neighbourhood == 2) {
       EXPECT_GE(scan->longest_chain, 2u);  // the chains the workload is for
+    }
+    if (absl::StartsWith(w.layout, "cuckoo")) {
+      // The displacements the workloads are for: MIGRATEs ran among the operations.
+      const cuckoo::UpdateStats stats = CuckooUpdateStats(kv);
+      std::printf("%s round %d: %llu migrations, %llu aborted, %llu PUT rollbacks, %llu retries\n", w.name, round,
+                  static_cast<unsigned long long>(stats.migrations - migrations_before),
+                  static_cast<unsigned long long>(stats.migration_aborts),
+                  static_cast<unsigned long long>(stats.rollbacks), static_cast<unsigned long long>(stats.retries));
+      EXPECT_GT(stats.migrations, migrations_before);
+      migrations_before = stats.migrations;
     }
     if (absl::StartsWith(w.layout, "linear")) {
       EXPECT_GE(scan->longest_run, 4u);  // runs over several slots (objects, for linear_short)
