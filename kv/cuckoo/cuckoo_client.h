@@ -30,7 +30,8 @@ namespace farm::kv::cuckoo {
 
 class CuckooClient final : public KvClient {
  public:
-  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, CuckooLimits limits);
+  // `table` and `slice`: the thread's data entries (CuckooHost::ClaimSlice).
+  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, int table, uint32_t slice, CuckooLimits limits);
 
   void Get(absl::string_view key, GetDone done) override;
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override;

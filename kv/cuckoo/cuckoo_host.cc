@@ -120,6 +120,10 @@ Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
   NodeTables t;
   t.owner = ctx.self();
   t.threads = static_cast<uint32_t>(host_.thread_count());
+  t.guest_slices = options_.guest_slices;
+  absl::StatusOr<RawPtr> claims = co_await RawAlloc(ctx, 64, Addr());
+  if (!claims.ok()) co_return claims.status();
+  t.claims = *claims;
   t.pairs = options_.pairs_per_node;
   t.index_slots = options_.pairs_per_node * options_.index_factor;
   absl::StatusOr<std::vector<RawPtr>> index = co_await AllocateRun(ctx, t.index_slots * 8);
@@ -129,7 +133,7 @@ Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
     ClassTable& table = t.data[c];
     table.per_thread = options_.EntriesPerThread(c);
     table.entries_per_object = std::max<uint32_t>(1, kDataObjectBytes / kClassBytes[c]);
-    const uint64_t entries = uint64_t{table.per_thread} * t.threads;
+    const uint64_t entries = uint64_t{table.per_thread} * t.slices();
     if (entries > kMaxEntryIndex) {
       co_return absl::InvalidArgumentError(absl::StrCat("cuckoo: ", entries, " data entries of ", kClassBytes[c],
                                                         " bytes on one node (at most ", kMaxEntryIndex, ")"));
@@ -226,6 +230,25 @@ Task<absl::StatusOr<std::shared_ptr<const CuckooMap>>> CuckooHost::Load(Context&
   absl::StatusOr<CuckooMap> map = CuckooMap::Create(std::move(nodes), options_.ways);
   if (!map.ok()) co_return map.status();
   co_return Adopt(std::make_shared<const CuckooMap>(std::move(*map)));
+}
+
+Task<absl::StatusOr<std::pair<int, uint32_t>>> CuckooHost::ClaimSlice(Context& ctx,
+                                                                     std::shared_ptr<const CuckooMap> map) {
+  const int own = map->TableOf(ctx.self());
+  if (own >= 0) co_return std::make_pair(own, static_cast<uint32_t>(ctx.thread_index()));
+  const size_t n = map->nodes().size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t table = (ctx.self() + k) % n;
+    const NodeTables& node = map->nodes()[table];
+    if (node.guest_slices == 0) continue;
+    absl::StatusOr<uint64_t> claimed = co_await RawFetchAdd64(ctx, node.claims, 0, 1);
+    if (!claimed.ok()) co_return claimed.status();
+    if (*claimed < node.guest_slices) {
+      co_return std::make_pair(static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed));
+    }
+  }
+  co_return absl::ResourceExhaustedError(
+      "cuckoo: every data-holding node's guest slices are claimed: this compute-only thread has no data entries");
 }
 
 std::shared_ptr<const CuckooMap> CuckooHost::Adopt(std::shared_ptr<const CuckooMap> map) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "farm/api/coro.h"
@@ -56,6 +57,8 @@ struct CuckooOptions {
   uint32_t entries_1k_per_thread = 64;
   uint32_t entries_8k_per_thread = 32;
   uint32_t entries_64k_per_thread = 16;
+  // Slices of entries (as many as a thread's) for the threads of compute-only members.
+  uint32_t guest_slices = 1;
 
   absl::Status Validate() const;
   uint32_t EntriesPerThread(uint32_t size_class) const;
@@ -69,6 +72,11 @@ class CuckooHost {
 
   void CreateShards(Context& ctx, Done<absl::Status> done);
   void Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const CuckooMap>>> done);
+  // The calling thread's data table and slice (kv/cuckoo/cuckoo_map.h): its own node's
+  // (thread index), or, on a member that holds no table, a guest slice claimed with
+  // rawFetchAdd64 from the first table (from this node's id on) that has one left;
+  // ResourceExhausted when none has.
+  static Task<absl::StatusOr<std::pair<int, uint32_t>>> ClaimSlice(Context& ctx, std::shared_ptr<const CuckooMap> map);
 
   const CuckooOptions& options() const { return options_; }
 

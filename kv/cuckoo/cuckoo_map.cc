@@ -46,6 +46,8 @@ uint64_t Mix(uint64_t x) {
 std::string EncodeNodeTables(const NodeTables& t) {
   WireWriter w;
   w.Put<uint64_t>(kDirectoryMagic).Put<uint32_t>(t.owner).Put<uint32_t>(t.threads).Put<uint64_t>(t.pairs);
+  w.Put<uint32_t>(t.guest_slices);
+  PutPtr(w, t.claims);
   w.Put<uint64_t>(t.index_slots);
   w.Put<uint32_t>(static_cast<uint32_t>(t.index.size()));
   for (const RawPtr& p : t.index) PutPtr(w, p);
@@ -64,7 +66,7 @@ absl::StatusOr<NodeTables> DecodeNodeTables(absl::string_view bytes) {
   if (!r.Get(&magic) || magic != kDirectoryMagic) {
     return absl::InvalidArgumentError("not a cuckoo directory (not written yet?)");
   }
-  bool ok = r.Get(&t.owner) && r.Get(&t.threads) && r.Get(&t.pairs) && r.Get(&t.index_slots) && GetPtrs(r, &t.index);
+  bool ok = r.Get(&t.owner) && r.Get(&t.threads) && r.Get(&t.pairs) && r.Get(&t.guest_slices) && GetPtr(r, &t.claims) && r.Get(&t.index_slots) && GetPtrs(r, &t.index);
   for (ClassTable& c : t.data) {
     ok = ok && r.Get(&c.per_thread) && r.Get(&c.entries_per_object) && GetPtrs(r, &c.objects);
   }
@@ -91,8 +93,8 @@ absl::StatusOr<CuckooMap> CuckooMap::Create(std::vector<NodeTables> nodes, uint3
     }
     for (const ClassTable& c : n.data) {
       if (c.entries_per_object == 0 ||
-          uint64_t{c.objects.size()} * c.entries_per_object < uint64_t{c.per_thread} * n.threads ||
-          uint64_t{c.per_thread} * n.threads > kMaxEntryIndex) {
+          uint64_t{c.objects.size()} * c.entries_per_object < uint64_t{c.per_thread} * n.slices() ||
+          uint64_t{c.per_thread} * n.slices() > kMaxEntryIndex) {
         return absl::InvalidArgumentError(absl::StrCat("node ", n.owner, ": a malformed cuckoo data table"));
       }
     }

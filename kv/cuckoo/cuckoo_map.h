@@ -7,7 +7,11 @@
 // The index is one array of `index_slots()` entries over the nodes, in the order of
 // `nodes()` (ascending NodeId): a key's candidates are N distinct slots chosen from its
 // hash, anywhere in it (so on up to N machines). Entries of a data table are numbered
-// from 0 across its objects; thread t of the node owns [t * per_thread, (t+1) * per_thread).
+// from 0 across its objects; slice s owns [s * per_thread, (s+1) * per_thread): slice t
+// is the node's worker thread t, the guest slices after them are claimed (one-sided
+// FETCH_ADD on the node's claims word) by the threads of compute-only members, which
+// hold no data table of their own. A claimed slice is never given back (a restarted
+// compute-only member claims another).
 //
 // A node's directory (NodeTables, encoded into its catalog object by CuckooHost) lists
 // its RawPtrs; EncodeNodeTables/DecodeNodeTables are its bytes.
@@ -31,14 +35,17 @@ inline constexpr uint32_t kMaxWays = 3;
 inline constexpr uint32_t kIteObjectEntries = 1 << 16;
 
 struct ClassTable {
-  uint32_t per_thread = 0;         // entries each worker thread owns
+  uint32_t per_thread = 0;         // entries each slice (a thread's) owns
   uint32_t entries_per_object = 0;
-  std::vector<RawPtr> objects;     // threads * per_thread entries in all
+  std::vector<RawPtr> objects;     // slices * per_thread entries in all
 };
 
 struct NodeTables {
   NodeId owner = 0;
-  uint32_t threads = 0;
+  uint32_t threads = 0;       // slices 0 .. threads-1: the node's worker threads
+  uint32_t guest_slices = 0;  // slices threads .. threads+guests-1: compute-only clients
+  RawPtr claims;              // word 0: guest slices claimed so far (rawFetchAdd64)
+  uint32_t slices() const { return threads + guest_slices; }
   uint64_t pairs = 0;        // the capacity this node's share is sized for
   uint64_t index_slots = 0;
   std::vector<RawPtr> index;       // kIteObjectEntries ITEs each (the last may hold fewer)

@@ -32,7 +32,12 @@ absl::Status CuckooNode::Open() {
         host->Open(ctx, [&ctx, limits, done = std::move(done)](
                             absl::StatusOr<std::shared_ptr<const CuckooMap>> map) mutable {
           if (!map.ok()) return done(map.status());
-          done(std::make_unique<CuckooClient>(ctx, *map, limits));
+          std::shared_ptr<const CuckooMap> m = *map;
+          Spawn(CuckooHost::ClaimSlice(ctx, m),
+                [&ctx, m, limits, done = std::move(done)](absl::StatusOr<std::pair<int, uint32_t>> slice) mutable {
+                  if (!slice.ok()) return done(slice.status());
+                  done(std::make_unique<CuckooClient>(ctx, m, slice->first, slice->second, limits));
+                });
         });
       },
       clients_);

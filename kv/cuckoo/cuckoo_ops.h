@@ -87,10 +87,11 @@ using MigrationHook =
 
 class CuckooOps {
  public:
-  CuckooOps(Context& ctx, const CuckooMap& map, int table, CuckooLimits limits)
+  // `table` and `slice`: the data entries this thread owns (CuckooHost::ClaimSlice).
+  CuckooOps(Context& ctx, const CuckooMap& map, int table, uint32_t slice, CuckooLimits limits)
       : ctx_(ctx),
         map_(map),
-        pool_(map, table, ctx.thread_index()),
+        pool_(map, table, slice),
         limits_(limits),
         jitter_(0x9e3779b97f4a7c15ull * (ctx.self() * 64 + ctx.thread_index() + 1)) {}
   CuckooOps(const CuckooOps&) = delete;

@@ -6,13 +6,13 @@
 
 namespace farm::kv::cuckoo {
 
-EntryPool::EntryPool(const CuckooMap& map, int table, size_t thread) : map_(map), table_(table) {
+EntryPool::EntryPool(const CuckooMap& map, int table, size_t slice) : map_(map), table_(table) {
   if (table < 0) return;
   const NodeTables& node = map.nodes()[table];
-  if (thread >= node.threads) return;
+  if (slice >= node.slices()) return;
   for (uint32_t c = 0; c < kSizeClasses; ++c) {
     count_[c] = node.data[c].per_thread;
-    first_[c] = static_cast<uint32_t>(thread) * count_[c];
+    first_[c] = static_cast<uint32_t>(slice) * count_[c];
     version_[c].assign(count_[c], 0);
     is_free_[c].assign(count_[c], 1);
     free_[c].reserve(count_[c]);

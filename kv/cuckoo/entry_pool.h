@@ -27,8 +27,8 @@ namespace farm::kv::cuckoo {
 
 class EntryPool {
  public:
-  // The entries of `thread` in data table `table` of `map` (none for table -1).
-  EntryPool(const CuckooMap& map, int table, size_t thread);
+  // The entries of slice `slice` of data table `table` of `map` (none for table -1).
+  EntryPool(const CuckooMap& map, int table, size_t slice);
 
   // A free entry of the class with its next version, or nullopt when none is free.
   std::optional<EntryRef> Take(uint32_t size_class);
