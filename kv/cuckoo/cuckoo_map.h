@@ -25,7 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "farm/base/address.h"
+#include "farm/api/one_sided.h"
 #include "kv/cuckoo/entry_format.h"
 
 namespace farm::kv::cuckoo {
