@@ -53,9 +53,9 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Cu
 
 }  // namespace
 
-CuckooClient::CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, int table, uint32_t slice,
+CuckooClient::CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, const std::vector<SliceRef>& slices,
                            CuckooLimits limits)
-    : ctx_(ctx), map_(std::move(map)), ops_(ctx, *map_, table, slice, limits) {}
+    : ctx_(ctx), map_(std::move(map)), ops_(ctx, *map_, slices, limits) {}
 
 void CuckooClient::Get(absl::string_view key, GetDone done) {
   if (absl::Status s = CheckKeyLimit(key); !s.ok()) {

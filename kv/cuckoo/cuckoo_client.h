@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -30,8 +31,9 @@ namespace farm::kv::cuckoo {
 
 class CuckooClient final : public KvClient {
  public:
-  // `table` and `slice`: the thread's data entries (CuckooHost::ClaimSlice).
-  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, int table, uint32_t slice, CuckooLimits limits);
+  // `slices`: the thread's data entries (CuckooHost::ClaimSlices).
+  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, const std::vector<SliceRef>& slices,
+               CuckooLimits limits);
 
   void Get(absl::string_view key, GetDone done) override;
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override;

@@ -232,21 +232,26 @@ Task<absl::StatusOr<std::shared_ptr<const CuckooMap>>> CuckooHost::Load(Context&
   co_return Adopt(std::make_shared<const CuckooMap>(std::move(*map)));
 }
 
-Task<absl::StatusOr<std::pair<int, uint32_t>>> CuckooHost::ClaimSlice(Context& ctx,
-                                                                     std::shared_ptr<const CuckooMap> map) {
+Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(Context& ctx,
+                                                                   std::shared_ptr<const CuckooMap> map) {
+  std::vector<SliceRef> slices;
   const int own = map->TableOf(ctx.self());
-  if (own >= 0) co_return std::make_pair(own, static_cast<uint32_t>(ctx.thread_index()));
+  if (own >= 0) {
+    slices.push_back(SliceRef{own, static_cast<uint32_t>(ctx.thread_index())});
+    co_return slices;
+  }
   const size_t n = map->nodes().size();
   for (size_t k = 0; k < n; ++k) {
-    const size_t table = (ctx.self() + k) % n;
+    const size_t table = (ctx.self() + k) % n;  // members start on different tables
     const NodeTables& node = map->nodes()[table];
     if (node.guest_slices == 0) continue;
     absl::StatusOr<uint64_t> claimed = co_await RawFetchAdd64(ctx, node.claims, 0, 1);
     if (!claimed.ok()) co_return claimed.status();
     if (*claimed < node.guest_slices) {
-      co_return std::make_pair(static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed));
+      slices.push_back(SliceRef{static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed)});
     }
   }
+  if (!slices.empty()) co_return slices;
   co_return absl::ResourceExhaustedError(
       "cuckoo: every data-holding node's guest slices are claimed: this compute-only thread has no data entries");
 }

@@ -34,6 +34,7 @@
 #include "farm/api/sync.h"
 #include "kv/cuckoo/cuckoo_map.h"
 #include "kv/cuckoo/cuckoo_ops.h"
+#include "kv/cuckoo/entry_pool.h"
 #include "kv/messages.h"
 #include "kv/shard_catalog.h"
 
@@ -72,11 +73,12 @@ class CuckooHost {
 
   void CreateShards(Context& ctx, Done<absl::Status> done);
   void Open(Context& ctx, Done<absl::StatusOr<std::shared_ptr<const CuckooMap>>> done);
-  // The calling thread's data table and slice (kv/cuckoo/cuckoo_map.h): its own node's
-  // (thread index), or, on a member that holds no table, a guest slice claimed with
-  // rawFetchAdd64 from the first table (from this node's id on) that has one left;
-  // ResourceExhausted when none has.
-  static Task<absl::StatusOr<std::pair<int, uint32_t>>> ClaimSlice(Context& ctx, std::shared_ptr<const CuckooMap> map);
+  // The calling thread's slices of data entries (kv/cuckoo/cuckoo_map.h): its own
+  // node's slice (its thread index), or, on a member that holds no table, a guest slice
+  // of every table that has one left, each claimed with rawFetchAdd64 (Nessie writes
+  // DTEs locally; a compute-only client has no local memory, so it writes remotely);
+  // ResourceExhausted when no table has one left.
+  static Task<absl::StatusOr<std::vector<SliceRef>>> ClaimSlices(Context& ctx, std::shared_ptr<const CuckooMap> map);
 
   const CuckooOptions& options() const { return options_; }
 

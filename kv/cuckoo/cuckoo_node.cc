@@ -33,10 +33,10 @@ absl::Status CuckooNode::Open() {
                             absl::StatusOr<std::shared_ptr<const CuckooMap>> map) mutable {
           if (!map.ok()) return done(map.status());
           std::shared_ptr<const CuckooMap> m = *map;
-          Spawn(CuckooHost::ClaimSlice(ctx, m),
-                [&ctx, m, limits, done = std::move(done)](absl::StatusOr<std::pair<int, uint32_t>> slice) mutable {
-                  if (!slice.ok()) return done(slice.status());
-                  done(std::make_unique<CuckooClient>(ctx, m, slice->first, slice->second, limits));
+          Spawn(CuckooHost::ClaimSlices(ctx, m),
+                [&ctx, m, limits, done = std::move(done)](absl::StatusOr<std::vector<SliceRef>> slices) mutable {
+                  if (!slices.ok()) return done(slices.status());
+                  done(std::make_unique<CuckooClient>(ctx, m, *slices, limits));
                 });
         });
       },

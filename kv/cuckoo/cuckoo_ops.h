@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -87,11 +88,11 @@ using MigrationHook =
 
 class CuckooOps {
  public:
-  // `table` and `slice`: the data entries this thread owns (CuckooHost::ClaimSlice).
-  CuckooOps(Context& ctx, const CuckooMap& map, int table, uint32_t slice, CuckooLimits limits)
+  // `slices`: the data entries this thread owns (CuckooHost::ClaimSlices).
+  CuckooOps(Context& ctx, const CuckooMap& map, const std::vector<SliceRef>& slices, CuckooLimits limits)
       : ctx_(ctx),
         map_(map),
-        pool_(map, table, slice),
+        pool_(map, slices),
         limits_(limits),
         jitter_(0x9e3779b97f4a7c15ull * (ctx.self() * 64 + ctx.thread_index() + 1)) {}
   CuckooOps(const CuckooOps&) = delete;

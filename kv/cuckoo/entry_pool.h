@@ -1,6 +1,8 @@
 // EntryPool: the data table entries one worker thread owns (Nessie's pre-assigned free
 // memory: only the owner writes a new incarnation into an entry), per size class: which
-// are free and the version each was last written with.
+// are free and the version each was last written with. A thread owns one slice of its
+// own node's table; a thread of a compute-only member owns a guest slice of each table
+// it claimed (kv/cuckoo/cuckoo_map.h), used in turn.
 //
 // An entry leaves the pool by Take (the caller writes incarnation `version` into it and
 // installs it in at most one ITE) and comes back by Return (never installed, or its ITE
@@ -8,8 +10,8 @@
 // scan of the thread's own entries for ones other clients marked recycled,
 // kv/cuckoo/entry_format.h invariant 3).
 //
-// Threads: the owning worker thread only. A pool of a node that holds no data table (a
-// compute-only member) owns no entries: Take always fails.
+// Threads: the owning worker thread only. With no slice (a compute-only member that
+// claimed none) Take always fails.
 #ifndef FARM_KV_CUCKOO_ENTRY_POOL_H_
 #define FARM_KV_CUCKOO_ENTRY_POOL_H_
 
@@ -25,32 +27,39 @@
 
 namespace farm::kv::cuckoo {
 
+// A slice of a data table: `slice` of table `table` (CuckooMap::nodes()).
+struct SliceRef {
+  int table = -1;
+  uint32_t slice = 0;
+};
+
 class EntryPool {
  public:
-  // The entries of slice `slice` of data table `table` of `map` (none for table -1).
-  EntryPool(const CuckooMap& map, int table, size_t slice);
+  EntryPool(const CuckooMap& map, const std::vector<SliceRef>& slices);
 
   // A free entry of the class with its next version, or nullopt when none is free.
   std::optional<EntryRef> Take(uint32_t size_class);
   // An entry taken but no longer named by any ITE (never installed, or rolled back).
   void Return(const EntryRef& ref) { Free(ref); }
-  // An owned entry this thread marked recycled.
+  // An owned entry this thread marked recycled (others are left to their owners).
   void Free(const EntryRef& ref);
-  bool Owns(const EntryRef& ref) const;
-  // Scans the class's owned entries (local READs) and frees those marked recycled by
-  // other clients; returns how many it freed.
+  // Scans the class's owned entries (READs, local for a thread's own node) and frees
+  // those marked recycled by other clients; returns how many it freed.
   Task<absl::StatusOr<uint32_t>> Reclaim(Context& ctx, uint32_t size_class);
 
-  uint32_t free_count(uint32_t size_class) const { return static_cast<uint32_t>(free_[size_class].size()); }
-
  private:
+  struct Owned {  // one slice's entries of one class
+    uint32_t table = 0;
+    uint32_t first = 0;  // the first entry's index in the table
+    uint32_t count = 0;
+    std::vector<uint32_t> free;     // indices 0 .. count-1
+    std::vector<uint32_t> version;  // last version written
+    std::vector<uint8_t> is_free;
+  };
+  Owned* Find(const EntryRef& ref);
+
   const CuckooMap& map_;
-  const int table_;
-  std::array<uint32_t, kSizeClasses> first_{};  // the first owned entry of each class
-  std::array<uint32_t, kSizeClasses> count_{};
-  std::array<std::vector<uint32_t>, kSizeClasses> free_;      // owned indices (0 .. count)
-  std::array<std::vector<uint32_t>, kSizeClasses> version_;   // last version written
-  std::array<std::vector<uint8_t>, kSizeClasses> is_free_;
+  std::array<std::vector<Owned>, kSizeClasses> owned_;
 };
 
 }  // namespace farm::kv::cuckoo
