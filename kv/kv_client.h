@@ -12,7 +12,8 @@
 //   - Threads: the owning worker thread only; continuations run there, never inside
 //     the call. The client must outlive its operations in flight.
 //   - Get, each key of MultiGet and each Update are linearizable; BeginTxn's
-//     transactions are strictly serializable (kv/store.h's StoreTxn contract).
+//     transactions are strictly serializable (kv/store.h's StoreTxn contract), where a
+//     layout has them (cuckoo: every StoreTxn call answers Unimplemented).
 //   - Keys up to kMaxKeyBytes and values up to kMaxValueBytes (kv/key_ops.h): beyond,
 //     InvalidArgument and nothing is sent. Other errors as kv/store.h lists them.
 //   - A value handed to GetDone is valid during the continuation only.
