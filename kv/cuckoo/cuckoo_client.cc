@@ -36,7 +36,8 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Cu
           const EntryRef ref = DecodeIte(ite);
           if (ref.table >= map->nodes().size()) continue;
           const RawLocation at = map->Entry(ref);
-          absl::StatusOr<RawCopy> header = co_await RawRead(ctx, at.object, at.offset, kEntryHeaderBytes);
+          absl::StatusOr<RawCopy> header =
+              co_await RawRead(ctx, at.object, at.offset, kEntryHeaderBytes);
           if (!header.ok()) co_return header.status();
           if (StateVersion(LoadLe<uint64_t>(header->data.data())) != ref.version) continue;
           const uint64_t lengths = LoadLe<uint64_t>(header->data.data() + 8);
@@ -53,8 +54,8 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Cu
 
 }  // namespace
 
-CuckooClient::CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, const std::vector<SliceRef>& slices,
-                           CuckooLimits limits)
+CuckooClient::CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map,
+                           const std::vector<SliceRef>& slices, CuckooLimits limits)
     : ctx_(ctx), map_(std::move(map)), ops_(ctx, *map_, slices, limits) {}
 
 void CuckooClient::Get(absl::string_view key, GetDone done) {
@@ -62,11 +63,12 @@ void CuckooClient::Get(absl::string_view key, GetDone done) {
     ctx_.Defer([s, done = std::move(done)]() mutable { done(s); });
     return;
   }
-  Spawn(ops_.Get(std::string(key)), [done = std::move(done)](absl::StatusOr<std::optional<std::string>> r) mutable {
-    if (!r.ok()) return done(r.status());
-    if (!r->has_value()) return done(std::optional<absl::string_view>());
-    done(std::optional<absl::string_view>(**r));
-  });
+  Spawn(ops_.Get(std::string(key)),
+        [done = std::move(done)](absl::StatusOr<std::optional<std::string>> r) mutable {
+          if (!r.ok()) return done(r.status());
+          if (!r->has_value()) return done(std::optional<absl::string_view>());
+          done(std::optional<absl::string_view>(**r));
+        });
 }
 
 void CuckooClient::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {
@@ -98,8 +100,8 @@ void CuckooClient::MultiGet(absl::Span<const std::string> keys, MultiGetDone don
   }
 }
 
-void CuckooClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-                          Done<absl::StatusOr<KeyOpResult>> done) {
+void CuckooClient::Update(OpKind kind, absl::string_view key, absl::string_view value,
+                          int64_t delta, Done<absl::StatusOr<KeyOpResult>> done) {
   absl::Status invalid = CheckKeyLimit(key);
   if (invalid.ok()) invalid = CheckValueLimit(value);
   if (!invalid.ok()) {
@@ -109,7 +111,9 @@ void CuckooClient::Update(OpKind kind, absl::string_view key, absl::string_view 
   Spawn(ops_.Update(kind, std::string(key), std::string(value), delta), std::move(done));
 }
 
-void CuckooClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx_, map_), std::move(done)); }
+void CuckooClient::Scan(Done<absl::StatusOr<TableScan>> done) {
+  Spawn(ScanTable(ctx_, map_), std::move(done));
+}
 
 std::unique_ptr<StoreTxn> CuckooClient::BeginTxn() { return std::make_unique<CuckooTxn>(ctx_); }
 

@@ -32,8 +32,8 @@ namespace farm::kv::cuckoo {
 class CuckooClient final : public KvClient {
  public:
   // `slices`: the thread's data entries (CuckooHost::ClaimSlices).
-  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map, const std::vector<SliceRef>& slices,
-               CuckooLimits limits);
+  CuckooClient(Context& ctx, std::shared_ptr<const CuckooMap> map,
+               const std::vector<SliceRef>& slices, CuckooLimits limits);
 
   void Get(absl::string_view key, GetDone done) override;
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override;

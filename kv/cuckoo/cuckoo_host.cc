@@ -41,7 +41,8 @@ ShardFormat CuckooFormat(const CuckooOptions& o) {
 // Every owner's directory object: object 0 of its lowest shard.
 std::vector<FatPtr> DirectoryObjects(const std::vector<Shard>& shards) {
   std::vector<Shard> sorted = shards;
-  std::sort(sorted.begin(), sorted.end(), [](const Shard& a, const Shard& b) { return a.first < b.first; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Shard& a, const Shard& b) { return a.first < b.first; });
   std::vector<FatPtr> out;
   std::vector<NodeId> seen;
   for (const Shard& s : sorted) {
@@ -71,18 +72,21 @@ Task<absl::StatusOr<std::vector<RawPtr>>> AllocateRun(Context& ctx, uint64_t byt
 }  // namespace
 
 absl::Status CuckooOptions::Validate() const {
-  if (ways < 2 || ways > kMaxWays) return absl::InvalidArgumentError(absl::StrCat("cuckoo: N=", ways, " (2 or 3)"));
+  if (ways < 2 || ways > kMaxWays)
+    return absl::InvalidArgumentError(absl::StrCat("cuckoo: N=", ways, " (2 or 3)"));
   if (index_factor < 1 || index_factor > 16) {
-    return absl::InvalidArgumentError(absl::StrCat("cuckoo: index factor ", index_factor, " (1 .. 16)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuckoo: index factor ", index_factor, " (1 .. 16)"));
   }
   if (pairs_per_node == 0) return absl::InvalidArgumentError("cuckoo: no capacity");
   if (limits.max_displacement < 1 || limits.max_displacement > 16) {
-    return absl::InvalidArgumentError(absl::StrCat("cuckoo: D=", limits.max_displacement, " (1 .. 16)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuckoo: D=", limits.max_displacement, " (1 .. 16)"));
   }
   for (uint32_t c = 0; c < kSizeClasses; ++c) {
     if (EntriesPerThread(c) == 0 || EntriesPerThread(c) > kMaxEntryIndex) {
-      return absl::InvalidArgumentError(absl::StrCat("cuckoo: ", EntriesPerThread(c), " entries of ",
-                                                     kClassBytes[c], " bytes per thread"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cuckoo: ", EntriesPerThread(c), " entries of ", kClassBytes[c], " bytes per thread"));
     }
   }
   return absl::OkStatus();
@@ -91,8 +95,9 @@ absl::Status CuckooOptions::Validate() const {
 uint32_t CuckooOptions::EntriesPerThread(uint32_t size_class) const {
   switch (size_class) {
     case 0:
-      return small_entries_per_thread ? small_entries_per_thread
-                                      : static_cast<uint32_t>(pairs_per_node + pairs_per_node / 4 + 64);
+      return small_entries_per_thread
+                 ? small_entries_per_thread
+                 : static_cast<uint32_t>(pairs_per_node + pairs_per_node / 4 + 64);
     case 1:
       return entries_1k_per_thread;
     case 2:
@@ -109,12 +114,16 @@ absl::StatusOr<std::unique_ptr<CuckooHost>> CuckooHost::Install(Host& host, Cuck
   catalog.format = CuckooFormat(options);
   catalog.object_bytes = kDirectoryObjectBytes;
   catalog.objects_per_node = 2;
-  absl::StatusOr<std::unique_ptr<ShardCatalog>> installed = ShardCatalog::Install(host, std::move(catalog));
+  absl::StatusOr<std::unique_ptr<ShardCatalog>> installed =
+      ShardCatalog::Install(host, std::move(catalog));
   if (!installed.ok()) return installed.status();
-  return std::unique_ptr<CuckooHost>(new CuckooHost(host, std::move(options), std::move(*installed)));
+  return std::unique_ptr<CuckooHost>(
+      new CuckooHost(host, std::move(options), std::move(*installed)));
 }
 
-void CuckooHost::CreateShards(Context& ctx, Done<absl::Status> done) { Spawn(Create(ctx), std::move(done)); }
+void CuckooHost::CreateShards(Context& ctx, Done<absl::Status> done) {
+  Spawn(Create(ctx), std::move(done));
+}
 
 Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
   NodeTables t;
@@ -135,8 +144,9 @@ Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
     table.entries_per_object = std::max<uint32_t>(1, kDataObjectBytes / kClassBytes[c]);
     const uint64_t entries = uint64_t{table.per_thread} * t.slices();
     if (entries > kMaxEntryIndex) {
-      co_return absl::InvalidArgumentError(absl::StrCat("cuckoo: ", entries, " data entries of ", kClassBytes[c],
-                                                        " bytes on one node (at most ", kMaxEntryIndex, ")"));
+      co_return absl::InvalidArgumentError(
+          absl::StrCat("cuckoo: ", entries, " data entries of ", kClassBytes[c],
+                       " bytes on one node (at most ", kMaxEntryIndex, ")"));
     }
     const uint64_t objects = (entries + table.entries_per_object - 1) / table.entries_per_object;
     // Every object of a class is entries_per_object entries long (the last one too).
@@ -146,7 +156,8 @@ Task<absl::StatusOr<NodeTables>> CuckooHost::AllocateTables(Context& ctx) {
     table.objects = std::move(*run);
   }
   if (EncodeNodeTables(t).size() > kDirectoryObjectBytes) {
-    co_return absl::InvalidArgumentError("cuckoo: this node's tables need a larger directory object");
+    co_return absl::InvalidArgumentError(
+        "cuckoo: this node's tables need a larger directory object");
   }
   co_return t;
 }
@@ -222,8 +233,9 @@ Task<absl::StatusOr<std::shared_ptr<const CuckooMap>>> CuckooHost::Load(Context&
         nodes.push_back(std::move(*t));
         break;
       }
-      if (absl::Now() > deadline) co_return absl::DeadlineExceededError(absl::StrCat(
-          "cuckoo: a member's directory was not written in time: ", t.status().message()));
+      if (absl::Now() > deadline)
+        co_return absl::DeadlineExceededError(absl::StrCat(
+            "cuckoo: a member's directory was not written in time: ", t.status().message()));
       co_await SleepFor(ctx, absl::Milliseconds(20));  // its CreateShards is still running
     }
   }
@@ -232,8 +244,8 @@ Task<absl::StatusOr<std::shared_ptr<const CuckooMap>>> CuckooHost::Load(Context&
   co_return Adopt(std::make_shared<const CuckooMap>(std::move(*map)));
 }
 
-Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(Context& ctx,
-                                                                   std::shared_ptr<const CuckooMap> map) {
+Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(
+    Context& ctx, std::shared_ptr<const CuckooMap> map) {
   std::vector<SliceRef> slices;
   const int own = map->TableOf(ctx.self());
   if (own >= 0) {
@@ -248,12 +260,14 @@ Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(Context& ctx
     absl::StatusOr<uint64_t> claimed = co_await RawFetchAdd64(ctx, node.claims, 0, 1);
     if (!claimed.ok()) co_return claimed.status();
     if (*claimed < node.guest_slices) {
-      slices.push_back(SliceRef{static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed)});
+      slices.push_back(
+          SliceRef{static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed)});
     }
   }
   if (!slices.empty()) co_return slices;
   co_return absl::ResourceExhaustedError(
-      "cuckoo: every data-holding node's guest slices are claimed: this compute-only thread has no data entries");
+      "cuckoo: every data-holding node's guest slices are claimed: this compute-only thread has no "
+      "data entries");
 }
 
 std::shared_ptr<const CuckooMap> CuckooHost::Adopt(std::shared_ptr<const CuckooMap> map) {

@@ -78,7 +78,8 @@ class CuckooHost {
   // of every table that has one left, each claimed with rawFetchAdd64 (Nessie writes
   // DTEs locally; a compute-only client has no local memory, so it writes remotely);
   // ResourceExhausted when no table has one left.
-  static Task<absl::StatusOr<std::vector<SliceRef>>> ClaimSlices(Context& ctx, std::shared_ptr<const CuckooMap> map);
+  static Task<absl::StatusOr<std::vector<SliceRef>>> ClaimSlices(
+      Context& ctx, std::shared_ptr<const CuckooMap> map);
 
   const CuckooOptions& options() const { return options_; }
 

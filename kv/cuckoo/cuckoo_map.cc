@@ -45,7 +45,10 @@ uint64_t Mix(uint64_t x) {
 
 std::string EncodeNodeTables(const NodeTables& t) {
   WireWriter w;
-  w.Put<uint64_t>(kDirectoryMagic).Put<uint32_t>(t.owner).Put<uint32_t>(t.threads).Put<uint64_t>(t.pairs);
+  w.Put<uint64_t>(kDirectoryMagic)
+      .Put<uint32_t>(t.owner)
+      .Put<uint32_t>(t.threads)
+      .Put<uint64_t>(t.pairs);
   w.Put<uint32_t>(t.guest_slices);
   PutPtr(w, t.claims);
   w.Put<uint64_t>(t.index_slots);
@@ -66,7 +69,8 @@ absl::StatusOr<NodeTables> DecodeNodeTables(absl::string_view bytes) {
   if (!r.Get(&magic) || magic != kDirectoryMagic) {
     return absl::InvalidArgumentError("not a cuckoo directory (not written yet?)");
   }
-  bool ok = r.Get(&t.owner) && r.Get(&t.threads) && r.Get(&t.pairs) && r.Get(&t.guest_slices) && GetPtr(r, &t.claims) && r.Get(&t.index_slots) && GetPtrs(r, &t.index);
+  bool ok = r.Get(&t.owner) && r.Get(&t.threads) && r.Get(&t.pairs) && r.Get(&t.guest_slices) &&
+            GetPtr(r, &t.claims) && r.Get(&t.index_slots) && GetPtrs(r, &t.index);
   for (ClassTable& c : t.data) {
     ok = ok && r.Get(&c.per_thread) && r.Get(&c.entries_per_object) && GetPtrs(r, &c.objects);
   }
@@ -74,7 +78,8 @@ absl::StatusOr<NodeTables> DecodeNodeTables(absl::string_view bytes) {
   return t;
 }
 
-CuckooMap::CuckooMap(std::vector<NodeTables> nodes, uint32_t ways) : nodes_(std::move(nodes)), ways_(ways) {
+CuckooMap::CuckooMap(std::vector<NodeTables> nodes, uint32_t ways)
+    : nodes_(std::move(nodes)), ways_(ways) {
   for (const NodeTables& n : nodes_) {
     first_slot_.push_back(index_slots_);
     index_slots_ += n.index_slots;
@@ -85,17 +90,22 @@ absl::StatusOr<CuckooMap> CuckooMap::Create(std::vector<NodeTables> nodes, uint3
   if (nodes.empty() || nodes.size() > kMaxDataTables) {
     return absl::InvalidArgumentError(absl::StrCat("a cuckoo table over ", nodes.size(), " nodes"));
   }
-  if (ways < 2 || ways > kMaxWays) return absl::InvalidArgumentError(absl::StrCat("cuckoo ways ", ways));
-  std::sort(nodes.begin(), nodes.end(), [](const NodeTables& a, const NodeTables& b) { return a.owner < b.owner; });
+  if (ways < 2 || ways > kMaxWays)
+    return absl::InvalidArgumentError(absl::StrCat("cuckoo ways ", ways));
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NodeTables& a, const NodeTables& b) { return a.owner < b.owner; });
   for (const NodeTables& n : nodes) {
-    if (n.index_slots == 0 || n.index.size() != (n.index_slots + kIteObjectEntries - 1) / kIteObjectEntries) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", n.owner, ": a malformed cuckoo index"));
+    if (n.index_slots == 0 ||
+        n.index.size() != (n.index_slots + kIteObjectEntries - 1) / kIteObjectEntries) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", n.owner, ": a malformed cuckoo index"));
     }
     for (const ClassTable& c : n.data) {
       if (c.entries_per_object == 0 ||
           uint64_t{c.objects.size()} * c.entries_per_object < uint64_t{c.per_thread} * n.slices() ||
           uint64_t{c.per_thread} * n.slices() > kMaxEntryIndex) {
-        return absl::InvalidArgumentError(absl::StrCat("node ", n.owner, ": a malformed cuckoo data table"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", n.owner, ": a malformed cuckoo data table"));
       }
     }
   }
@@ -125,9 +135,11 @@ std::array<uint64_t, kMaxWays> CuckooMap::Candidates(uint64_t key_hash) const {
 }
 
 RawLocation CuckooMap::IndexWord(uint64_t slot) const {
-  const size_t n = std::upper_bound(first_slot_.begin(), first_slot_.end(), slot) - first_slot_.begin() - 1;
+  const size_t n =
+      std::upper_bound(first_slot_.begin(), first_slot_.end(), slot) - first_slot_.begin() - 1;
   const uint64_t local = slot - first_slot_[n];
-  return RawLocation{nodes_[n].index[local / kIteObjectEntries], static_cast<uint32_t>(local % kIteObjectEntries) * 8};
+  return RawLocation{nodes_[n].index[local / kIteObjectEntries],
+                     static_cast<uint32_t>(local % kIteObjectEntries) * 8};
 }
 
 RawLocation CuckooMap::Entry(const EntryRef& ref) const {

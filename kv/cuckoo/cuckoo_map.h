@@ -35,9 +35,9 @@ inline constexpr uint32_t kMaxWays = 3;
 inline constexpr uint32_t kIteObjectEntries = 1 << 16;
 
 struct ClassTable {
-  uint32_t per_thread = 0;         // entries each slice (a thread's) owns
+  uint32_t per_thread = 0;  // entries each slice (a thread's) owns
   uint32_t entries_per_object = 0;
-  std::vector<RawPtr> objects;     // slices * per_thread entries in all
+  std::vector<RawPtr> objects;  // slices * per_thread entries in all
 };
 
 struct NodeTables {
@@ -46,9 +46,9 @@ struct NodeTables {
   uint32_t guest_slices = 0;  // slices threads .. threads+guests-1: compute-only clients
   RawPtr claims;              // word 0: guest slices claimed so far (rawFetchAdd64)
   uint32_t slices() const { return threads + guest_slices; }
-  uint64_t pairs = 0;        // the capacity this node's share is sized for
+  uint64_t pairs = 0;  // the capacity this node's share is sized for
   uint64_t index_slots = 0;
-  std::vector<RawPtr> index;       // kIteObjectEntries ITEs each (the last may hold fewer)
+  std::vector<RawPtr> index;  // kIteObjectEntries ITEs each (the last may hold fewer)
   std::array<ClassTable, kSizeClasses> data;
 };
 

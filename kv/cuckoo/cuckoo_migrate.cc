@@ -14,7 +14,8 @@ namespace {
 // Suspends until the hook calls resume.
 class HookPause {
  public:
-  HookPause(MigrationHook& hook, MigrationStep step, absl::string_view key) : hook_(hook), step_(step), key_(key) {}
+  HookPause(MigrationHook& hook, MigrationStep step, absl::string_view key)
+      : hook_(hook), step_(step), key_(key) {}
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) {
     hook_(step_, key_, [h] { h.resume(); });
@@ -34,7 +35,8 @@ Task<void> CuckooOps::Pause(MigrationStep step, absl::string_view key) {
   co_await HookPause(hook_, step, key);
 }
 
-Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64_t ite, uint32_t depth) {
+Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64_t ite,
+                                                           uint32_t depth) {
   if (ite == 0) co_return Moved::kDone;  // emptied meanwhile
   absl::StatusOr<EntryRead> entry = co_await ReadEntry(ite);
   if (!entry.ok()) co_return entry.status();
@@ -62,7 +64,8 @@ Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64
   }
   for (uint32_t j = 0; j < occupied_count && !destination; ++j) {
     if (depth + 1 >= limits_.max_displacement) co_return Moved::kFull;
-    absl::StatusOr<Moved> deeper = co_await FreeSlot(occupied[j].first, occupied[j].second, depth + 1);
+    absl::StatusOr<Moved> deeper =
+        co_await FreeSlot(occupied[j].first, occupied[j].second, depth + 1);
     if (!deeper.ok()) co_return deeper.status();
     if (*deeper == Moved::kRetry) co_return Moved::kRetry;
     if (*deeper == Moved::kDone) {

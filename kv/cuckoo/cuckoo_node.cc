@@ -34,7 +34,8 @@ absl::Status CuckooNode::Open() {
           if (!map.ok()) return done(map.status());
           std::shared_ptr<const CuckooMap> m = *map;
           Spawn(CuckooHost::ClaimSlices(ctx, m),
-                [&ctx, m, limits, done = std::move(done)](absl::StatusOr<std::vector<SliceRef>> slices) mutable {
+                [&ctx, m, limits,
+                 done = std::move(done)](absl::StatusOr<std::vector<SliceRef>> slices) mutable {
                   if (!slices.ok()) return done(slices.status());
                   done(std::make_unique<CuckooClient>(ctx, m, *slices, limits));
                 });

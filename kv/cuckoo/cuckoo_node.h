@@ -22,7 +22,8 @@ class CuckooNode final : public KvTable {
  public:
   // Registers the table's handlers; call before the node starts. `layout` is the name
   // it was made by (kv/table_layouts.h).
-  static absl::StatusOr<std::unique_ptr<CuckooNode>> Install(Host& host, CuckooOptions options, std::string layout);
+  static absl::StatusOr<std::unique_ptr<CuckooNode>> Install(Host& host, CuckooOptions options,
+                                                             std::string layout);
   ~CuckooNode() override;
   CuckooNode(const CuckooNode&) = delete;
   CuckooNode& operator=(const CuckooNode&) = delete;

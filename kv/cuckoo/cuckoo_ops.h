@@ -72,24 +72,25 @@ struct CuckooLimits {
 // A thread's counts of its updates (the lookups' are in LookupStats).
 struct UpdateStats {
   uint64_t updates = 0;
-  uint64_t migrations = 0;         // pairs moved by MIGRATE
-  uint64_t migration_aborts = 0;   // MIGRATEs rolled back or abandoned
-  uint64_t rollbacks = 0;          // PUT ITE CASes undone by the reverse pass
-  uint64_t retries = 0;            // update restarts (conflicts, invalid entries)
-  uint64_t full = 0;               // ResourceExhausted answers
-  uint64_t reclaims = 0;           // EntryPool::Reclaim scans
+  uint64_t migrations = 0;        // pairs moved by MIGRATE
+  uint64_t migration_aborts = 0;  // MIGRATEs rolled back or abandoned
+  uint64_t rollbacks = 0;         // PUT ITE CASes undone by the reverse pass
+  uint64_t retries = 0;           // update restarts (conflicts, invalid entries)
+  uint64_t full = 0;              // ResourceExhausted answers
+  uint64_t reclaims = 0;          // EntryPool::Reclaim scans
 };
 
 // The test seam: a MIGRATE pauses at each step until `resume` runs (on the owning
 // thread: post it to the thread's Context).
 enum class MigrationStep { kDestinationInstalled, kSourceCleared };
-using MigrationHook =
-    absl::AnyInvocable<void(MigrationStep step, absl::string_view key, absl::AnyInvocable<void()> resume)>;
+using MigrationHook = absl::AnyInvocable<void(MigrationStep step, absl::string_view key,
+                                              absl::AnyInvocable<void()> resume)>;
 
 class CuckooOps {
  public:
   // `slices`: the data entries this thread owns (CuckooHost::ClaimSlices).
-  CuckooOps(Context& ctx, const CuckooMap& map, const std::vector<SliceRef>& slices, CuckooLimits limits)
+  CuckooOps(Context& ctx, const CuckooMap& map, const std::vector<SliceRef>& slices,
+            CuckooLimits limits)
       : ctx_(ctx),
         map_(map),
         pool_(map, slices),
@@ -101,7 +102,8 @@ class CuckooOps {
   // The key's value, or nullopt.
   Task<absl::StatusOr<std::optional<std::string>>> Get(std::string key);
   // kPut, kRemove, kIncrement (KeyOpResult as kv/key_ops.h).
-  Task<absl::StatusOr<KeyOpResult>> Update(OpKind kind, std::string key, std::string value, int64_t delta);
+  Task<absl::StatusOr<KeyOpResult>> Update(OpKind kind, std::string key, std::string value,
+                                           int64_t delta);
 
   const LookupStats& lookup_stats() const { return lookups_; }
   const UpdateStats& update_stats() const { return updates_; }
@@ -118,7 +120,9 @@ class CuckooOps {
     std::string bytes;
     uint32_t key_bytes = 0;
     uint32_t value_bytes = 0;
-    absl::string_view key() const { return absl::string_view(bytes).substr(kEntryHeaderBytes, key_bytes); }
+    absl::string_view key() const {
+      return absl::string_view(bytes).substr(kEntryHeaderBytes, key_bytes);
+    }
     absl::string_view value() const {
       return absl::string_view(bytes).substr(kEntryHeaderBytes + key_bytes, value_bytes);
     }

@@ -21,7 +21,8 @@ bool Addressable(const CuckooMap& map, const EntryRef& ref) {
 
 Task<absl::StatusOr<uint64_t>> CuckooOps::ReadIte(uint64_t slot) {
   const RawLocation at = map_.IndexWord(slot);
-  absl::StatusOr<RawCopy> copy = co_await RawRead(ctx_, at.object, at.offset, 8);  // one word: atomic
+  absl::StatusOr<RawCopy> copy =
+      co_await RawRead(ctx_, at.object, at.offset, 8);  // one word: atomic
   ++lookups_.reads;
   lookups_.bytes_read += 8;
   if (!copy.ok()) co_return copy.status();
@@ -31,7 +32,8 @@ Task<absl::StatusOr<uint64_t>> CuckooOps::ReadIte(uint64_t slot) {
 Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
   const EntryRef ref = DecodeIte(ite);
   if (!Addressable(map_, ref)) {
-    co_return absl::DataLossError(absl::StrCat("cuckoo: an index entry naming no data entry: ", ite));
+    co_return absl::DataLossError(
+        absl::StrCat("cuckoo: an index entry naming no data entry: ", ite));
   }
   const RawLocation at = map_.Entry(ref);
   const uint32_t class_bytes = kClassBytes[ref.size_class];
@@ -45,7 +47,8 @@ Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
   bool torn = copy->torn;
   EntryView view;
   if (absl::Status s = ParseEntry(r.bytes, class_bytes, view); !s.ok()) co_return s;
-  if (StateVersion(view.state) != ref.version || StateFlags(view.state) == kRecycled || torn) co_return r;
+  if (StateVersion(view.state) != ref.version || StateFlags(view.state) == kRecycled || torn)
+    co_return r;
   const uint64_t need = uint64_t{kEntryHeaderBytes} + view.key_bytes + view.value_bytes;
   if (need > class_bytes) co_return r;  // lengths of a torn copy
   if (need > first) {
@@ -68,7 +71,8 @@ Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
 }
 
 Task<absl::StatusOr<bool>> CuckooOps::Unchanged(const std::array<uint64_t, kMaxWays>& slots,
-                                                const std::array<uint64_t, kMaxWays>& ites, int skip) {
+                                                const std::array<uint64_t, kMaxWays>& ites,
+                                                int skip) {
   for (int i = static_cast<int>(map_.ways()) - 1; i >= 0; --i) {
     if (i == skip) continue;
     absl::StatusOr<uint64_t> now = co_await ReadIte(slots[i]);
@@ -83,7 +87,9 @@ Task<void> CuckooOps::Backoff(uint32_t attempt) {
   jitter_ ^= jitter_ >> 7;
   jitter_ ^= jitter_ << 17;
   const int64_t ceiling_us = int64_t{1} << std::min<uint32_t>(attempt, 10);  // up to ~1 ms
-  co_await SleepFor(ctx_, absl::Microseconds(1 + static_cast<int64_t>(jitter_ % static_cast<uint64_t>(ceiling_us))));
+  co_await SleepFor(
+      ctx_,
+      absl::Microseconds(1 + static_cast<int64_t>(jitter_ % static_cast<uint64_t>(ceiling_us))));
 }
 
 Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key) {
@@ -111,7 +117,8 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
         // A valid entry of the key is its value (at most one exists, invariant 1). An
         // invalid one is a PUT or a MIGRATE copy in flight: a MIGRATE's source may still
         // hold the valid entry further on, so look on; without one, back off.
-        if (entry->found == Found::kEntry) co_return std::optional<std::string>(std::string(entry->value()));
+        if (entry->found == Found::kEntry)
+          co_return std::optional<std::string>(std::string(entry->value()));
         again = true;
       }
     }
@@ -120,8 +127,8 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
     if (!unchanged.ok()) co_return unchanged.status();
     if (*unchanged) co_return std::optional<std::string>();
   }
-  co_return absl::AbortedError(
-      absl::StrCat("cuckoo: a lookup met concurrent updates ", limits_.max_attempts, " times in a row"));
+  co_return absl::AbortedError(absl::StrCat("cuckoo: a lookup met concurrent updates ",
+                                            limits_.max_attempts, " times in a row"));
 }
 
 }  // namespace farm::kv::cuckoo

@@ -21,10 +21,17 @@ inline constexpr const char* kUnimplementedTxn =
 class CuckooTxn final : public StoreTxn {
  public:
   explicit CuckooTxn(Context& ctx) : ctx_(ctx) {}
-  void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) override { Fail(std::move(done)); }
-  void Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) override { Fail(std::move(done)); }
-  void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override { Fail(std::move(done)); }
-  void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) override {
+  void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) override {
+    Fail(std::move(done));
+  }
+  void Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) override {
+    Fail(std::move(done));
+  }
+  void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override {
+    Fail(std::move(done));
+  }
+  void Increment(absl::string_view key, int64_t delta,
+                 Done<absl::StatusOr<int64_t>> done) override {
     Fail(std::move(done));
   }
   void Commit(Done<absl::Status> done) override { Fail(std::move(done)); }
@@ -32,7 +39,8 @@ class CuckooTxn final : public StoreTxn {
  private:
   template <typename T>
   void Fail(Done<T> done) {
-    ctx_.Defer([done = std::move(done)]() mutable { done(absl::UnimplementedError(kUnimplementedTxn)); });
+    ctx_.Defer(
+        [done = std::move(done)]() mutable { done(absl::UnimplementedError(kUnimplementedTxn)); });
   }
   Context& ctx_;
 };

@@ -19,11 +19,12 @@ Task<absl::StatusOr<bool>> CuckooOps::CasIte(uint64_t slot, uint64_t expected, u
   co_return *old == expected;
 }
 
-Task<absl::StatusOr<EntryRef>> CuckooOps::WriteEntry(absl::string_view key, absl::string_view value) {
+Task<absl::StatusOr<EntryRef>> CuckooOps::WriteEntry(absl::string_view key,
+                                                     absl::string_view value) {
   const std::optional<uint32_t> size_class = ClassFor(key.size(), value.size());
   if (!size_class) {
-    co_return absl::InvalidArgumentError(absl::StrCat("cuckoo: a pair of ", key.size() + value.size(),
-                                                      " bytes is over the largest data entry"));
+    co_return absl::InvalidArgumentError(absl::StrCat(
+        "cuckoo: a pair of ", key.size() + value.size(), " bytes is over the largest data entry"));
   }
   std::optional<EntryRef> ref = pool_.Take(*size_class);
   if (!ref) {
@@ -34,16 +35,18 @@ Task<absl::StatusOr<EntryRef>> CuckooOps::WriteEntry(absl::string_view key, absl
   }
   if (!ref) {
     ++updates_.full;
-    co_return absl::ResourceExhaustedError(absl::StrCat(
-        "cuckoo: worker thread ", ctx_.thread_index(), " of node ", ctx_.self(),
-        " has no free data entry of ", kClassBytes[*size_class], " bytes (its data table is full, or this "
-        "node holds none)"));
+    co_return absl::ResourceExhaustedError(
+        absl::StrCat("cuckoo: worker thread ", ctx_.thread_index(), " of node ", ctx_.self(),
+                     " has no free data entry of ", kClassBytes[*size_class],
+                     " bytes (its data table is full, or this "
+                     "node holds none)"));
   }
   scratch_.resize(kEntryHeaderBytes + key.size() + value.size());
   EncodeEntry(ref->version, key, value, std::span<char>(scratch_.data(), scratch_.size()));
   const RawLocation at = map_.Entry(*ref);
   // RawWrite copies the bytes before it suspends: scratch_ is free again after.
-  absl::Status written = co_await RawWrite(ctx_, at.object, at.offset, std::span<const char>(scratch_));
+  absl::Status written =
+      co_await RawWrite(ctx_, at.object, at.offset, std::span<const char>(scratch_));
   if (!written.ok()) {
     pool_.Return(*ref);
     co_return written;
@@ -54,8 +57,8 @@ Task<absl::StatusOr<EntryRef>> CuckooOps::WriteEntry(absl::string_view key, absl
 Task<absl::Status> CuckooOps::Validate(const EntryRef& ref) {
   const RawLocation at = map_.Entry(ref);
   // Fails harmlessly when the entry was recycled meanwhile (entry_format.h invariant 3).
-  absl::StatusOr<uint64_t> old =
-      co_await RawCas64(ctx_, at.object, at.offset, StateWord(ref.version, 0), StateWord(ref.version, kValid));
+  absl::StatusOr<uint64_t> old = co_await RawCas64(
+      ctx_, at.object, at.offset, StateWord(ref.version, 0), StateWord(ref.version, kValid));
   co_return old.status();
 }
 
@@ -188,8 +191,8 @@ Task<absl::StatusOr<KeyOpResult>> CuckooOps::Update(OpKind kind, std::string key
     }
     co_return results[0];
   }
-  co_return absl::AbortedError(
-      absl::StrCat("cuckoo: an update met concurrent operations ", limits_.max_attempts, " times in a row"));
+  co_return absl::AbortedError(absl::StrCat("cuckoo: an update met concurrent operations ",
+                                            limits_.max_attempts, " times in a row"));
 }
 
 }  // namespace farm::kv::cuckoo

@@ -12,20 +12,22 @@ namespace {
 uint64_t Checksum(uint32_t version, uint32_t key_bytes, uint32_t value_bytes, absl::string_view key,
                   absl::string_view value) {
   const uint64_t lengths = (uint64_t{key_bytes} << 32) | value_bytes;
-  return HashKey(key) * 0x9e3779b97f4a7c15ull ^ HashKey(value) ^ (uint64_t{version} * 0xc2b2ae3d27d4eb4full) ^
-         (lengths * 0x165667b19e3779f9ull);
+  return HashKey(key) * 0x9e3779b97f4a7c15ull ^ HashKey(value) ^
+         (uint64_t{version} * 0xc2b2ae3d27d4eb4full) ^ (lengths * 0x165667b19e3779f9ull);
 }
 
 }  // namespace
 
 uint64_t EncodeIte(const EntryRef& ref, uint8_t filter) {
   return (uint64_t{ref.table & 0xff} << 56) | (uint64_t{ref.size_class & 3} << 54) |
-         (uint64_t{ref.entry & kMaxEntryIndex} << 32) | (uint64_t{ref.version & kVersionMask} << 8) | filter;
+         (uint64_t{ref.entry & kMaxEntryIndex} << 32) |
+         (uint64_t{ref.version & kVersionMask} << 8) | filter;
 }
 
 EntryRef DecodeIte(uint64_t ite) {
   return EntryRef{static_cast<uint32_t>(ite >> 56), static_cast<uint32_t>(ite >> 54) & 3,
-                  static_cast<uint32_t>(ite >> 32) & kMaxEntryIndex, static_cast<uint32_t>(ite >> 8) & kVersionMask};
+                  static_cast<uint32_t>(ite >> 32) & kMaxEntryIndex,
+                  static_cast<uint32_t>(ite >> 8) & kVersionMask};
 }
 
 std::optional<uint32_t> ClassFor(size_t key_bytes, size_t value_bytes) {
@@ -36,7 +38,8 @@ std::optional<uint32_t> ClassFor(size_t key_bytes, size_t value_bytes) {
   return std::nullopt;
 }
 
-size_t EncodeEntry(uint32_t version, absl::string_view key, absl::string_view value, std::span<char> out) {
+size_t EncodeEntry(uint32_t version, absl::string_view key, absl::string_view value,
+                   std::span<char> out) {
   const uint32_t kb = static_cast<uint32_t>(key.size());
   const uint32_t vb = static_cast<uint32_t>(value.size());
   StoreLe<uint64_t>(out.data(), StateWord(version, 0));
@@ -49,7 +52,8 @@ size_t EncodeEntry(uint32_t version, absl::string_view key, absl::string_view va
 
 absl::Status ParseEntry(std::span<const char> bytes, uint32_t class_bytes, EntryView& view) {
   if (bytes.size() < kEntryHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("a data entry read of ", bytes.size(), " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a data entry read of ", bytes.size(), " bytes"));
   }
   view.state = LoadLe<uint64_t>(bytes.data());
   const uint64_t lengths = LoadLe<uint64_t>(bytes.data() + 8);
@@ -64,9 +68,10 @@ absl::Status ParseEntry(std::span<const char> bytes, uint32_t class_bytes, Entry
   const size_t key_end = kEntryHeaderBytes + size_t{view.key_bytes};
   view.key_read = key_end <= bytes.size();
   view.key = view.key_read ? absl::string_view(bytes.data() + kEntryHeaderBytes, view.key_bytes)
-                                     : absl::string_view();
+                           : absl::string_view();
   view.complete = key_end + view.value_bytes <= bytes.size();
-  view.value = view.complete ? absl::string_view(bytes.data() + key_end, view.value_bytes) : absl::string_view();
+  view.value = view.complete ? absl::string_view(bytes.data() + key_end, view.value_bytes)
+                             : absl::string_view();
   return absl::OkStatus();
 }
 

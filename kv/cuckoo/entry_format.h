@@ -35,7 +35,7 @@ namespace farm::kv::cuckoo {
 
 // --- Index table entries ---
 
-inline constexpr uint32_t kMaxDataTables = 255;     // 8 bits
+inline constexpr uint32_t kMaxDataTables = 255;  // 8 bits
 inline constexpr uint32_t kMaxEntryIndex = (1u << 22) - 1;
 inline constexpr uint32_t kVersionMask = (1u << 24) - 1;
 
@@ -65,8 +65,12 @@ inline constexpr uint32_t kFirstReadBytes = 1024;
 
 inline constexpr uint64_t kValid = 1;
 inline constexpr uint64_t kRecycled = 2;
-inline uint64_t StateWord(uint32_t version, uint64_t flags) { return (uint64_t{version} << 8) | flags; }
-inline uint32_t StateVersion(uint64_t state) { return static_cast<uint32_t>(state >> 8) & kVersionMask; }
+inline uint64_t StateWord(uint32_t version, uint64_t flags) {
+  return (uint64_t{version} << 8) | flags;
+}
+inline uint32_t StateVersion(uint64_t state) {
+  return static_cast<uint32_t>(state >> 8) & kVersionMask;
+}
 inline uint64_t StateFlags(uint64_t state) { return state & 0xff; }
 
 // The class for a pair, or nullopt when it exceeds the largest (never within the kv
@@ -75,7 +79,8 @@ std::optional<uint32_t> ClassFor(size_t key_bytes, size_t value_bytes);
 
 // Writes an invalid incarnation `version` of the pair into `out` (at least header + key +
 // value bytes); returns the bytes used.
-size_t EncodeEntry(uint32_t version, absl::string_view key, absl::string_view value, std::span<char> out);
+size_t EncodeEntry(uint32_t version, absl::string_view key, absl::string_view value,
+                   std::span<char> out);
 
 // A DTE as read: views into the bytes read.
 struct EntryView {

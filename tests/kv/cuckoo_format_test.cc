@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "farm/api/wire.h"
+#include "gtest/gtest.h"
 #include "kv/cuckoo/cuckoo_map.h"
 #include "kv/cuckoo/entry_format.h"
 #include "kv/key_ops.h"
@@ -36,7 +36,8 @@ TEST(CuckooFormatTest, SizeClassesHoldEveryPairWithinTheLimits) {
 
 TEST(CuckooFormatTest, AnEntryVerifiesOnlyWhenWholeAndOfItsVersion) {
   std::string bytes(kClassBytes[1], '\0');
-  const size_t used = EncodeEntry(7, "key", std::string(300, 'v'), std::span<char>(bytes.data(), bytes.size()));
+  const size_t used =
+      EncodeEntry(7, "key", std::string(300, 'v'), std::span<char>(bytes.data(), bytes.size()));
   EntryView view;
   ASSERT_TRUE(ParseEntry(std::span<const char>(bytes.data(), used), kClassBytes[1], view).ok());
   EXPECT_TRUE(view.complete && view.key_read);

@@ -9,7 +9,7 @@
 //   answer "absent" nor an old value: it backs off until the migration validates the
 //   copy, then answers the value.
 //
-// Repeated over many PUTs and removes (deterministic seed), on every backend. Also: a
+// Repeated over 3 x 300 PUTs and removes (three fixed seeds), on every backend. Also: a
 // full index answers ResourceExhausted, and BeginTxn answers Unimplemented.
 #include <condition_variable>
 #include <deque>
@@ -61,7 +61,8 @@ struct Events {
 class CuckooMigrationTest : public ::testing::TestWithParam<std::string> {
  protected:
   // 3 nodes x 2 index slots, 2 ways: most inserts displace a pair.
-  std::unique_ptr<KvCluster> Start(const std::string& name, const std::string& layout = "cuckoo:N=2,I=1,D=3") {
+  std::unique_ptr<KvCluster> Start(const std::string& name,
+                                   const std::string& layout = "cuckoo:N=2,I=1,D=3") {
     TableOptions options;
     options.layout.neighbourhood = 4;  // 2 pairs of capacity per bucket
     options.buckets_per_node = 1;
@@ -87,86 +88,93 @@ absl::Status SetHook(KvCluster& kv, std::shared_ptr<Events> events) {
 TEST_P(CuckooMigrationTest, ReadersNeverMissOrMisreadAPairBeingMigrated) {
   std::unique_ptr<KvCluster> kv = Start("cuckoo_migrate");
   ASSERT_NE(kv, nullptr);
-  std::mt19937 rng(20261125);
-  std::map<std::string, std::string> live;  // the model: every key's value
   int paused_migrations = 0, full = 0;
-  for (int round = 0; round < 300; ++round) {
-    SCOPED_TRACE(absl::StrCat("round ", round));
-    // Keep at most 4 pairs in the 6 slots: remove one (from node 2, no hook there).
-    while (live.size() >= 4) {
-      auto it = std::next(live.begin(), rng() % live.size());
-      ASSERT_EQ(*kv->Remove(2, it->first), true) << it->first;
-      ASSERT_FALSE(kv->Get(3, it->first)->has_value()) << "a removed pair is gone at once";
-      live.erase(it);
-    }
-    std::string key = absl::StrCat("key-", rng() % 12);
-    const std::string value = absl::StrCat(key, "=v", round);
-    auto events = std::make_shared<Events>();
-    ASSERT_TRUE(SetHook(*kv, events).ok());
-    kv->host(1).context(0).Post([c = &kv->client(1, 0), events, key, value] {
-      c->Update(OpKind::kPut, key, value, 0, [events](absl::StatusOr<KeyOpResult> r) {
-        std::lock_guard<std::mutex> lock(events->mu);
-        events->put_done = std::move(r);
-        events->changed.notify_all();
-      });
-    });
-    while (std::optional<Events::Pause> pause = events->Next()) {
-      ASSERT_TRUE(live.count(pause->key)) << "only live pairs migrate: " << pause->key;
-      const std::string& expected = live[pause->key];
-      if (pause->step == MigrationStep::kDestinationInstalled) {
-        // The source still names the valid entry: every reader answers at once.
-        for (NodeId on = 2; on <= 3; ++on) {
-          absl::StatusOr<std::optional<std::string>> got = kv->Get(on, pause->key);
-          ASSERT_TRUE(got.ok()) << got.status();
-          ASSERT_TRUE(got->has_value()) << pause->key << " missed with its copy installed";
-          EXPECT_EQ(**got, expected);
-        }
-        for (const auto& [k, v] : live) EXPECT_EQ(**kv->Get(2 + (k.size() % 2), k), v) << k;
-        kv->host(1).context(0).Post(std::move(pause->resume));
-        continue;
+  for (uint32_t seed : {20261125u, 7u, 1234567u}) {
+    std::mt19937 rng(seed);
+    std::map<std::string, std::string> live;  // the model: every key's value
+    for (int round = 0; round < 300; ++round) {
+      SCOPED_TRACE(absl::StrCat("seed ", seed, ", round ", round));
+      // Keep at most 4 pairs in the 6 slots: remove one (from node 2, no hook there).
+      while (live.size() >= 4) {
+        auto it = std::next(live.begin(), rng() % live.size());
+        ASSERT_EQ(*kv->Remove(2, it->first), true) << it->first;
+        ASSERT_FALSE(kv->Get(3, it->first)->has_value()) << "a removed pair is gone at once";
+        live.erase(it);
       }
-      // Only the invalid copy names the pair: a lookup waits for the migration.
-      ++paused_migrations;
-      auto lookup = std::make_shared<Events>();
-      kv->host(3).context(1).Post([c = &kv->client(3, 1), lookup, k = pause->key] {
-        c->Get(k, [lookup](absl::StatusOr<std::optional<absl::string_view>> r) {
-          std::lock_guard<std::mutex> lock(lookup->mu);
-          KeyOpResult answer;
-          if (!r.ok()) {
-            answer.status = r.status();
-          } else {
-            answer.existed = r->has_value();
-            if (r->has_value()) answer.status = absl::InternalError(std::string(**r));  // carries the value
-          }
-          lookup->put_done = answer;
-          lookup->changed.notify_all();
+      std::string key = absl::StrCat("s", seed, "-key-", rng() % 12);
+      const std::string value = absl::StrCat(key, "=v", round);
+      auto events = std::make_shared<Events>();
+      ASSERT_TRUE(SetHook(*kv, events).ok());
+      kv->host(1).context(0).Post([c = &kv->client(1, 0), events, key, value] {
+        c->Update(OpKind::kPut, key, value, 0, [events](absl::StatusOr<KeyOpResult> r) {
+          std::lock_guard<std::mutex> lock(events->mu);
+          events->put_done = std::move(r);
+          events->changed.notify_all();
         });
       });
-      {
-        std::unique_lock<std::mutex> lock(lookup->mu);
-        EXPECT_FALSE(lookup->changed.wait_for(lock, std::chrono::milliseconds(30),
-                                              [&] { return lookup->put_done.has_value(); }))
-            << "a lookup answered while only an invalid copy named " << pause->key;
+      while (std::optional<Events::Pause> pause = events->Next()) {
+        ASSERT_TRUE(live.count(pause->key)) << "only live pairs migrate: " << pause->key;
+        const std::string& expected = live[pause->key];
+        if (pause->step == MigrationStep::kDestinationInstalled) {
+          // The source still names the valid entry: every reader answers at once.
+          for (NodeId on = 2; on <= 3; ++on) {
+            absl::StatusOr<std::optional<std::string>> got = kv->Get(on, pause->key);
+            ASSERT_TRUE(got.ok()) << got.status();
+            ASSERT_TRUE(got->has_value()) << pause->key << " missed with its copy installed";
+            EXPECT_EQ(**got, expected);
+          }
+          for (const auto& [k, v] : live) EXPECT_EQ(**kv->Get(2 + (k.size() % 2), k), v) << k;
+          kv->host(1).context(0).Post(std::move(pause->resume));
+          continue;
+        }
+        // Only the invalid copy names the pair: a lookup waits for the migration.
+        ++paused_migrations;
+        auto lookup = std::make_shared<Events>();
+        kv->host(3).context(1).Post([c = &kv->client(3, 1), lookup, k = pause->key] {
+          c->Get(k, [lookup](absl::StatusOr<std::optional<absl::string_view>> r) {
+            std::lock_guard<std::mutex> lock(lookup->mu);
+            KeyOpResult answer;
+            if (!r.ok()) {
+              answer.status = r.status();
+            } else {
+              answer.existed = r->has_value();
+              if (r->has_value())
+                answer.status = absl::InternalError(std::string(**r));  // carries the value
+            }
+            lookup->put_done = answer;
+            lookup->changed.notify_all();
+          });
+        });
+        {
+          std::unique_lock<std::mutex> lock(lookup->mu);
+          EXPECT_FALSE(lookup->changed.wait_for(lock, std::chrono::milliseconds(30),
+                                                [&] { return lookup->put_done.has_value(); }))
+              << "a lookup answered while only an invalid copy named " << pause->key;
+        }
+        kv->host(1).context(0).Post(std::move(pause->resume));
+        ASSERT_FALSE(lookup->Next().has_value());
+        const KeyOpResult& answer = **lookup->put_done;
+        ASSERT_TRUE(answer.existed)
+            << pause->key << " answered absent during its migration: " << answer.status;
+        EXPECT_EQ(answer.status.message(), expected);
       }
-      kv->host(1).context(0).Post(std::move(pause->resume));
-      ASSERT_FALSE(lookup->Next().has_value());
-      const KeyOpResult& answer = **lookup->put_done;
-      ASSERT_TRUE(answer.existed) << pause->key << " answered absent during its migration: " << answer.status;
-      EXPECT_EQ(answer.status.message(), expected);
+      const absl::StatusOr<KeyOpResult>& put = *events->put_done;
+      if (!put.ok() && put.status().code() == absl::StatusCode::kResourceExhausted) {
+        ++full;  // no slot within D displacements: the pair is not in
+        EXPECT_EQ(kv->Get(2, key)->has_value(), live.count(key) > 0);
+        continue;
+      }
+      ASSERT_TRUE(put.ok()) << put.status();
+      EXPECT_EQ(put->existed, live.count(key) > 0);
+      live[key] = value;
+      for (const auto& [k, v] : live) ASSERT_EQ(**kv->Get(1 + (round % 3), k), v) << k;
     }
-    const absl::StatusOr<KeyOpResult>& put = *events->put_done;
-    if (!put.ok() && put.status().code() == absl::StatusCode::kResourceExhausted) {
-      ++full;  // no slot within D displacements: the pair is not in
-      EXPECT_EQ(kv->Get(2, key)->has_value(), live.count(key) > 0);
-      continue;
-    }
-    ASSERT_TRUE(put.ok()) << put.status();
-    EXPECT_EQ(put->existed, live.count(key) > 0);
-    live[key] = value;
-    for (const auto& [k, v] : live) ASSERT_EQ(**kv->Get(1 + (round % 3), k), v) << k;
+    for (const auto& [k, v] : live)
+      ASSERT_EQ(*kv->Remove(3, k), true) << k;  // the next seed starts empty
   }
-  std::printf("%d migrations paused and checked, %d puts found the index full\n", paused_migrations, full);
-  EXPECT_GE(paused_migrations, 20);
+  std::printf("%d migrations paused and checked, %d puts found the index full\n", paused_migrations,
+              full);
+  EXPECT_GE(paused_migrations, 60);
 }
 
 TEST_P(CuckooMigrationTest, AFullIndexIsResourceExhaustedAndTransactionsAreUnimplemented) {
@@ -189,7 +197,8 @@ TEST_P(CuckooMigrationTest, AFullIndexIsResourceExhaustedAndTransactionsAreUnimp
   EXPECT_EQ(txn.message(), cuckoo::kUnimplementedTxn);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, CuckooMigrationTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+INSTANTIATE_TEST_SUITE_P(Backends, CuckooMigrationTest,
+                         ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
 }  // namespace farm::kv
