@@ -245,18 +245,23 @@ Task<absl::StatusOr<std::shared_ptr<const CuckooMap>>> CuckooHost::Load(Context&
 }
 
 Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(
-    Context& ctx, std::shared_ptr<const CuckooMap> map) {
+    Context& ctx, std::shared_ptr<const CuckooMap> map, size_t threads) {
   std::vector<SliceRef> slices;
   const int own = map->TableOf(ctx.self());
   if (own >= 0) {
     slices.push_back(SliceRef{own, static_cast<uint32_t>(ctx.thread_index())});
     co_return slices;
   }
+  // The member's threads share the tables out: thread t asks the tables j with
+  // j % threads == t (every table when it is the only thread), or, with more threads than
+  // tables, table t % n.
   const size_t n = map->nodes().size();
-  for (size_t k = 0; k < n; ++k) {
-    const size_t table = (ctx.self() + k) % n;  // members start on different tables
+  const size_t t = ctx.thread_index();
+  threads = std::max<size_t>(threads, 1);
+  for (size_t table = 0; table < n; ++table) {
+    const bool mine = threads <= n ? table % threads == t % threads : table == t % n;
     const NodeTables& node = map->nodes()[table];
-    if (node.guest_slices == 0) continue;
+    if (!mine || node.guest_slices == 0) continue;
     absl::StatusOr<uint64_t> claimed = co_await RawFetchAdd64(ctx, node.claims, 0, 1);
     if (!claimed.ok()) co_return claimed.status();
     if (*claimed < node.guest_slices) {
@@ -264,10 +269,7 @@ Task<absl::StatusOr<std::vector<SliceRef>>> CuckooHost::ClaimSlices(
           SliceRef{static_cast<int>(table), node.threads + static_cast<uint32_t>(*claimed)});
     }
   }
-  if (!slices.empty()) co_return slices;
-  co_return absl::ResourceExhaustedError(
-      "cuckoo: every data-holding node's guest slices are claimed: this compute-only thread has no "
-      "data entries");
+  co_return slices;  // none: its updates answer ResourceExhausted (WriteEntry)
 }
 
 std::shared_ptr<const CuckooMap> CuckooHost::Adopt(std::shared_ptr<const CuckooMap> map) {

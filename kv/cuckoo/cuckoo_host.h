@@ -76,10 +76,12 @@ class CuckooHost {
   // The calling thread's slices of data entries (kv/cuckoo/cuckoo_map.h): its own
   // node's slice (its thread index), or, on a member that holds no table, a guest slice
   // of every table that has one left, each claimed with rawFetchAdd64 (Nessie writes
-  // DTEs locally; a compute-only client has no local memory, so it writes remotely);
-  // ResourceExhausted when no table has one left.
+  // DTEs locally; a compute-only client has no local memory, so it writes remotely). The
+  // member's `threads` share the tables out (ClaimSlices' comment). None when every
+  // guest slice it may ask for is claimed: the client opens, its lookups work and its
+  // updates answer ResourceExhausted.
   static Task<absl::StatusOr<std::vector<SliceRef>>> ClaimSlices(
-      Context& ctx, std::shared_ptr<const CuckooMap> map);
+      Context& ctx, std::shared_ptr<const CuckooMap> map, size_t threads);
 
   const CuckooOptions& options() const { return options_; }
 

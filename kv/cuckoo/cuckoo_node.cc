@@ -26,14 +26,16 @@ absl::Status CuckooNode::Open() {
   if (open()) return absl::FailedPreconditionError("the table is open already");
   CuckooHost* host = host_.get();
   const CuckooLimits limits = host->options().limits;
+  const size_t threads = node_.thread_count();
   return OpenClientsOnNode<CuckooClient>(
       node_,
-      [host, limits](Context& ctx, Done<absl::StatusOr<std::unique_ptr<CuckooClient>>> done) {
-        host->Open(ctx, [&ctx, limits, done = std::move(done)](
+      [host, limits, threads](Context& ctx,
+                              Done<absl::StatusOr<std::unique_ptr<CuckooClient>>> done) {
+        host->Open(ctx, [&ctx, limits, threads, done = std::move(done)](
                             absl::StatusOr<std::shared_ptr<const CuckooMap>> map) mutable {
           if (!map.ok()) return done(map.status());
           std::shared_ptr<const CuckooMap> m = *map;
-          Spawn(CuckooHost::ClaimSlices(ctx, m),
+          Spawn(CuckooHost::ClaimSlices(ctx, m, threads),
                 [&ctx, m, limits,
                  done = std::move(done)](absl::StatusOr<std::vector<SliceRef>> slices) mutable {
                   if (!slices.ok()) return done(slices.status());

@@ -38,8 +38,8 @@ Task<absl::StatusOr<EntryRef>> CuckooOps::WriteEntry(absl::string_view key,
     co_return absl::ResourceExhaustedError(
         absl::StrCat("cuckoo: worker thread ", ctx_.thread_index(), " of node ", ctx_.self(),
                      " has no free data entry of ", kClassBytes[*size_class],
-                     " bytes (its data table is full, or this "
-                     "node holds none)"));
+                     " bytes (its slice of the data table is full; on a compute-only member, "
+                     "every guest slice it may claim may be taken)"));
   }
   scratch_.resize(kEntryHeaderBytes + key.size() + value.size());
   EncodeEntry(ref->version, key, value, std::span<char>(scratch_.data(), scratch_.size()));
