@@ -4,8 +4,9 @@
 // small transactional objects per node). The table itself is one-sided objects:
 //
 //   CreateShards   allocates this machine's index objects (index_factor * pairs_per_node
-//                  ITEs) and data tables (per size class, entries for every worker
-//                  thread; see CuckooOptions) with rawAlloc, creates the catalog's
+//                  ITEs), data tables (per size class, a slice of entries for every
+//                  worker thread and guest_slices more for compute-only members; see
+//                  CuckooOptions) and a claims word with rawAlloc, creates the catalog's
 //                  objects, and writes the RawPtrs (kv/cuckoo/cuckoo_map.h NodeTables)
 //                  into the first of them in a transaction. Each step is done once; a
 //                  failed call may be repeated.
