@@ -328,13 +328,13 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
       EXPECT_GE(scan->longest_chain, 2u);  // the chains the workload is for
     }
     if (absl::StartsWith(w.layout, "cuckoo")) {
-      // The displacements the workloads are for: MIGRATEs ran among the operations.
+      // The displacements the workloads are for: MIGRATEs ran among the operations (a
+      // round may have none with 3 ways; the whole run has dozens: checked below).
       const cuckoo::UpdateStats stats = CuckooUpdateStats(kv);
       std::printf("%s round %d: %llu migrations, %llu aborted, %llu PUT rollbacks, %llu retries\n", w.name, round,
                   static_cast<unsigned long long>(stats.migrations - migrations_before),
                   static_cast<unsigned long long>(stats.migration_aborts),
                   static_cast<unsigned long long>(stats.rollbacks), static_cast<unsigned long long>(stats.retries));
-      EXPECT_GT(stats.migrations, migrations_before);
       migrations_before = stats.migrations;
     }
     if (absl::StartsWith(w.layout, "linear")) {
@@ -342,6 +342,9 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
     }
     // This round's keys go, so the next round's start absent in a table of the same shape.
     for (auto& [key, ops] : by_key) ASSERT_TRUE(kv.Remove(1, key).ok());
+  }
+  if (absl::StartsWith(w.layout, "cuckoo")) {
+    EXPECT_GE(migrations_before, 10u) << "MIGRATEs over the whole run";
   }
 }
 
