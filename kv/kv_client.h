@@ -5,14 +5,16 @@
 // (kv/table_store.h) is the kv::Store over any KvClient.
 //
 // Implemented by TableClient (FaRM's hopscotch table, kv/table_client.h),
-// LinearClient (linear probing, kv/linear/linear_client.h) and ChainedClient
-// (Mercury's chained table, kv/chained/chained_client.h).
+// LinearClient (linear probing, kv/linear/linear_client.h), ChainedClient (Mercury's
+// chained table, kv/chained/chained_client.h) and CuckooClient (Nessie's client-driven
+// cuckoo table, kv/cuckoo/cuckoo_client.h: BeginTxn is Unimplemented).
 //
 // Contract, for every layout:
 //   - Threads: the owning worker thread only; continuations run there, never inside
 //     the call. The client must outlive its operations in flight.
 //   - Get, each key of MultiGet and each Update are linearizable; BeginTxn's
-//     transactions are strictly serializable (kv/store.h's StoreTxn contract).
+//     transactions are strictly serializable (kv/store.h's StoreTxn contract), where a
+//     layout has them (cuckoo: every StoreTxn call answers Unimplemented).
 //   - Keys up to kMaxKeyBytes and values up to kMaxValueBytes (kv/key_ops.h): beyond,
 //     InvalidArgument and nothing is sent. Other errors as kv/store.h lists them.
 //   - A value handed to GetDone is valid during the continuation only.
@@ -53,7 +55,9 @@ struct LookupStats {
 // overflow blocks and values by their stored size rounded to 16 bytes (their slot may
 // be up to 3.5% larger). Hopscotch: bucket_slots are the buckets' slots, chains count
 // blocks. Linear probing: bucket_slots are all the table's slots, pairs_in_buckets =
-// pairs, no blocks; tombstones and longest_run are its own.
+// pairs, no blocks; tombstones and longest_run are its own. Cuckoo: bucket_slots are the
+// pairs the data tables are sized for, index_slots the index's entries, pairs the
+// non-empty index entries (a pair being migrated counts twice).
 struct TableScan {
   uint64_t pairs = 0;
   uint64_t pairs_in_buckets = 0;
@@ -67,6 +71,7 @@ struct TableScan {
   uint64_t longest_run = 0;  // linear probing: the longest run of non-empty slots
   uint64_t buckets_in_use = 0;  // chained: heads holding at least one pair
   uint64_t expanding = 0;       // chained: partitions in the middle of an expansion
+  uint64_t index_slots = 0;  // cuckoo: the N-way index's 64-bit entries (bucket_slots: capacity)
   double occupancy() const { return bucket_slots ? double(pairs) / double(bucket_slots) : 0; }
   double utilisation() const { return memory_bytes ? double(pair_bytes) / double(memory_bytes) : 0; }
 };

@@ -9,14 +9,14 @@
 #include "absl/strings/str_join.h"
 #include "kv/layout_spec.h"
 #include "kv/chained/chained_node.h"
+#include "kv/cuckoo/cuckoo_node.h"
 #include "kv/linear/linear_node.h"
 #include "kv/table_node.h"
 
 namespace farm::kv {
 namespace {
 
-constexpr const char* kBuilt[] = {"hopscotch", "linear", "chained"};
-constexpr const char* kPlanned[] = {"cuckoo"};
+constexpr const char* kBuilt[] = {"hopscotch", "linear", "chained", "cuckoo"};
 
 absl::Status BadOption(absl::string_view layout, absl::string_view name, absl::string_view value,
                        absl::string_view expected) {
@@ -27,12 +27,6 @@ absl::Status BadOption(absl::string_view layout, absl::string_view name, absl::s
 absl::Status CheckName(const LayoutSpec& spec) {
   for (const char* built : kBuilt) {
     if (spec.name == built) return absl::OkStatus();
-  }
-  for (const char* planned : kPlanned) {
-    if (spec.name == planned) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("table layout \"", spec.name, "\" is not built yet; built layouts: ", BuiltLayouts()));
-    }
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown table layout \"", spec.name, "\"; built layouts: ", BuiltLayouts()));
@@ -121,7 +115,41 @@ absl::StatusOr<chained::ChainedOptions> ChainedOptionsFrom(absl::string_view tex
   return o;
 }
 
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFrom(absl::string_view text, const LayoutSpec& spec,
+                                                        const TableOptions& table) {
+  cuckoo::CuckooOptions o;
+  o.identity = table.identity;
+  o.pairs_per_node = table.buckets_per_node * table.layout.slots_per_bucket();
+  for (const auto& [name, value] : spec.options) {
+    uint32_t n = 0;
+    if (name == "N") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "2 or 3 ways");
+      o.ways = n;
+    } else if (name == "I") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "index slots per pair, 1 .. 16");
+      o.index_factor = n;
+    } else if (name == "D") {
+      if (!absl::SimpleAtoi(value, &n)) return BadOption(text, name, value, "displacement depth, 1 .. 16");
+      o.limits.max_displacement = n;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("table layout \"", text, "\": cuckoo has no option \"", name, "\" (options: N, I, D)"));
+    }
+  }
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  return o;
+}
+
 }  // namespace
+
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFor(const KvTableOptions& options) {
+  absl::StatusOr<LayoutSpec> spec = ParseLayoutSpec(options.layout);
+  if (!spec.ok()) return spec.status();
+  if (spec->name != "cuckoo") {
+    return absl::InvalidArgumentError(absl::StrCat("table layout \"", options.layout, "\" is not cuckoo"));
+  }
+  return CuckooOptionsFrom(options.layout, *spec, options.table);
+}
 
 std::string BuiltLayouts() { return absl::StrJoin(kBuilt, ", "); }
 
@@ -131,6 +159,7 @@ absl::Status ValidateLayout(absl::string_view layout) {
   if (absl::Status s = CheckName(*spec); !s.ok()) return s;
   if (spec->name == "hopscotch") return HopscotchOptions(layout, *spec, TableOptions{}).status();
   if (spec->name == "chained") return ChainedOptionsFrom(layout, *spec, TableOptions{}).status();
+  if (spec->name == "cuckoo") return CuckooOptionsFrom(layout, *spec, TableOptions{}).status();
   return LinearOptionsFrom(layout, *spec, TableOptions{}).status();
 }
 
@@ -170,6 +199,14 @@ absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTabl
     if (!chained.ok()) return chained.status();
     absl::StatusOr<std::unique_ptr<chained::ChainedNode>> node =
         chained::ChainedNode::Install(host, std::move(*chained), options.layout);
+    if (!node.ok()) return node.status();
+    return std::unique_ptr<KvTable>(std::move(*node));
+  }
+  if (spec->name == "cuckoo") {
+    absl::StatusOr<cuckoo::CuckooOptions> cuckoo = CuckooOptionsFrom(options.layout, *spec, options.table);
+    if (!cuckoo.ok()) return cuckoo.status();
+    absl::StatusOr<std::unique_ptr<cuckoo::CuckooNode>> node =
+        cuckoo::CuckooNode::Install(host, std::move(*cuckoo), options.layout);
     if (!node.ok()) return node.status();
     return std::unique_ptr<KvTable>(std::move(*node));
   }

@@ -18,11 +18,16 @@
 //                       hopscotch, buckets_per_node * H/2 / S); load=<x> pairs per
 //                       bucket that start an expansion (1.0); expand=on|off (on:
 //                       expansions start on their own; off: only when asked).
-//   cuckoo              planned (Nessie): not built yet.
+//   cuckoo              Nessie's client-driven N-way cuckoo table on one-sided ops only
+//                       (index of 64-bit entries, self-verifying data entries, MIGRATE):
+//                       kv/cuckoo/cuckoo_node.h. No transactions (BeginTxn is
+//                       Unimplemented). Options: N=<2|3> ways (3); I=<1..16> index slots
+//                       per pair of capacity (2); D=<1..16> max displacement depth (4).
 //
 // Every layout takes the identity, inline key and value sizes and capacity from
 // KvTableOptions::table: hopscotch allocates buckets_per_node buckets of H/2 slots per
-// node; linear the same number of pair slots (buckets_per_node * H/2).
+// node; linear the same number of pair slots (buckets_per_node * H/2); cuckoo data
+// tables for that many pairs per node and an index I times larger (inline sizes unused).
 #ifndef FARM_KV_TABLE_LAYOUTS_H_
 #define FARM_KV_TABLE_LAYOUTS_H_
 
@@ -33,6 +38,7 @@
 #include "absl/strings/string_view.h"
 #include "farm/api/host.h"
 #include "kv/chained/chained_host.h"
+#include "kv/cuckoo/cuckoo_host.h"
 #include "kv/kv_table.h"
 #include "kv/linear/linear_host.h"
 #include "kv/table_host.h"
@@ -46,7 +52,7 @@ struct KvTableOptions {
   chained::HoldHook chained_hold;
 };
 
-// The layouts this build has, comma-separated: "hopscotch, linear, chained".
+// The layouts this build has, comma-separated: "hopscotch, linear, chained, cuckoo".
 std::string BuiltLayouts();
 
 // OK when `layout` names a built layout with valid options; else InvalidArgument (for
@@ -58,6 +64,8 @@ absl::StatusOr<linear::LinearOptions> LinearOptionsFor(const KvTableOptions& opt
 
 // The chained layout's options for `options` (layout "chained..."), for tests and tools.
 absl::StatusOr<chained::ChainedOptions> ChainedOptionsFor(const KvTableOptions& options);
+// The cuckoo layout's options for `options` (layout "cuckoo..."), for tests and tools.
+absl::StatusOr<cuckoo::CuckooOptions> CuckooOptionsFor(const KvTableOptions& options);
 
 // Installs the named layout's table on `host`; call before the node starts.
 absl::StatusOr<std::unique_ptr<KvTable>> InstallKvTable(Host& host, const KvTableOptions& options);

@@ -407,11 +407,11 @@ TEST_P(KvServiceProcessTest, TheLinearLayoutServesEveryKeyFromEveryNodeAndYcsbJo
   EXPECT_EQ(one.Call({"DBSIZE"}), absl::StrCat(":", kKeys - 1 + 2000));
 #endif
   // A node asked for a layout this build does not have says which it has, and exits.
-  layout_ = "cuckoo";
+  layout_ = "robinhood";
   StartNode(5);
   EXPECT_NE(ExitCode(pids_[5], absl::Seconds(30)), 0);
   pids_.erase(5);
-  EXPECT_THAT(FileTail(LogOf(5), 3000), ::testing::HasSubstr("built layouts: hopscotch, linear"));
+  EXPECT_THAT(FileTail(LogOf(5), 3000), ::testing::HasSubstr("built layouts: hopscotch, linear, chained, cuckoo"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, KvServiceProcessTest, ::testing::Values("shm", "tcp"),

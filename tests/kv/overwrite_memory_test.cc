@@ -5,6 +5,7 @@
 // empty, given back only after an end-of-epoch round) made the node create regions
 // until its capacity was gone after a few hundred overwrites under load. Transactions
 // that allocate a value and abort give it back too. For every table layout.
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,12 @@ TEST_P(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
       KvCluster::Start("shm", 3, "kv_overwrite_memory", KvTableOptions{GetParam(), TableOptions{}});
   ASSERT_TRUE(c.ok()) << c.status();
   KvCluster& kv = **c;
+  // The cuckoo layout allocates nothing per operation (data entries are preallocated
+  // and recycled: running out would be ResourceExhausted) and has no transactions.
+  const bool transactions = GetParam() != "cuckoo";
+  if (!transactions) {
+    std::printf("cuckoo: BeginTxn is Unimplemented (no transactions): the aborted-transaction part is skipped\n");
+  }
   // Every size once: each size class gets its block (the bucket's region fills up).
   for (int k = 0; k < 3000; ++k) ASSERT_TRUE(kv.Put(1 + k % 3, "churn", Value(k)).ok()) << k;
   ASSERT_TRUE(kv.Put(1, "churn", std::string(2000, 'x')).ok());
@@ -69,7 +76,7 @@ TEST_P(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
   for (int k = 0; k < 3000; ++k) {
     const absl::Status put = kv.Put(1 + k % 3, "churn", Value(k));
     ASSERT_TRUE(put.ok()) << k << ": " << put;
-    if (k % 10 != 0) continue;
+    if (k % 10 != 0 || !transactions) continue;
     const absl::Status aborted = kv.kv().Run<absl::Status>(1 + k % 3, 0, [k](KvClient& client, auto finish) {
       auto store = std::make_shared<TableStore>(client);
       std::shared_ptr<StoreTxn> txn = store->BeginTxn();
@@ -91,7 +98,7 @@ TEST_P(OverwriteMemoryTest, OverwritesOfOneKeyTakeNoNewBlockEach) {
   ASSERT_EQ(**kv.Get(2, "churn"), std::string(2000, 'y'));
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, OverwriteMemoryTest, ::testing::Values("hopscotch", "linear", "chained"));
+INSTANTIATE_TEST_SUITE_P(Layouts, OverwriteMemoryTest, ::testing::Values("hopscotch", "linear", "chained", "cuckoo"));
 
 }  // namespace
 }  // namespace farm::kv

@@ -29,6 +29,10 @@ using farm::testing::RespClient;
 class RespWatchRaceTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrites) {
+  if (GetParam() == "cuckoo") {
+    GTEST_SKIP() << "the cuckoo (Nessie) layout has no transactions: BeginTxn answers Unimplemented "
+                    "(kv/cuckoo/cuckoo_txn.h), so MULTI/EXEC cannot be atomic there";
+  }
   absl::StatusOr<std::unique_ptr<testing::KvCluster>> c =
       testing::KvCluster::Start("shm", 3, "resp_watch_race", KvTableOptions{GetParam(), TableOptions{}});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -121,7 +125,7 @@ TEST_P(RespWatchRaceTest, WatchNeverErrorsAndExecIsAtomicUnderConcurrentOverwrit
   servers.clear();
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, RespWatchRaceTest, ::testing::Values("hopscotch", "linear", "chained"));
+INSTANTIATE_TEST_SUITE_P(Layouts, RespWatchRaceTest, ::testing::Values("hopscotch", "linear", "chained", "cuckoo"));
 
 }  // namespace
 }  // namespace farm::kv

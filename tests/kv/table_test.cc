@@ -1,7 +1,7 @@
 // The key-value table on a 3-node in-process cluster (shm and tcp), for every table
-// layout (hopscotch, linear and chained): round trips of every size class, updates and
-// increments, a fill to 90% occupancy without resizing (hopscotch with H = 8; the chained
-// layout expands instead), and bad
+// layout (hopscotch, linear, chained and cuckoo): round trips of every size class, updates
+// and increments, a fill to 90% occupancy without resizing (hopscotch with H = 8; the
+// chained layout expands instead), and bad
 // input; for hopscotch, overflow chains that grow and collapse.
 #include <algorithm>
 #include <random>
@@ -210,7 +210,7 @@ TEST_P(TableTest, FillsTo90PercentWithoutResizing) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, TableTest,
                          ::testing::Combine(::testing::ValuesIn(farm::testing::TestBackends()),
-                                            ::testing::Values("hopscotch", "linear", "chained")),
+                                            ::testing::Values("hopscotch", "linear", "chained", "cuckoo")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });

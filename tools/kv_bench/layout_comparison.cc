@@ -15,6 +15,7 @@
 #include "farm/node/node.h"
 #include "kv/chained/chained_client.h"
 #include "kv/chained/chained_node.h"
+#include "kv/cuckoo/cuckoo_client.h"
 #include "kv/linear/linear_client.h"
 #include "kv/local_kv_cluster.h"
 #include "tools/kv_bench/op_loop.h"
@@ -164,8 +165,9 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
     const tx::ObjectReaderStats fabric_after = ReaderStats(kv.host(client), 0);
     const LookupStats after = c->lookup_stats();
     const double lookups = static_cast<double>(after.lookups - before.lookups);
-    const double fabric_reads = static_cast<double>((fabric_after.reads - fabric_before.reads) -
-                                                    (fabric_after.local - fabric_before.local));
+    double fabric_reads = static_cast<double>((fabric_after.reads - fabric_before.reads) -
+                                              (fabric_after.local - fabric_before.local));
+    if (dynamic_cast<cuckoo::CuckooClient*>(c) != nullptr) fabric_reads = after.reads - before.reads;
     if (chained_client != nullptr && hits) {
       const chained::ChainStats& ca = chained_client->reader().chain_stats();
       row.chained_reads = absl::StrFormat(
@@ -204,6 +206,10 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
   for (NodeId n = 1; n <= static_cast<NodeId>(o.storage_nodes); ++n) cpu_after += WorkerCpuSeconds(kv.host(n));
   row.updates_per_s = updates->per_second();
   row.owner_cpu_us_per_update = (cpu_after - cpu_before) * 1e6 / static_cast<double>(updates->ops);
+  absl::StatusOr<LoopResult> put_latency =
+      RunLoop(kv, client, Puts(c, keys, false, 2, 5), 1, o.latency_samples, absl::Minutes(5), true);
+  if (!put_latency.ok()) return put_latency.status();
+  row.put_p50_us = put_latency->QuantileUs(0.5);
 
   absl::StatusOr<TableScan> scan =
       kv.Run<absl::StatusOr<TableScan>>(client, 0, [](KvClient& k, auto finish) { k.Scan(std::move(finish)); });
@@ -225,16 +231,16 @@ void PrintLayoutHeader(const LayoutComparisonOptions& o) {
       "(1 thread, %d in flight; latency with 1), 16 B keys, 32 B values, %.1f s phases\n",
       static_cast<unsigned long long>(o.slots), o.storage_nodes, o.fabric.c_str(), o.replication, o.window,
       absl::ToDoubleSeconds(o.phase));
-  std::printf("  %-14s %5s %6s %9s %8s %8s %9s %10s %7s %7s %10s %10s %6s %4s %5s\n", "layout", "LF", "occ",
-              "READs/hit", "RTTs/hit", "B/hit", "READs/miss", "lookups/s", "p50 us", "p99 us", "updates/s",
+  std::printf("  %-14s %5s %6s %9s %8s %8s %9s %10s %7s %7s %10s %8s %10s %6s %4s %5s\n", "layout", "LF", "occ",
+              "READs/hit", "RTTs/hit", "B/hit", "READs/miss", "lookups/s", "p50 us", "p99 us", "updates/s", "put p50",
               "CPU us/upd", "util", "R", "chain");
 }
 
 void PrintLayoutRow(const LayoutRow& r) {
-  std::printf("  %-14s %5.2f %5.1f%% %9.2f %8.2f %8.0f %9.2f %10.0f %7.1f %7.1f %10.0f %10.1f %5.1f%% %4s %5s\n",
+  std::printf("  %-14s %5.2f %5.1f%% %9.2f %8.2f %8.0f %9.2f %10.0f %7.1f %7.1f %10.0f %8.1f %10.1f %5.1f%% %4s %5s\n",
               r.layout.c_str(), r.load_factor, 100 * r.occupancy, r.reads_per_hit, r.round_trips_per_hit,
-              r.bytes_per_hit, r.reads_per_miss,
-              r.lookups_per_s, r.p50_us, r.p99_us, r.updates_per_s, r.owner_cpu_us_per_update, 100 * r.utilisation,
+              r.bytes_per_hit, r.reads_per_miss, r.lookups_per_s, r.p50_us, r.p99_us, r.updates_per_s, r.put_p50_us,
+              r.owner_cpu_us_per_update, 100 * r.utilisation,
               r.read_size ? absl::StrCat(r.read_size).c_str() : "-",
               r.chain_length > 0 ? absl::StrFormat("%.2f", r.chain_length).c_str() : "-");
   if (!r.chained_reads.empty()) std::printf("  %-14s %5.2f   %s\n", "", r.load_factor, r.chained_reads.c_str());

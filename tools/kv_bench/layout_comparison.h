@@ -9,10 +9,15 @@
 //   RTTs/hit           round trips on a hit's path (the layout's own counts: hopscotch's
 //                      READs follow one another; a linear round's READs go together)
 //   READs/miss         the same for keys never inserted (linear probes to an empty slot)
+//                      (cuckoo: its one-sided READs are not ObjectReader's: READs and
+//                      RTTs are its LookupStats reads, ITE and DTE READs one after another;
+//                      every one crosses the fabric, the client holding no table)
 //   lookups/s          hits, `window` in flight from the one client thread
 //   p50, p99           hit latency with one lookup in flight
 //   updates/s          overwrites of present keys, `window` in flight (shipped to the
-//                      key's primary, run there as transactions)
+//                      key's primary, run there as transactions; cuckoo: run by the
+//                      client itself with one-sided READ, WRITE and CAS)
+//   put p50            overwrite latency with one in flight
 //   owner CPU/update   CPU time of the storage nodes' worker threads
 //                      (CLOCK_THREAD_CPUTIME_ID) during the update phase / updates: an
 //                      upper bound (it includes their event loops' polling)
@@ -57,6 +62,7 @@ struct LayoutRow {
   double p50_us = 0;
   double p99_us = 0;
   double updates_per_s = 0;
+  double put_p50_us = 0;
   double owner_cpu_us_per_update = 0;
   double utilisation = 0;
   double inserts_per_s = 0;  // while loading

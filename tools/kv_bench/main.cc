@@ -11,7 +11,7 @@
 //
 // Without --benchmarks: layouts when --layouts is given, else h, churn and multiget.
 //
-// Usage: kv_bench [--benchmarks=layouts,h,churn,multiget] [--layouts=hopscotch,linear]
+// Usage: kv_bench [--benchmarks=layouts,h,churn,multiget] [--layouts=hopscotch,linear,cuckoo]
 //                 [--load_factors=0.5,0.7,0.9,0.95] [--slots=65536] [--seconds=1]
 //                 [--h=2,4,6,8] [--buckets=20000] [--occupancy=0.9] [--batch=24]
 //                 [--churn_h=2,8]
@@ -32,7 +32,7 @@ ABSL_FLAG(std::string, benchmarks, "",
           "benchmarks to run, in order: layouts, h, churn, multiget (empty: layouts when --layouts is given, "
           "else h,churn,multiget)");
 ABSL_FLAG(std::string, layouts, "",
-          "layouts: table layouts to compare (kv/table_layouts.h; empty: hopscotch,linear,chained)");
+          "layouts: table layouts to compare (kv/table_layouts.h; empty: hopscotch,linear,chained,cuckoo)");
 ABSL_FLAG(std::string, load_factors, "0.5,0.7,0.9,0.95", "layouts: pairs / slots to load to");
 ABSL_FLAG(uint64_t, slots, 1 << 16, "layouts: pair slots of the table");
 ABSL_FLAG(double, seconds, 1, "layouts: each throughput phase");
@@ -69,7 +69,7 @@ absl::Status RunLayouts() {
   o.replication = absl::GetFlag(FLAGS_replication);
   o.dir = absl::GetFlag(FLAGS_dir);
   std::string names = absl::GetFlag(FLAGS_layouts);
-  if (names.empty()) names = "hopscotch,linear,chained";
+  if (names.empty()) names = "hopscotch,linear,chained,cuckoo";
   std::vector<std::string> layouts = absl::StrSplit(names, ',', absl::SkipEmpty());
   for (const std::string& layout : layouts) {
     if (absl::Status s = ValidateLayout(layout); !s.ok()) return s;
