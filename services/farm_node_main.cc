@@ -92,8 +92,9 @@ ABSL_FLAG(std::string, resp_password_file, "",
           "kv: file holding the password RESP clients must AUTH with (empty: no AUTH).");
 ABSL_FLAG(std::string, kv_layout, "hopscotch",
           "kv: table layout, the same on every node: hopscotch (FaRM's, the default), linear "
-          "(linear probing with a model-chosen READ size; linear:R=8 for a fixed one) or chained "
-          "(Mercury's chained table, expanding as it fills). See kv/table_layouts.h.");
+          "(linear probing with a model-chosen READ size; linear:R=8 for a fixed one), chained "
+          "(Mercury's chained table, expanding as it fills) or cuckoo (Nessie's, one-sided "
+          "operations only; no MULTI/EXEC). See kv/table_layouts.h.");
 ABSL_FLAG(uint64_t, kv_buckets, 1 << 16,
           "kv: hashtable buckets this node allocates (other layouts: as many pair slots, kv_buckets * H/2).");
 ABSL_FLAG(uint32_t, kv_neighbourhood, 8, "kv: hashtable neighbourhood H (the same on every node).");

@@ -56,7 +56,7 @@ ABSL_FLAG(std::string, farm_fabric, "shm",
           "farm: fabric backend, shm, tcp or verbs (the first active RDMA device)");
 ABSL_FLAG(int, farm_window, 16, "farm: operations in flight per application thread");
 ABSL_FLAG(std::string, layout, "hopscotch",
-          "farm, cluster: the kv table layout (hopscotch, linear, linear:R=8, chained; kv/table_layouts.h); "
+          "farm, cluster: the kv table layout (hopscotch, linear, linear:R=8, chained, cuckoo; kv/table_layouts.h); "
           "cluster: the cluster's farm_node --kv_layout");
 ABSL_FLAG(double, farm_occupancy, 0.9, "farm: bucket slots the loaded records fill (table size)");
 ABSL_FLAG(int, farm_replication, 0, "farm: copies of each region (0: min(3, nodes))");
