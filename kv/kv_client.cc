@@ -1,6 +1,8 @@
 #include "kv/kv_client.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
 namespace farm::kv {
 
@@ -19,6 +21,36 @@ bool KeysWithinLimit(Context& ctx, absl::Span<const std::string> keys, MultiGetD
     return false;
   }
   return true;
+}
+
+void MultiGetByGets(Context& ctx, absl::Span<const std::string> keys,
+                    absl::FunctionRef<void(const std::string& key, GetDone done)> get, MultiGetDone done) {
+  struct Gather {
+    std::vector<std::optional<std::string>> values;
+    absl::Status error;
+    size_t pending = 0;
+    MultiGetDone done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->values.resize(keys.size());
+  gather->pending = keys.size();
+  gather->done = std::move(done);
+  if (keys.empty()) {
+    ctx.Defer([gather] { gather->done(std::move(gather->values)); });
+    return;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    get(keys[i], [gather, i](absl::StatusOr<std::optional<absl::string_view>> r) {
+      if (!r.ok()) {
+        if (gather->error.ok()) gather->error = r.status();
+      } else if (r->has_value()) {
+        gather->values[i] = std::string(**r);
+      }
+      if (--gather->pending > 0) return;
+      if (!gather->error.ok()) return gather->done(gather->error);
+      gather->done(std::move(gather->values));
+    });
+  }
 }
 
 }  // namespace farm::kv

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -80,6 +81,12 @@ struct TableScan {
 // InvalidArgument later on ctx's thread (never inside the call) and nothing is sent.
 bool KeysWithinLimit(Context& ctx, absl::string_view key, GetDone& done);
 bool KeysWithinLimit(Context& ctx, absl::Span<const std::string> keys, MultiGetDone& done);
+
+// MultiGet as lookups issued together, one `get` per key (a layout's Get), for layouts
+// whose lookups have no batched form: one result per key, in order, or the first
+// lookup's error; `done` runs on ctx's thread, never inside the call.
+void MultiGetByGets(Context& ctx, absl::Span<const std::string> keys,
+                    absl::FunctionRef<void(const std::string& key, GetDone done)> get, MultiGetDone done);
 
 class KvClient {
  public:

@@ -158,32 +158,8 @@ void TableReader::Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_vi
 }
 
 void TableReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {
-  struct Batch {
-    std::vector<std::optional<std::string>> values;
-    absl::Status error;
-    size_t pending;
-    MultiGetDone done;
-  };
-  auto batch = std::make_shared<Batch>();
-  batch->values.resize(keys.size());
-  batch->pending = keys.size();
-  batch->done = std::move(done);
-  if (keys.empty()) {
-    ctx_.Defer([batch] { batch->done(std::move(batch->values)); });
-    return;
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    Get(keys[i], [batch, i](absl::StatusOr<std::optional<absl::string_view>> r) {
-      if (!r.ok()) {
-        if (batch->error.ok()) batch->error = r.status();
-      } else if (r->has_value()) {
-        batch->values[i] = std::string(**r);
-      }
-      if (--batch->pending > 0) return;
-      if (!batch->error.ok()) return batch->done(batch->error);
-      batch->done(std::move(batch->values));
-    });
-  }
+  MultiGetByGets(
+      ctx_, keys, [this](const std::string& key, GetDone d) { Get(key, std::move(d)); }, std::move(done));
 }
 
 }  // namespace farm::kv

@@ -62,32 +62,8 @@ void ChainedReader::Get(absl::string_view key, GetDone done) {
 }
 
 void ChainedReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {
-  struct Gather {
-    std::vector<std::optional<std::string>> values;
-    absl::Status error;
-    size_t pending = 0;
-    MultiGetDone done;
-  };
-  auto gather = std::make_shared<Gather>();
-  gather->values.resize(keys.size());
-  gather->pending = keys.size();
-  gather->done = std::move(done);
-  if (keys.empty()) {
-    ctx_.Defer([gather] { gather->done(std::move(gather->values)); });
-    return;
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    Get(keys[i], [gather, i](absl::StatusOr<std::optional<absl::string_view>> r) {
-      if (!r.ok()) {
-        if (gather->error.ok()) gather->error = r.status();
-      } else if (r->has_value()) {
-        gather->values[i] = std::string(**r);
-      }
-      if (--gather->pending > 0) return;
-      if (!gather->error.ok()) return gather->done(gather->error);
-      gather->done(std::move(gather->values));
-    });
-  }
+  MultiGetByGets(
+      ctx_, keys, [this](const std::string& key, GetDone d) { Get(key, std::move(d)); }, std::move(done));
 }
 
 void ChainedReader::Attempt(Lookup* l) {
