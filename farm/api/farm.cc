@@ -67,6 +67,11 @@ void LockFreeOp::End() {
 
 LockFreeOp lockFreeStart(Context& ctx) { return LockFreeOp(ctx); }
 
+LockFreeStats lockFreeStats(Context& ctx) {
+  const tx::ObjectReaderStats& s = NodeThread(ctx).reader().stats();
+  return LockFreeStats{s.reads, s.local, s.retries_locked + s.retries_inconsistent + s.retries_slow};
+}
+
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont) {
   if (!op.active()) {
     op.ctx().Defer([cont = std::move(cont)]() mutable {

@@ -121,6 +121,16 @@ void lockFreeReadMany(LockFreeOp& op, std::span<const FatPtr> objects,
                       Cont<absl::StatusOr<std::span<const LockFreeObject>>> cont);
 void lockFreeEnd(LockFreeOp& op);
 
+// This thread's lock-free reads so far, for tools' accounting: object reads issued
+// (a lockFreeReadMany counts each object), those served from this machine's memory,
+// and retries of copies found locked or inconsistent.
+struct LockFreeStats {
+  uint64_t reads = 0;
+  uint64_t local = 0;
+  uint64_t retries = 0;
+};
+LockFreeStats lockFreeStats(Context& ctx);
+
 // --- Incarnations ---
 
 uint32_t objGetIncarnation(const ObjBuf& object);

@@ -12,14 +12,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "farm/api/node_host.h"
-#include "farm/node/node.h"
 #include "kv/chained/chained_client.h"
 #include "kv/chained/chained_node.h"
 #include "kv/cuckoo/cuckoo_client.h"
 #include "kv/linear/linear_client.h"
 #include "kv/local_kv_cluster.h"
 #include "tools/kv_bench/op_loop.h"
-#include "tx/thread_context.h"
 
 namespace farm::kv::bench {
 namespace {
@@ -29,10 +27,10 @@ using Clock = std::chrono::steady_clock;
 std::string Key(uint64_t i) { return absl::StrFormat("user%012d", i); }                   // 16 bytes
 std::string Value(uint64_t i, int gen) { return absl::StrFormat("v%d-%029d", gen % 10, i); }  // 32 bytes
 
-// The fabric counters of node `id`'s thread t (its ObjectReader), read on that thread.
-tx::ObjectReaderStats ReaderStats(Host& host, size_t t) {
-  tx::ObjectReaderStats stats;
-  RunOnThread(host, t, [&](Context&) { stats = dynamic_cast<NodeHost&>(host).node().context(t).reader().stats(); });
+// The lock-free read counts of the host's thread t (lockFreeStats), read on that thread.
+LockFreeStats ReaderStats(Host& host, size_t t) {
+  LockFreeStats stats;
+  RunOnThread(host, t, [&](Context& ctx) { stats = lockFreeStats(ctx); });
   return stats;
 }
 
@@ -157,12 +155,12 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
   for (bool hits : {true, false}) {
     const chained::ChainStats chain_before =
         chained_client != nullptr ? chained_client->reader().chain_stats() : chained::ChainStats{};
-    const tx::ObjectReaderStats fabric_before = ReaderStats(kv.host(client), 0);
+    const LockFreeStats fabric_before = ReaderStats(kv.host(client), 0);
     const LookupStats before = c->lookup_stats();
     const uint64_t trips_before = round_trips();
     absl::StatusOr<LoopResult> r = RunLoop(kv, client, Lookups(c, keys, hits, 2), o.window, 0, o.phase, false);
     if (!r.ok()) return r.status();
-    const tx::ObjectReaderStats fabric_after = ReaderStats(kv.host(client), 0);
+    const LockFreeStats fabric_after = ReaderStats(kv.host(client), 0);
     const LookupStats after = c->lookup_stats();
     const double lookups = static_cast<double>(after.lookups - before.lookups);
     double fabric_reads = static_cast<double>((fabric_after.reads - fabric_before.reads) -
