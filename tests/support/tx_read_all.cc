@@ -4,6 +4,8 @@
 #include <memory>
 #include <utility>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "farm/api/farm.h"
 #include "tests/support/node_cluster.h"
 
@@ -72,7 +74,9 @@ absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, cons
       t);
 }
 
-absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint, size_t t) {
+namespace {
+
+absl::StatusOr<FatPtr> CreateObjectOnce(node::Node& node, const std::string& content, Addr hint, size_t t) {
   return RunInContext<absl::StatusOr<FatPtr>>(
       node,
       [content, hint](Context& ctx, auto finish) {
@@ -88,6 +92,17 @@ absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& 
         });
       },
       t);
+}
+
+}  // namespace
+
+absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint, size_t t) {
+  absl::StatusOr<FatPtr> created = absl::AbortedError("not tried");
+  for (int attempt = 0; attempt < 100 && absl::IsAborted(created.status()); ++attempt) {
+    if (attempt > 0) absl::SleepFor(absl::Milliseconds(20));
+    created = CreateObjectOnce(node, content, hint, t);
+  }
+  return created;
 }
 
 absl::StatusOr<FatPtr> ReplaceInOneTx(node::Node& node, FatPtr old, const std::string& content,

@@ -26,6 +26,9 @@ absl::Status WriteAllInOneTx(node::Node& node, std::vector<FatPtr> objects, cons
                              size_t t = 0);
 
 // Allocates an object of content.size() bytes holding `content` (near `hint` if given).
+// Aborted is retried, every 20 ms for up to 2 s: a new object conflicts with nothing, so
+// it means the configuration was changing (a member that has just joined can be in the
+// next epoch before a data node is).
 absl::StatusOr<FatPtr> CreateObjectInOneTx(node::Node& node, const std::string& content, Addr hint = {},
                                            size_t t = 0);
 
