@@ -121,6 +121,13 @@ absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
   return absl::OkStatus();
 }
 
+absl::Status Participant::InvalidRead(const ReadEntry& r, uint64_t now, bool ours) {
+  return absl::AbortedError(IsLocked(now) && !ours
+                                ? absl::StrFormat("%s is locked by another transaction", r.address.ToString())
+                                : absl::StrFormat("%s moved from version %d to %d", r.address.ToString(),
+                                                  r.version, Unlocked(now)));
+}
+
 absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEntry> reads) const {
   for (const ReadEntry& r : reads) {
     const char* object = ObjectAt(r.address, 0);
@@ -130,14 +137,56 @@ absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEnt
     const uint64_t now = LoadHeaderWord(object + kVersionOffset);
     auto holder = holders_.find(r.address.raw());
     const bool ours = holder != holders_.end() && holder->second == transaction;
-    if (ours ? Unlocked(now) == r.version : now == r.version) continue;
-    return absl::AbortedError(
-        IsLocked(now) && !ours
-            ? absl::StrFormat("%s is locked by another transaction", r.address.ToString())
-            : absl::StrFormat("%s moved from version %d to %d", r.address.ToString(), r.version,
-                              Unlocked(now)));
+    if (ours ? Unlocked(now) == r.version : (now == r.version || now == (r.version | kPinned))) continue;
+    return InvalidRead(r, now, ours);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Participant::PinReads(uint64_t transaction, std::span<const ReadEntry> reads) {
+  if (!locked_.contains(transaction)) {
+    return absl::NotFoundError(absl::StrFormat("transaction %x holds no locks here", transaction));
+  }
+  auto [it, inserted] = pinned_.try_emplace(transaction);
+  if (!inserted) {
+    return absl::AlreadyExistsError(absl::StrFormat("transaction %x has pinned its reads already", transaction));
+  }
+  bool all_pinned = true;
+  absl::Status invalid;
+  for (const ReadEntry& r : reads) {
+    const alloc::LocalRegion* region = regions_->FindRegion(r.address.region());
+    char* object = region == nullptr ? nullptr : ObjectIn(*region, r.address, 0);
+    if (object == nullptr) {
+      invalid = absl::InvalidArgumentError(absl::StrFormat("no object at %s on this node", r.address.ToString()));
+      break;
+    }
+    const uint64_t now = LoadHeaderWord(object + kVersionOffset);
+    auto holder = holders_.find(r.address.raw());
+    if (holder != holders_.end() && holder->second == transaction) {
+      if (Unlocked(now) == r.version) continue;
+      invalid = InvalidRead(r, now, true);
+      break;
+    }
+    if (now == (r.version | kPinned) || (now == r.version && region->frozen())) {
+      all_pinned = false;  // valid: another transaction's pin keeps it as read
+      continue;
+    }
+    if (now != r.version || !PinObject(object, r.version)) {
+      invalid = InvalidRead(r, LoadHeaderWord(object + kVersionOffset), false);
+      break;
+    }
+    it->second.push_back(r);
+  }
+  if (!invalid.ok() || !all_pinned) Unpin(transaction);
+  if (!invalid.ok()) return invalid;
+  return all_pinned;
+}
+
+void Participant::Unpin(uint64_t transaction) {
+  auto it = pinned_.find(transaction);
+  if (it == pinned_.end()) return;
+  for (const ReadEntry& r : it->second) UnpinObject(ObjectAt(r.address, 0), r.version);
+  pinned_.erase(it);
 }
 
 absl::Status Participant::Commit(uint64_t transaction, std::vector<FatPtr>* freed) {
@@ -178,6 +227,7 @@ absl::Status Participant::Commit(uint64_t transaction, std::vector<FatPtr>* free
     holders_.erase(e.address.raw());
   }
   locked_.erase(it);
+  Unpin(transaction);  // after every write is published: nothing read changed before
   return absl::OkStatus();
 }
 
@@ -203,6 +253,7 @@ absl::Status Participant::Abort(uint64_t transaction) {
     holders_.erase(e.address.raw());
   }
   locked_.erase(it);
+  Unpin(transaction);
   return absl::OkStatus();
 }
 
@@ -232,6 +283,9 @@ std::vector<uint64_t> Participant::LockedTransactions() const {
 size_t Participant::LocksIn(RegionId region) const {
   size_t n = 0;
   for (const auto& [raw, holder] : holders_) n += Addr::FromRaw(raw).region() == region;
+  for (const auto& [transaction, pins] : pinned_) {
+    for (const ReadEntry& r : pins) n += r.address.region() == region;
+  }
   return n;
 }
 

@@ -8,13 +8,28 @@
 //                       by another, changed since, or freed, every lock this call took is
 //                       released. The record is kept until Commit or Abort.
 //   Validate(reads)     VALIDATE: every object read is still at the version read and not
-//                       locked by another transaction (its own locks are fine).
+//                       locked by another transaction (its own locks and others' read
+//                       pins are fine: a pinned object does not change while pinned).
+//   PinReads(id, reads) a single-machine commit's VALIDATE that also pins the objects
+//                       read but not locked (kPinned), so that they stay as read until
+//                       Commit or Abort; then the transaction's locks may stay shared,
+//                       readable by lock-free readers, until Commit (see below).
 //   Commit(id)          COMMIT: first makes every lock of `id` exclusive, then writes
 //                       each object and publishes its next version (writer protocol,
 //                       object_codec.h), which unlocks it. Upgrading all before writing
 //                       any keeps lock-free readers from seeing one object's new bytes
-//                       and then another's old ones.
-//   Abort(id)           releases the locks of `id`, changing nothing.
+//                       and then another's old ones. Releases the pins last.
+//   Abort(id)           releases the locks and pins of `id`, changing nothing.
+//
+// Readable commits. A transaction's serialization point is normally its validation, so
+// from there its writes must not be readable in their old state (locks exclusive). With
+// every object it read locked or pinned by it, nothing it read can change before it
+// applies, so its serialization point may be as late as Commit's upgrade of all its
+// locks: until then lock-free readers may see the old values (they are ordered before
+// it), and Commit upgrades every lock before it writes any object. Pins are single-
+// holder: a read already pinned by another transaction is valid (the pin keeps it as
+// read) but cannot be pinned, and that transaction upgrades its locks and validates
+// again instead (the exclusive path) — read-read sharing never aborts anyone.
 //
 // Entry ops: kWrite/kAlloc write the payload (exactly the object's size);
 // kWriteNewIncarnation also moves the incarnation on (readers holding the old one are
@@ -39,7 +54,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "alloc/block_allocator.h"
 #include "farm/base/object_codec.h"
 #include "tx/log_record.h"
@@ -69,6 +86,13 @@ class Participant {
   // Appends the objects the commit freed to `freed` (for the allocator). NotFound for a
   // transaction with no locks here.
   absl::Status Commit(uint64_t transaction, std::vector<FatPtr>* freed);
+  // After Lock(record of `transaction`, kSharedLock): validates `reads` as Validate does
+  // and pins each object read that `transaction` has not locked. True when all are now
+  // pinned by `transaction` (its locks may stay shared until Commit); false when one is
+  // valid but could not be pinned (pinned by another transaction, or in a frozen
+  // region): then no pin of this call is kept and the caller must Upgrade and Validate.
+  // Aborted, nothing pinned, as Validate. NotFound for a transaction with no locks here.
+  absl::StatusOr<bool> PinReads(uint64_t transaction, std::span<const ReadEntry> reads);
   // Makes every lock of `transaction` exclusive (lock-free readers now retry). NotFound
   // for a transaction with no locks here.
   absl::Status Upgrade(uint64_t transaction);
@@ -86,7 +110,7 @@ class Participant {
   }
   // The transactions holding locks here.
   std::vector<uint64_t> LockedTransactions() const;
-  // Locks held on objects of `region` (re-replication waits for none).
+  // Locks and pins held on objects of `region` (re-replication waits for none).
   size_t LocksIn(RegionId region) const;
 
   size_t locked_transactions() const { return locked_.size(); }
@@ -100,6 +124,10 @@ class Participant {
   // An entry naming a one-sided object (or a kFreeRaw): only a kFreeRaw of a dying or
   // lost one locks (| kRawLocked); anything else is refused (InvalidArgument).
   absl::Status LockRawEntry(LogEntry& e, char* object, uint64_t current);
+  // Aborted, naming why, for a read that is no longer valid (`now` is its version word).
+  static absl::Status InvalidRead(const ReadEntry& r, uint64_t now, bool ours);
+  // Releases the pins of `transaction`, if any.
+  void Unpin(uint64_t transaction);
   // FailedPrecondition unless the object is allocated with the entry's incarnation.
   static absl::Status CheckIncarnation(const LogEntry& e, const char* object);
 
@@ -109,6 +137,8 @@ class Participant {
   absl::flat_hash_map<uint64_t, LogRecord> locked_;
   // Objects locked here, by address: the transaction that holds each.
   absl::flat_hash_map<uint64_t, uint64_t> holders_;
+  // Objects pinned here (PinReads), per transaction, with the versions pinned at.
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<ReadEntry, 4>> pinned_;
 };
 
 }  // namespace farm::tx

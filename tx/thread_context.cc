@@ -131,13 +131,22 @@ absl::Status ThreadContext::CheckNotArriving(RegionId region) {
       "node %d is becoming the primary of region %d (its copy is on the way): try again", self_, region));
 }
 
+namespace {
+
+// The objects and versions a validate record names.
+absl::InlinedVector<ReadEntry, 8> ReadEntriesOf(const LogRecord& reads) {
+  absl::InlinedVector<ReadEntry, 8> entries;
+  entries.reserve(reads.entries.size());
+  for (const LogEntry& e : reads.entries) entries.push_back(ReadEntry{e.address, e.version});
+  return entries;
+}
+
+}  // namespace
+
 absl::Status ThreadContext::Validate(const LogRecord& reads) {
   if (reads.kind != LogKind::kValidate) return absl::InvalidArgumentError("VALIDATE carries a validate record");
   if (absl::Status s = CheckEpoch(reads.epoch); !s.ok()) return s;
-  std::vector<ReadEntry> entries;
-  entries.reserve(reads.entries.size());
-  for (const LogEntry& e : reads.entries) entries.push_back(ReadEntry{e.address, e.version});
-  return participant_.Validate(reads.transaction, entries);
+  return participant_.Validate(reads.transaction, ReadEntriesOf(reads));
 }
 
 void ThreadContext::FreeCommitted(const std::vector<FatPtr>& freed) {
@@ -256,17 +265,25 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
     if (allocator_->allocator().blocks().FindRegion(e.address.region()) != nullptr) continue;
     if (absl::Status s = CheckNotArriving(e.address.region()); !s.ok()) return done(s);
   }
+  if (reads.kind != LogKind::kValidate) return done(absl::InvalidArgumentError("VALIDATE carries a validate record"));
   if (absl::Status s = participant_.Lock(lock, kSharedLock); !s.ok()) return done(s);
-  if (absl::Status s = Validate(reads); !s.ok()) {
-    (void)participant_.Abort(lock.transaction);
-    return done(s);
+  // Readable commit (participant.h): with every object read locked or pinned, the locks
+  // stay shared across the backup round trip and the serialization point is the apply,
+  // so lock-free lookups keep reading the old values meanwhile instead of waiting.
+  absl::StatusOr<bool> readable = participant_.PinReads(lock.transaction, ReadEntriesOf(reads));
+  if (readable.ok() && !*readable) {
+    // A read pinned by another transaction: validation is the serialization point, so
+    // from there the writes must not be readable in their old state (a later
+    // transaction could overwrite this one's reads and finish while a reader still saw
+    // an old value of its writes: a real-time cycle). Exclusive first, then validate.
+    ++stats_.exclusive_single_machine;
+    (void)participant_.Upgrade(lock.transaction);
+    if (absl::Status s = Validate(reads); !s.ok()) readable = s;
   }
-  // Validation is the serialization point: from here the writes must not be readable
-  // in their old state. Shared locks held across the backup round trip (the paper's
-  // dual modes as written) let a lock-free reader see the old value of a write after a
-  // later transaction overwrote this one's read set and finished — a real-time cycle
-  // the serializability test found.
-  (void)participant_.Upgrade(lock.transaction);
+  if (!readable.ok()) {
+    (void)participant_.Abort(lock.transaction);
+    return done(readable.status());
+  }
   // The commit record, per backup node, with the entries of the regions it backs.
   absl::flat_hash_map<NodeId, LogRecord> per_backup;
   for (const LogEntry& e : lock.entries) {

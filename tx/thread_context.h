@@ -17,12 +17,16 @@
 //                    abort (abort of an unknown transaction is OK: a prepare that failed
 //                    left nothing; the abort record is not waited for).
 //   CommitSingleMachine  a transaction whose objects all have this node as primary:
-//                    lock (shared mode while validating), validate, upgrade every lock to
-//                    exclusive, send the commit record to the backups and log it here,
+//                    lock (shared mode), validate while pinning the objects read but not
+//                    written, send the commit record to the backups and log it here,
 //                    wait for both, then apply (participant.h) — no remote LOCK or
-//                    VALIDATE. Exclusive across the backup round trip: validation is the
-//                    serialization point, so a lock-free reader must not see the old
-//                    value of a write after it. On failure the abort record is durable
+//                    VALIDATE. The locks stay shared (lock-free readers see the old
+//                    values) across the backup round trip: with everything it read held,
+//                    its serialization point is the apply (participant.h, "Readable
+//                    commits"). When a read is pinned by another transaction, the locks
+//                    are upgraded to exclusive and the reads validated again instead:
+//                    validation is then the serialization point, so a lock-free reader
+//                    must not see the old value of a write after it. On failure the abort record is durable
 //                    before the error is reported (replay must not apply what was
 //                    reported as failed).
 //
@@ -97,6 +101,9 @@ struct TxStats {
   uint64_t lock_free_reads = 0;
   uint64_t served_prepares = 0;   // participant side
   uint64_t served_single_machine = 0;
+  // Of those, commits whose locks were exclusive across the backup round trip because a
+  // read was pinned by another transaction (participant.h, "Readable commits").
+  uint64_t exclusive_single_machine = 0;
 };
 
 using TxDone = absl::AnyInvocable<void(const absl::Status&)>;

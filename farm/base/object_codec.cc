@@ -78,7 +78,7 @@ CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
     }
     return CopyCheck::kOneSided;
   }
-  if (IsWriteLocked(version) || (version & kLockMask) == kLockMask) return CopyCheck::kLocked;
+  if (IsWriteLocked(version)) return CopyCheck::kLocked;
   if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
   if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
     return CopyCheck::kWrongIncarnation;
@@ -95,6 +95,13 @@ bool LockObject(char* object, uint64_t expected, uint64_t mode) {
   if (IsLocked(expected) || (mode != kWriteLock && mode != kSharedLock)) return false;
   return CasHeaderWord(object + kVersionOffset, expected, expected | mode);
 }
+
+bool PinObject(char* object, uint64_t version) {
+  if (IsLocked(version)) return false;
+  return CasHeaderWord(object + kVersionOffset, version, version | kPinned);
+}
+
+void UnpinObject(char* object, uint64_t version) { StoreHeaderWord(object + kVersionOffset, Unlocked(version)); }
 
 void UpgradeLock(char* object, uint64_t locked_from) {
   StoreHeaderWord(object + kVersionOffset, Unlocked(locked_from) | kWriteLock);

@@ -9,7 +9,10 @@
 // Lock modes (paper section 3.4, "two locking modes"): kSharedLock keeps other writers
 // out but lets lock-free readers accept the object (its bytes are the committed ones);
 // kWriteLock (exclusive) refuses them. A primary takes kSharedLock while a transaction
-// prepares and upgrades to kWriteLock just before writing.
+// prepares and upgrades to kWriteLock just before writing. kPinned is a read pin: an
+// object a committing transaction read but does not write, held unchanged until that
+// transaction applies (other writers are excluded; lock-free readers and validation
+// accept it, since it will not change). Only the header word carries a pin.
 //
 // Writer protocol (the primary, in place), each step's stores visible before the next:
 //   1. lock: CAS the version v -> v | kWriteLock, or v | kSharedLock and later store
@@ -44,11 +47,13 @@ namespace farm {
 inline constexpr uint64_t kLockMask = 3;
 inline constexpr uint64_t kWriteLock = 1;   // exclusive: lock-free readers retry
 inline constexpr uint64_t kSharedLock = 2;  // other writers excluded, readers accept
+inline constexpr uint64_t kPinned = 3;      // read pin: writers excluded, readers and validation accept
 
-// Locked in either mode (another transaction's LOCK or VALIDATE fails).
+// Locked or pinned (another transaction's LOCK fails).
 constexpr bool IsLocked(uint64_t version) { return (version & kLockMask) != 0; }
 // Locked against lock-free readers too.
-constexpr bool IsWriteLocked(uint64_t version) { return (version & kWriteLock) != 0; }
+constexpr bool IsWriteLocked(uint64_t version) { return (version & kLockMask) == kWriteLock; }
+constexpr bool IsPinned(uint64_t version) { return (version & kLockMask) == kPinned; }
 constexpr uint64_t Unlocked(uint64_t version) { return version & ~kLockMask; }
 constexpr uint64_t NextVersion(uint64_t version) { return (version & ~kLockMask) + 4; }
 constexpr uint16_t LineVersion(uint64_t version) { return static_cast<uint16_t>(version); }
@@ -81,6 +86,10 @@ CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
 // Step 1: true when the version was `expected` (unlocked) and is now locked in `mode`
 // (kWriteLock or kSharedLock).
 bool LockObject(char* object, uint64_t expected, uint64_t mode = kWriteLock);
+// Pins an unlocked object at `version`: true when the version was `version` and is now
+// version | kPinned. UnpinObject (the pin's holder) stores `version` again.
+bool PinObject(char* object, uint64_t version);
+void UnpinObject(char* object, uint64_t version);
 // The holder of a lock taken from `locked_from` makes it exclusive (a no-op if it is).
 void UpgradeLock(char* object, uint64_t locked_from);
 // Steps 2–4 for an object locked (either mode) from version `locked_from`: makes the

@@ -100,6 +100,21 @@ TEST(ObjectCodec, TheReadRuleRefusesWhatAReaderMustNotUse) {
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kLocked);
   UnlockObject(object, offset, payload, 16);
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
+  // A read pin: lockers and other pins are refused, readers accept; unpinning restores
+  // the version.
+  EXPECT_FALSE(PinObject(object, 12)) << "a stale version";
+  ASSERT_TRUE(PinObject(object, 16));
+  EXPECT_TRUE(IsPinned(LoadHeaderWord(object + kVersionOffset)));
+  EXPECT_FALSE(IsWriteLocked(LoadHeaderWord(object + kVersionOffset)));
+  EXPECT_FALSE(PinObject(object, 16)) << "pinned already";
+  EXPECT_FALSE(LockObject(object, 16)) << "pinned";
+  EXPECT_FALSE(LockObject(object, 16, kSharedLock)) << "pinned";
+  EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
+  UnpinObject(object, 16);
+  EXPECT_EQ(LoadHeaderWord(object + kVersionOffset), 16u);
+  ASSERT_TRUE(LockObject(object, 16, kSharedLock));
+  EXPECT_FALSE(PinObject(object, 16)) << "locked";
+  UnlockObject(object, offset, payload, 16);
   StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(10, false));
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kNotAllocated);
 }

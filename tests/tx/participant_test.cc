@@ -135,6 +135,78 @@ TEST_F(ParticipantTest, SharedLocksLetReadersInAndKeepWritersOut) {
   EXPECT_EQ(Version(x), NextVersion(vx));
 }
 
+// Readable commits (participant.h): a transaction that writes x after reading y pins y,
+// so that x may stay readable (shared) until it applies.
+TEST_F(ParticipantTest, PinnedReadsStayReadableAndKeepWritersOut) {
+  const FatPtr x = objects_[0], y = objects_[1], z = objects_[2];
+  const uint64_t vx = Version(x), vy = Version(y);
+  ASSERT_TRUE(participant_.Lock(LockRecord(40, {{x, std::string(100, 'W')}}), kSharedLock).ok());
+  absl::StatusOr<bool> pinned = participant_.PinReads(40, std::vector<ReadEntry>{{x.addr, vx}, {y.addr, vy}});
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_TRUE(*pinned);
+  EXPECT_EQ(Version(y), vy | kPinned);
+  EXPECT_EQ(participant_.LocksIn(x.addr.region()), 2u) << "x's lock and y's pin";
+  // Readers see both as committed; validation accepts the pinned y, not the locked x.
+  EXPECT_EQ(Content(x), std::string(100, 'a'));
+  EXPECT_EQ(Content(y), std::string(100, 'b'));
+  EXPECT_TRUE(participant_.Validate(41, std::vector<ReadEntry>{{y.addr, vy}}).ok());
+  EXPECT_EQ(participant_.Validate(41, std::vector<ReadEntry>{{x.addr, vx}}).code(), absl::StatusCode::kAborted);
+  // No writer gets y while it is pinned.
+  absl::Status s = participant_.Lock(LockRecord(42, {{y, std::string(100, 'Y')}, {z, std::string(100, 'Z')}}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_NE(s.message().find("locked by another"), std::string::npos) << s;
+  ASSERT_TRUE(participant_.Commit(40, &freed_).ok());
+  EXPECT_EQ(Content(x), std::string(100, 'W'));
+  EXPECT_EQ(Version(y), vy) << "unpinned, unchanged";
+  EXPECT_EQ(participant_.LocksIn(x.addr.region()), 0u);
+  ASSERT_TRUE(participant_.Lock(LockRecord(42, {{y, std::string(100, 'Y')}})).ok());
+  ASSERT_TRUE(participant_.Commit(42, &freed_).ok());
+  EXPECT_EQ(Content(y), std::string(100, 'Y'));
+}
+
+TEST_F(ParticipantTest, AReadPinnedByAnotherIsValidButLeavesNoPin) {
+  const FatPtr x = objects_[0], y = objects_[1], z = objects_[2];
+  const uint64_t vx = Version(x), vy = Version(y), vz = Version(z);
+  ASSERT_TRUE(participant_.Lock(LockRecord(50, {{x, std::string(100, '5')}}), kSharedLock).ok());
+  ASSERT_TRUE(*participant_.PinReads(50, std::vector<ReadEntry>{{y.addr, vy}}));
+  // 51 reads z (pinned first) and y (pinned by 50): valid, but it keeps no pin.
+  ASSERT_TRUE(participant_.Lock(LockRecord(51, {}), kSharedLock).ok());
+  absl::StatusOr<bool> pinned = participant_.PinReads(51, std::vector<ReadEntry>{{z.addr, vz}, {y.addr, vy}});
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_FALSE(*pinned);
+  EXPECT_EQ(Version(z), vz) << "z's pin released";
+  EXPECT_EQ(Version(y), vy | kPinned) << "50's pin stays";
+  ASSERT_TRUE(participant_.Upgrade(51).ok());
+  EXPECT_TRUE(participant_.Validate(51, std::vector<ReadEntry>{{z.addr, vz}, {y.addr, vy}}).ok());
+  ASSERT_TRUE(participant_.Commit(51, &freed_).ok());
+  EXPECT_EQ(Version(y), vy | kPinned) << "51's commit leaves 50's pin alone";
+  ASSERT_TRUE(participant_.Abort(50).ok());
+  EXPECT_EQ(Version(x), vx);
+  EXPECT_EQ(Version(y), vy) << "an abort releases the pins";
+  EXPECT_EQ(participant_.PinReads(50, std::vector<ReadEntry>{}).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ParticipantTest, AnInvalidReadPinsNothing) {
+  const FatPtr x = objects_[0], y = objects_[1], z = objects_[2];
+  const uint64_t vy = Version(y), vz = Version(z);
+  ASSERT_TRUE(participant_.Lock(LockRecord(60, {{x, std::string(100, '6')}}), kSharedLock).ok());
+  Publish(z, std::string(100, 'n'));  // z moves after it was read
+  absl::StatusOr<bool> pinned = participant_.PinReads(60, std::vector<ReadEntry>{{y.addr, vy}, {z.addr, vz}});
+  EXPECT_EQ(pinned.status().code(), absl::StatusCode::kAborted) << pinned.status();
+  EXPECT_NE(pinned.status().message().find("moved"), std::string::npos) << pinned.status();
+  EXPECT_EQ(Version(y), vy) << "y's pin released";
+  // Locked by another: invalid too.
+  ASSERT_TRUE(participant_.Lock(LockRecord(61, {{y, std::string(100, '7')}}), kSharedLock).ok());
+  ASSERT_TRUE(participant_.Abort(60).ok());
+  ASSERT_TRUE(participant_.Lock(LockRecord(60, {{x, std::string(100, '6')}}), kSharedLock).ok());
+  pinned = participant_.PinReads(60, std::vector<ReadEntry>{{y.addr, vy}});
+  EXPECT_EQ(pinned.status().code(), absl::StatusCode::kAborted) << pinned.status();
+  EXPECT_NE(pinned.status().message().find("locked by another"), std::string::npos) << pinned.status();
+  ASSERT_TRUE(participant_.Abort(60).ok());
+  ASSERT_TRUE(participant_.Abort(61).ok());
+  EXPECT_EQ(Version(y), vy);
+}
+
 TEST_F(ParticipantTest, FreedObjectsAndNewIncarnations) {
   const FatPtr x = objects_[0], y = objects_[1];
   // Free x unread (any version) and give y a new incarnation.

@@ -24,6 +24,7 @@ tx::TxStats Minus(const tx::TxStats& a, const tx::TxStats& b) {
   d.lock_free_reads = a.lock_free_reads - b.lock_free_reads;
   d.served_prepares = a.served_prepares - b.served_prepares;
   d.served_single_machine = a.served_single_machine - b.served_single_machine;
+  d.exclusive_single_machine = a.exclusive_single_machine - b.exclusive_single_machine;
   return d;
 }
 
@@ -37,14 +38,15 @@ void Add(tx::TxStats* into, const tx::TxStats& s) {
   into->lock_free_reads += s.lock_free_reads;
   into->served_prepares += s.served_prepares;
   into->served_single_machine += s.served_single_machine;
+  into->exclusive_single_machine += s.exclusive_single_machine;
 }
 
 std::string FormatTxStats(const tx::TxStats& s) {
   return absl::StrFormat(
       "tx_committed=%d tx_aborted=%d read_only=%d single_machine=%d shipped=%d distributed=%d "
-      "served_prepares=%d served_single_machine=%d",
+      "served_prepares=%d served_single_machine=%d exclusive_single_machine=%d",
       s.committed, s.aborted, s.read_only, s.single_machine, s.shipped, s.distributed,
-      s.served_prepares, s.served_single_machine);
+      s.served_prepares, s.served_single_machine, s.exclusive_single_machine);
 }
 
 void PrintErrors(Errors& e) {
