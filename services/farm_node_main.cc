@@ -81,6 +81,9 @@ ABSL_FLAG(uint32_t, session_timeout_ms, 4000,
 ABSL_FLAG(uint32_t, zk_connect_timeout_ms, 10000, "Give up reaching ZooKeeper after this long.");
 ABSL_FLAG(uint32_t, join_timeout_ms, 30000,
           "Give up when no configuration includes this node after this long.");
+ABSL_FLAG(bool, readable_commits, true,
+          "Single-machine commits stay readable by lock-free lookups (the old values) until "
+          "they apply; false: exclusive from validation on, as in FaRM (for comparison).");
 ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
 ABSL_FLAG(std::string, services, "",
           "Applications this node hosts, comma-separated: kv (the key-value store over RESP), "
@@ -211,6 +214,7 @@ int main(int argc, char** argv) {
   o.connect_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_zk_connect_timeout_ms));
   o.join_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_join_timeout_ms));
   o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
+  o.tx.readable_commits = absl::GetFlag(FLAGS_readable_commits);
 
   absl::StatusOr<std::unique_ptr<farm::node::Node>> node = farm::node::Node::Create(o);
   if (!node.ok()) return fail(node.status());

@@ -88,6 +88,10 @@ struct TxOptions {
   // How long a coordinator waits for a participant before it aborts the transaction.
   absl::Duration rpc_timeout = absl::Seconds(5);
   ObjectReaderOptions reader;
+  // Single-machine commits keep their locks readable by lock-free readers across the
+  // backup round trip (participant.h, "Readable commits"); false: exclusive from
+  // validation on, as FaRM does (for comparison).
+  bool readable_commits = true;
   CommitStepHook commit_step_hook;  // tests only; empty: none
 };
 
@@ -102,7 +106,8 @@ struct TxStats {
   uint64_t served_prepares = 0;   // participant side
   uint64_t served_single_machine = 0;
   // Of those, commits whose locks were exclusive across the backup round trip because a
-  // read was pinned by another transaction (participant.h, "Readable commits").
+  // read was pinned by another transaction (participant.h, "Readable commits"; not
+  // counted when TxOptions::readable_commits is off).
   uint64_t exclusive_single_machine = 0;
 };
 

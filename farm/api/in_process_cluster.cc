@@ -28,8 +28,10 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(const 
   o.capacity_bytes = options.capacity_bytes;
   o.log_sync = options.log_sync;
   o.keep_data = options.keep_data;
-  o.adjust = [checkpoint_bytes = options.checkpoint_bytes](node::NodeOptions& n) {
+  o.adjust = [checkpoint_bytes = options.checkpoint_bytes,
+              readable_commits = options.readable_commits](node::NodeOptions& n) {
     n.checkpoint_bytes = checkpoint_bytes;
+    n.tx.readable_commits = readable_commits;
   };
   InProcessCluster* self = c.get();
   o.before_start = [self, before = options.before_start](node::Node& n) -> absl::Status {

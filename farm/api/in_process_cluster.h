@@ -46,6 +46,9 @@ struct InProcessClusterOptions {
   std::string log_sync = "off";
   // With a log: checkpoint once this much log accumulates (farm_node --checkpoint_mb); 0 never.
   uint64_t checkpoint_bytes = 256ull << 20;
+  // Single-machine commits readable by lock-free readers until they apply (farm_node
+  // --readable_commits).
+  bool readable_commits = true;
   // Runs on each node's Host before the node starts (install services here). With
   // tcp, a start that lost its probed port is retried with new nodes: it runs again.
   std::function<absl::Status(Host&)> before_start;

@@ -78,7 +78,7 @@ CopyCheck CheckCopy(const char* image, uint64_t offset, uint64_t payload,
     }
     return CopyCheck::kOneSided;
   }
-  if (IsWriteLocked(version)) return CopyCheck::kLocked;
+  if (IsWriteLocked(version) || (version & kLockMask) == kLockMask) return CopyCheck::kLocked;
   if (!IsAllocated(incarnation)) return CopyCheck::kNotAllocated;
   if (FatIncarnation(IncarnationOf(incarnation)) != expected_incarnation) {
     return CopyCheck::kWrongIncarnation;

@@ -2,8 +2,8 @@
 // bytes (layout in object_layout.h), the writer protocol on the primary, and the rule a
 // lock-free reader applies to a copy (DESIGN.md "Objects and versions").
 //
-// Versions. The header's version word is count << 2 | lock mode; a line version is the
-// low 16 bits of the whole word. An object not write-locked has every line version
+// Versions. The header's version word is pin << 63 | count << 2 | lock mode; a line
+// version is the low 16 bits of the whole word. An object not write-locked has every line version
 // equal to LineVersion(header version without its lock bits).
 //
 // Lock modes (paper section 3.4, "two locking modes"): kSharedLock keeps other writers
@@ -47,15 +47,19 @@ namespace farm {
 inline constexpr uint64_t kLockMask = 3;
 inline constexpr uint64_t kWriteLock = 1;   // exclusive: lock-free readers retry
 inline constexpr uint64_t kSharedLock = 2;  // other writers excluded, readers accept
-inline constexpr uint64_t kPinned = 3;      // read pin: writers excluded, readers and validation accept
+// Read pin: writers excluded, readers and validation accept. The top bit, not a lock
+// mode: both lock bits set is the one-sided objects' tag (object_layout.h), and a count
+// that advances by 4 per write never reaches bit 63.
+inline constexpr uint64_t kPinned = uint64_t{1} << 63;
 
 // Locked or pinned (another transaction's LOCK fails).
-constexpr bool IsLocked(uint64_t version) { return (version & kLockMask) != 0; }
+constexpr bool IsLocked(uint64_t version) { return (version & (kLockMask | kPinned)) != 0; }
 // Locked against lock-free readers too.
-constexpr bool IsWriteLocked(uint64_t version) { return (version & kLockMask) == kWriteLock; }
-constexpr bool IsPinned(uint64_t version) { return (version & kLockMask) == kPinned; }
-constexpr uint64_t Unlocked(uint64_t version) { return version & ~kLockMask; }
-constexpr uint64_t NextVersion(uint64_t version) { return (version & ~kLockMask) + 4; }
+constexpr bool IsWriteLocked(uint64_t version) { return (version & kWriteLock) != 0; }
+constexpr bool IsPinned(uint64_t version) { return (version & kPinned) != 0; }
+// The version without its lock mode and pin.
+constexpr uint64_t Unlocked(uint64_t version) { return version & ~(kLockMask | kPinned); }
+constexpr uint64_t NextVersion(uint64_t version) { return Unlocked(version) + 4; }
 constexpr uint16_t LineVersion(uint64_t version) { return static_cast<uint16_t>(version); }
 
 // --- Private images (a copy in the reader's buffer, or one being prepared) ---

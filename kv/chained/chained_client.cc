@@ -35,37 +35,56 @@ void CountSlots(std::span<const char> bucket, const BucketLayout& layout, TableS
   }
 }
 
-// One table's buckets and chains (a fuzzy snapshot): the number of moved heads.
+// One bucket and its chain into `scan`; `moved` counts it if its head is moved.
+// FailedPrecondition when a block was freed under the walk (the chain changed).
+Task<absl::Status> ScanBucket(Context& ctx, const BucketLayout& layout, const BucketTable& table, uint64_t b,
+                              TableScan& scan, uint64_t& moved) {
+  const uint64_t stride = StoredEstimate(layout.bucket_bytes());
+  LockFreeOp op = lockFreeStart(ctx);
+  absl::StatusOr<LockFreeCopy> head = co_await LockFreeRead(op, table.Bucket(b));
+  if (!head.ok()) co_return head.status();
+  std::span<const char> data(head->data.data(), head->data.size());
+  if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
+  if (IsMoved(data)) {
+    ++moved;
+    co_return absl::OkStatus();
+  }
+  if (data[0] != 0 && ChainPairs(data) > 0) ++scan.buckets_in_use;
+  CountSlots(data, layout, scan, true);
+  uint64_t blocks = 0;
+  FatPtr next = data[0] == 0 ? FatPtr{} : NextBlock(data);
+  while (!next.is_null()) {
+    absl::StatusOr<LockFreeCopy> block = co_await LockFreeRead(op, next);
+    if (!block.ok()) co_return block.status();
+    std::span<const char> bd(block->data.data(), block->data.size());
+    CountSlots(bd, layout, scan, false);
+    ++blocks;
+    scan.memory_bytes += stride;
+    next = NextBlock(bd);
+  }
+  scan.overflow_blocks += blocks;
+  scan.longest_chain = std::max(scan.longest_chain, blocks);
+  co_return absl::OkStatus();
+}
+
+// One table's buckets and chains (a fuzzy snapshot: each bucket with its chain as of
+// one walk, walked again when an update or a migration freed a block under it): the
+// number of moved heads.
 Task<absl::StatusOr<uint64_t>> ScanBuckets(Context& ctx, const BucketLayout& layout, const BucketTable& table,
                                            TableScan& scan) {
-  const uint64_t stride = StoredEstimate(layout.bucket_bytes());
+  constexpr int kMaxWalks = 1000;
   uint64_t moved = 0;
-  scan.memory_bytes += table.buckets() * stride;
+  scan.memory_bytes += table.buckets() * StoredEstimate(layout.bucket_bytes());
   for (uint64_t b = 0; b < table.buckets(); ++b) {
-    LockFreeOp op = lockFreeStart(ctx);
-    absl::StatusOr<LockFreeCopy> head = co_await LockFreeRead(op, table.Bucket(b));
-    if (!head.ok()) co_return head.status();
-    std::span<const char> data(head->data.data(), head->data.size());
-    if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
-    if (IsMoved(data)) {
-      ++moved;
-      continue;
+    for (int walk = 1;; ++walk) {
+      const TableScan before = scan;
+      const uint64_t moved_before = moved;
+      absl::Status s = co_await ScanBucket(ctx, layout, table, b, scan, moved);
+      if (s.ok()) break;
+      if (s.code() != absl::StatusCode::kFailedPrecondition || walk == kMaxWalks) co_return s;
+      scan = before;
+      moved = moved_before;
     }
-    if (data[0] != 0 && ChainPairs(data) > 0) ++scan.buckets_in_use;
-    CountSlots(data, layout, scan, true);
-    uint64_t blocks = 0;
-    FatPtr next = data[0] == 0 ? FatPtr{} : NextBlock(data);
-    while (!next.is_null()) {
-      absl::StatusOr<LockFreeCopy> block = co_await LockFreeRead(op, next);
-      if (!block.ok()) co_return block.status();
-      std::span<const char> bd(block->data.data(), block->data.size());
-      CountSlots(bd, layout, scan, false);
-      ++blocks;
-      scan.memory_bytes += stride;
-      next = NextBlock(bd);
-    }
-    scan.overflow_blocks += blocks;
-    scan.longest_chain = std::max(scan.longest_chain, blocks);
   }
   co_return moved;
 }

@@ -112,6 +112,12 @@ TEST(ObjectCodec, TheReadRuleRefusesWhatAReaderMustNotUse) {
   EXPECT_EQ(CheckCopy(object, offset, payload, 9, false), CopyCheck::kAccepted);
   UnpinObject(object, 16);
   EXPECT_EQ(LoadHeaderWord(object + kVersionOffset), 16u);
+  // A pinned version is never taken for a one-sided object's word, whatever its count.
+  for (uint64_t v : {uint64_t{0}, uint64_t{0xA500}, uint64_t{0xA5FC}, uint64_t{0x1234A5FC} << 20}) {
+    EXPECT_FALSE(IsRawHeaderWord(v | kPinned)) << v;
+    EXPECT_EQ(Unlocked(v | kPinned), v);
+    EXPECT_EQ(NextVersion(v | kPinned), v + 4);
+  }
   ASSERT_TRUE(LockObject(object, 16, kSharedLock));
   EXPECT_FALSE(PinObject(object, 16)) << "locked";
   UnlockObject(object, offset, payload, 16);

@@ -92,6 +92,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
   cluster.replication = options.replication > 0 ? options.replication : std::min(3, options.nodes);
   cluster.dir = absl::StrCat(options.dir, "-", ::getpid());
   cluster.log_sync = options.log_sync;
+  cluster.readable_commits = options.readable_commits;
   // Regions are sparse: capacity costs only what is written. Room for every pair out of
   // line, on every replica, four times over.
   const uint64_t pair_bytes = format.max_key_bytes() + format.value_bytes() + 64;
@@ -109,7 +110,7 @@ absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRun
     for (uint32_t t = 0; t < cluster.threads; ++t) places.push_back({&(*kv)->host(id), t, &(*kv)->client(id, t)});
   }
   DriverRunOptions run;
-  run.backend = "farm";
+  run.backend = options.name;
   run.window = options.window;
   FARM_LOG(kInfo, "ycsb: farm: table layout %s", options.layout);
   run.figures = {{"nodes", options.nodes},

@@ -48,6 +48,8 @@ struct FarmRunOptions {
   std::string layout = "hopscotch";  // the table layout (kv/table_layouts.h)
   std::string dir = "/tmp/farm-ycsb";  // the cluster's directory (pid appended)
   std::string log_sync = "off";        // the nodes' --log_sync
+  bool readable_commits = true;        // the nodes' --readable_commits (tx/participant.h)
+  std::string name = "farm";           // the backend's name in the report
 };
 
 // InvalidArgument for bad options or workload; the cluster's or the table's error when

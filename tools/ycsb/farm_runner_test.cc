@@ -2,6 +2,7 @@
 // operation count; every operation must succeed, every read find its record, and the
 // report carry the table's figures.
 #include <string>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "tests/support/fabric_test_util.h"
@@ -94,6 +95,27 @@ TEST_P(FarmRunnerTest, FewerOperationsAndRecordsThanThreads) {
   EXPECT_EQ(r->ops, 3u);
   EXPECT_EQ(r->errors, 0u) << r->first_error;
   EXPECT_EQ(r->threads, 4);
+}
+
+TEST_P(FarmRunnerTest, ExclusiveCommitsAndAnotherLayoutRunTheSameWorkload) {
+  // ycsb's farm-exclusive and farm:<layout> backends: the same checks hold.
+  WorkloadSpec spec = *PresetWorkload("b");
+  ApplyFarmPreset(&spec);
+  const RunConfig c = ByCount(spec, 1000, 6000);
+  for (const auto& [name, layout, readable] :
+       {std::tuple<std::string, std::string, bool>{"farm-exclusive", "hopscotch", false},
+        {"farm:linear", "linear", true}}) {
+    FarmRunOptions o = Cluster(GetParam());
+    o.name = name;
+    o.layout = layout;
+    o.readable_commits = readable;
+    absl::StatusOr<RunReport> r = RunFarmWorkload(c, o);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status();
+    EXPECT_EQ(r->backend, name);
+    EXPECT_EQ(r->errors, 0u) << name << ": " << r->first_error;
+    EXPECT_EQ(r->ops, 6000u) << name;
+    for (const OpTypeReport& op : r->per_op) EXPECT_EQ(op.not_found, 0u) << name << " " << OpTypeName(op.type);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::ValuesIn(farm::testing::TestBackends()));

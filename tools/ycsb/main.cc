@@ -6,16 +6,20 @@
 //       --records=100000 --seconds=3 --threads=1 --farm_nodes=2
 //   ycsb --backend=redis --workload=a --properties=readproportion=0.9,updateproportion=0.1
 //
-//   ycsb --backend=farm,memcached --workload=c,b --farm_nodes=3   (several workloads: each
-//       runs on every backend, then a table relates each backend's READ p99 to its
-//       first workload's)
+//   ycsb --backend=farm:hopscotch,farm:linear,farm:chained,farm:cuckoo --workload=c,a
+//       (farm:<layout>: the farm backend with that table layout, several in one run)
+//   ycsb --backend=farm,farm-exclusive,memcached --workload=c,b --farm_nodes=3   (several
+//       workloads: each runs on every backend, then a table relates each backend's READ
+//       p99 to its first workload's; farm-exclusive is farm with FaRM's exclusive commits)
 //
 // See tools/ycsb/README.md for the mapping to YCSB.
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "farm/base/command_line.h"
@@ -143,15 +147,26 @@ int Main() {
   farm.log_sync = absl::GetFlag(FLAGS_farm_log_sync);
   farm.compute_nodes = absl::GetFlag(FLAGS_farm_compute_nodes);
   farm.layout = absl::GetFlag(FLAGS_layout);
-  if (absl::Status s = registry.Register(
-          "farm", "the FaRM key-value store, application threads inside a local cluster",
-          [farm, threads = absl::GetFlag(FLAGS_farm_threads)](RunConfig c) {
-            if (threads > 0) c.threads = threads;
-            return RunFarmWorkload(c, farm);
-          });
-      !s.ok()) {
-    std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
-    return 1;
+  FarmRunOptions exclusive = farm;
+  exclusive.readable_commits = false;
+  exclusive.name = "farm-exclusive";
+  const int farm_threads = absl::GetFlag(FLAGS_farm_threads);
+  for (const auto& [name, help, options] : {
+           std::tuple<const char*, const char*, FarmRunOptions>{
+               "farm", "the FaRM key-value store, application threads inside a local cluster", farm},
+           {"farm-exclusive",
+            "farm with FaRM's exclusive single-machine commits: lookups of a key being updated "
+            "wait out the update's backup round trip (farm_node --readable_commits=false)",
+            exclusive}}) {
+    if (absl::Status s = registry.Register(name, help,
+                                           [options, farm_threads](RunConfig c) {
+                                             if (farm_threads > 0) c.threads = farm_threads;
+                                             return RunFarmWorkload(c, options);
+                                           });
+        !s.ok()) {
+      std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+      return 1;
+    }
   }
 
   ClusterRunOptions cluster;
@@ -185,6 +200,21 @@ int Main() {
 
   const std::vector<std::string> names = absl::GetFlag(FLAGS_backend);
   for (const std::string& name : names) {
+    if (absl::StartsWith(name, "farm:") && registry.Find(name) == nullptr) {
+      // farm:<layout>: the farm backend with that table layout (several in one run).
+      FarmRunOptions with_layout = farm;
+      with_layout.layout = name.substr(5);
+      with_layout.name = name;
+      if (absl::Status s = registry.Register(name, "farm with the layout named",
+                                             [with_layout, farm_threads](RunConfig c) {
+                                               if (farm_threads > 0) c.threads = farm_threads;
+                                               return RunFarmWorkload(c, with_layout);
+                                             });
+          !s.ok()) {
+        std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());
+        return 1;
+      }
+    }
     if (registry.Find(name) == nullptr) {
       std::fprintf(stderr, "ycsb: unknown backend \"%s\"; backends:\n%s", name.c_str(),
                    registry.Describe().c_str());
