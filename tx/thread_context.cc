@@ -273,11 +273,12 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   absl::StatusOr<bool> readable =
       options_.readable_commits ? participant_.PinReads(lock.transaction, ReadEntriesOf(reads)) : false;
   if (readable.ok() && !*readable) {
-    // A read pinned by another transaction: validation is the serialization point, so
+    // A read pinned by another transaction (or readable commits off): validation is the
+    // serialization point, so
     // from there the writes must not be readable in their old state (a later
     // transaction could overwrite this one's reads and finish while a reader still saw
     // an old value of its writes: a real-time cycle). Exclusive first, then validate.
-    stats_.exclusive_single_machine += options_.readable_commits;
+    ++stats_.exclusive_single_machine;
     (void)participant_.Upgrade(lock.transaction);
     if (absl::Status s = Validate(reads); !s.ok()) readable = s;
   }

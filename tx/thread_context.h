@@ -105,9 +105,9 @@ struct TxStats {
   uint64_t lock_free_reads = 0;
   uint64_t served_prepares = 0;   // participant side
   uint64_t served_single_machine = 0;
-  // Of those, commits whose locks were exclusive across the backup round trip because a
-  // read was pinned by another transaction (participant.h, "Readable commits"; not
-  // counted when TxOptions::readable_commits is off).
+  // Of those, commits whose locks were exclusive across the backup round trip: a read
+  // was pinned by another transaction (participant.h, "Readable commits"), or
+  // TxOptions::readable_commits is off.
   uint64_t exclusive_single_machine = 0;
 };
 

@@ -72,6 +72,11 @@ LockFreeStats lockFreeStats(Context& ctx) {
   return LockFreeStats{s.reads, s.local, s.retries_locked + s.retries_inconsistent + s.retries_slow};
 }
 
+CommitStats commitStats(Context& ctx) {
+  const tx::TxStats& s = NodeThread(ctx).stats();
+  return CommitStats{s.committed, s.aborted, s.served_single_machine, s.exclusive_single_machine};
+}
+
 void lockFreeRead(LockFreeOp& op, FatPtr object, Cont<absl::StatusOr<LockFreeObject>> cont) {
   if (!op.active()) {
     op.ctx().Defer([cont = std::move(cont)]() mutable {

@@ -131,6 +131,19 @@ struct LockFreeStats {
 };
 LockFreeStats lockFreeStats(Context& ctx);
 
+// This thread's commits so far, for tools' accounting: transactions it coordinated that
+// committed or ended in an error, and single-machine commits it served as the primary
+// (its own or shipped to it), of which `exclusive` kept their locks exclusive across
+// the backup round trip (a read was pinned by another commit, or readable commits are
+// off; lock-free readers of their writes wait meanwhile).
+struct CommitStats {
+  uint64_t committed = 0;
+  uint64_t failed = 0;
+  uint64_t single_machine_served = 0;
+  uint64_t exclusive = 0;
+};
+CommitStats commitStats(Context& ctx);
+
 // --- Incarnations ---
 
 uint32_t objGetIncarnation(const ObjBuf& object);

@@ -69,6 +69,29 @@ Result RunAt(const DriverPlace& place, Op op) {
   return std::move(*result);
 }
 
+// The platform's counters of the places' threads, summed.
+struct PlatformCounters {
+  LockFreeStats reads;
+  CommitStats commits;
+};
+
+absl::StatusOr<PlatformCounters> SumCounters(const std::vector<DriverPlace>& places) {
+  PlatformCounters sum;
+  for (const DriverPlace& p : places) {
+    Context* ctx = &p.host->context(p.thread);
+    absl::StatusOr<PlatformCounters> c = RunAt<absl::StatusOr<PlatformCounters>>(
+        p, [ctx](kv::KvClient&, auto finish) { finish(PlatformCounters{lockFreeStats(*ctx), commitStats(*ctx)}); });
+    if (!c.ok()) return c.status();
+    sum.reads.reads += c->reads.reads;
+    sum.reads.retries += c->reads.retries;
+    sum.commits.committed += c->commits.committed;
+    sum.commits.failed += c->commits.failed;
+    sum.commits.single_machine_served += c->commits.single_machine_served;
+    sum.commits.exclusive += c->commits.exclusive;
+  }
+  return sum;
+}
+
 }  // namespace
 
 absl::StatusOr<RunReport> RunFarmWorkload(const RunConfig& config, const FarmRunOptions& options) {
@@ -183,6 +206,8 @@ absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& work
   report.AddFigure("out_of_line_pairs", static_cast<double>(scan->out_of_line));
 
   // Transactions.
+  absl::StatusOr<PlatformCounters> before = SumCounters(places);
+  if (!before.ok()) return before.status();
   const bool by_count = spec.operation_count > 0;
   control.phase.store(by_count || config.warmup <= absl::ZeroDuration() ? DriverPhase::kMeasure
                                                                          : DriverPhase::kWarmup);
@@ -211,6 +236,26 @@ absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& work
   OpStats all;
   for (const auto& d : drivers) all.Merge(d->stats());
   report.SetOpStats(all);
+  absl::StatusOr<PlatformCounters> after = SumCounters(places);
+  if (!after.ok()) return after.status();
+  // Over the run (and its warm-up): lock-free reads that met a locked or torn copy and
+  // read again; the commits these threads served that kept their locks exclusive (their
+  // writes' lookups waited) and the transactions they ran that failed.
+  if (const uint64_t reads = after->reads.reads - before->reads.reads; reads > 0) {
+    report.AddFigure("read_retries_per_read",
+                     static_cast<double>(after->reads.retries - before->reads.retries) / reads);
+  }
+  if (const uint64_t served = after->commits.single_machine_served - before->commits.single_machine_served;
+      served > 0) {
+    report.AddFigure("exclusive_commit_share",
+                     static_cast<double>(after->commits.exclusive - before->commits.exclusive) / served);
+  }
+  if (const uint64_t ended = after->commits.committed + after->commits.failed - before->commits.committed -
+                             before->commits.failed;
+      ended > 0) {
+    report.AddFigure("failed_commit_share",
+                     static_cast<double>(after->commits.failed - before->commits.failed) / ended);
+  }
 
   kv::LookupStats lookups;
   for (const DriverPlace& p : places) {
