@@ -1,12 +1,10 @@
 #include "tools/linkbench/plot.h"
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/common/gnuplot.h"
 
 namespace farm::linkbench {
 
@@ -40,17 +38,7 @@ std::string GnuplotScript(const std::vector<RunRecord>& runs, const std::string&
 }
 
 absl::Status WritePlot(const std::vector<RunRecord>& runs, const std::string& png_path, const std::string& gnuplot) {
-  const std::string script = GnuplotScript(runs, png_path);
-  FILE* pipe = popen(absl::StrCat(gnuplot, " 2>&1").c_str(), "w");
-  if (pipe == nullptr) return absl::NotFoundError("cannot run gnuplot (Debian package gnuplot-nox)");
-  std::fwrite(script.data(), 1, script.size(), pipe);
-  const int status = pclose(pipe);
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (code == 127) return absl::NotFoundError("gnuplot is not installed (Debian package gnuplot-nox)");
-    return absl::InternalError(absl::StrCat("gnuplot failed (exit status ", code, ") writing ", png_path));
-  }
-  return absl::OkStatus();
+  return tools::RunGnuplot(GnuplotScript(runs, png_path), png_path, gnuplot);
 }
 
 }  // namespace farm::linkbench

@@ -25,6 +25,7 @@
 #include "farm/base/command_line.h"
 #include "tools/ycsb/backends.h"
 #include "tools/ycsb/baseline_backends.h"
+#include "tools/ycsb/plot.h"
 #include "tools/ycsb/cluster_runner.h"
 #include "tools/ycsb/farm_runner.h"
 #include "tools/ycsb/report.h"
@@ -54,6 +55,8 @@ ABSL_FLAG(std::vector<std::string>, resp_addresses, {},
           "resp backend: host:port of every node of a running RESP cluster (farm_node --services=kv)");
 ABSL_FLAG(uint64_t, seed, 1, "client thread t draws from seed + t");
 ABSL_FLAG(std::string, json, "", "also write the reports as JSON to this file");
+ABSL_FLAG(std::string, plot, "",
+          "also plot throughput and READ p99 per workload and backend to this PNG (needs gnuplot)");
 ABSL_FLAG(int, farm_nodes, 2, "farm: nodes of the local cluster");
 ABSL_FLAG(int, farm_threads, 0, "farm: application threads per node (0: --threads)");
 ABSL_FLAG(std::string, farm_fabric, "shm",
@@ -244,6 +247,12 @@ int Main() {
     }
   }
   if (specs.size() > 1 && !reports.empty()) std::printf("\n%s", FormatAcrossWorkloads(reports).c_str());
+  if (const std::string path = absl::GetFlag(FLAGS_plot); !path.empty() && !reports.empty()) {
+    if (absl::Status s = WritePlot(reports, path); !s.ok()) {
+      std::fprintf(stderr, "ycsb: the plot: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
     if (absl::Status s = WriteJsonFile(path, reports); !s.ok()) {
       std::fprintf(stderr, "ycsb: %s\n", s.ToString().c_str());

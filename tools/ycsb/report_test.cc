@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tools/ycsb/latency_histogram.h"
 #include "tools/ycsb/op_stats.h"
+#include "tools/ycsb/plot.h"
 #include "tools/ycsb/progress.h"
 
 namespace farm::ycsb {
@@ -122,6 +124,34 @@ TEST(RunReportTest, AcrossWorkloadsRelatesReadP99ToTheFirstWorkload) {
   EXPECT_TRUE(absl::StrContains(table, "p99 vs c")) << table;
   EXPECT_TRUE(absl::StrContains(table, "1.00x")) << table;
   EXPECT_TRUE(absl::StrContains(table, "3.00x")) << table;
+}
+
+TEST(PlotTest, OneBarPerBackendGroupedByWorkload) {
+  RunReport ha = SampleReport("farm:hopscotch", 1.0, 99);
+  RunReport la = SampleReport("farm:linear", 2.0, 99);
+  RunReport hc = SampleReport("farm:hopscotch", 1.0, 199);
+  hc.workload = "c";
+  const std::vector<RunReport> runs = {ha, la, hc};  // linear never ran c
+  const std::string script = GnuplotScript(runs, "/tmp/x.png");
+  // Throughput rows: workload, then one column per backend in first-seen order.
+  EXPECT_TRUE(absl::StrContains(script, "\na 100.0 50.0\n")) << script;
+  EXPECT_TRUE(absl::StrContains(script, "\nc 200.0 NaN\n")) << script;
+  EXPECT_TRUE(absl::StrContains(script, "title 'farm:linear'")) << script;
+  EXPECT_TRUE(absl::StrContains(script, "set output '/tmp/x.png'")) << script;
+  EXPECT_EQ(WritePlot(runs, "/tmp/x.png", "/nonexistent/gnuplot").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(PlotTest, GnuplotWritesThePng) {
+  const std::string png = ::testing::TempDir() + "/ycsb-plot-test.png";
+  std::remove(png.c_str());
+  const std::vector<RunReport> runs = {SampleReport("farm", 1.0, 99), SampleReport("redis", 2.0, 99)};
+  ASSERT_TRUE(WritePlot(runs, png).ok()) << "gnuplot-nox is in deploy/install-deps.sh";
+  std::FILE* f = std::fopen(png.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  char magic[4] = {};
+  EXPECT_EQ(std::fread(magic, 1, 4, f), 4u);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  std::fclose(f);
 }
 
 std::string ReadAll(std::FILE* f) {
