@@ -1,5 +1,6 @@
 #include "tools/ycsb/report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -125,17 +126,29 @@ std::string FormatReport(const RunReport& r) {
   return out;
 }
 
+namespace {
+
+// The width of a table's backend column: the longest name, at least 12.
+int BackendColumn(absl::Span<const RunReport> runs) {
+  size_t width = 12;
+  for (const RunReport& r : runs) width = std::max(width, r.backend.size());
+  return static_cast<int>(width);
+}
+
+}  // namespace
+
 std::string FormatComparison(absl::Span<const RunReport> runs) {
   if (runs.empty()) return "";
   const RunReport& base = runs.front();
-  std::string out = absl::StrFormat("%-12s %12s %10s %8s", "backend", "ops/s",
+  const int column = BackendColumn(runs);
+  std::string out = absl::StrFormat("%-*s %12s %10s %8s", column, "backend", "ops/s",
                                     absl::StrCat("vs ", base.backend), "errors");
   for (const OpTypeReport& o : base.per_op) {
     absl::StrAppendFormat(&out, "  %19s", absl::StrCat(OpTypeName(o.type), " p50/p99 us"));
   }
   absl::StrAppend(&out, "\n");
   for (const RunReport& r : runs) {
-    absl::StrAppendFormat(&out, "%-12s %12.0f %9.2fx %8d", r.backend, r.throughput,
+    absl::StrAppendFormat(&out, "%-*s %12.0f %9.2fx %8d", column, r.backend, r.throughput,
                           base.throughput > 0 ? r.throughput / base.throughput : 0.0, r.errors);
     for (const OpTypeReport& b : base.per_op) {
       const OpTypeReport* mine = nullptr;
@@ -169,7 +182,8 @@ const OpTypeReport* FindOp(const RunReport& r, OpType type) {
 std::string FormatAcrossWorkloads(absl::Span<const RunReport> runs) {
   if (runs.empty()) return "";
   const std::string& first_workload = runs.front().workload;
-  std::string out = absl::StrFormat("%-12s %-10s %12s %19s %16s\n", "backend", "workload", "ops/s",
+  const int column = BackendColumn(runs);
+  std::string out = absl::StrFormat("%-*s %-10s %12s %19s %16s\n", column, "backend", "workload", "ops/s",
                                     "READ p50/p99 us", absl::StrCat("p99 vs ", first_workload));
   for (const RunReport& r : runs) {
     const OpTypeReport* read = FindOp(r, OpType::kRead);
@@ -182,7 +196,7 @@ std::string FormatAcrossWorkloads(absl::Span<const RunReport> runs) {
     const std::string ratio = read == nullptr || base == nullptr || base->latency.p99_us <= 0
                                   ? "-"
                                   : absl::StrFormat("%.2fx", read->latency.p99_us / base->latency.p99_us);
-    absl::StrAppendFormat(&out, "%-12s %-10s %12.0f %19s %16s\n", r.backend, r.workload, r.throughput, latency,
+    absl::StrAppendFormat(&out, "%-*s %-10s %12.0f %19s %16s\n", column, r.backend, r.workload, r.throughput, latency,
                           ratio);
   }
   return out;
