@@ -152,6 +152,7 @@ void Transaction::CommitReadOnly(Plan plan) {
   // One object read: the read itself was the serialization point.
   if (plan.reads.entries.size() <= 1) return Finish(absl::OkStatus());
   auto shared = std::make_shared<Plan>(std::move(plan));
+  for (auto& [node, record] : shared->validate) record.kind = LogKind::kValidateReadOnly;
   std::vector<NodeId> nodes = Keys(shared->validate);
   Exchange(kTxValidateMsgId, nodes, shared->validate,
            [this](const LogRecord& r, TxDone done) { done(ctx_->Validate(r)); },

@@ -7,7 +7,7 @@
 namespace farm::tx {
 namespace {
 
-bool KnownKind(uint8_t k) { return k >= 1 && k <= static_cast<uint8_t>(LogKind::kValidate); }
+bool KnownKind(uint8_t k) { return k >= 1 && k <= static_cast<uint8_t>(LogKind::kValidateReadOnly); }
 bool KnownOp(uint8_t o) { return o >= 1 && o <= static_cast<uint8_t>(LogOp::kFreeRaw); }
 
 }  // namespace

@@ -42,6 +42,9 @@ enum class LogKind : uint8_t {
   kCommit = 2,  // the transaction committed: apply what its lock record carried
   kAbort = 3,   // the transaction aborted: drop its lock record, release its locks
   kValidate = 4,  // not logged: the versions a transaction read, for VALIDATE
+  // Not logged: a read-only transaction's VALIDATE. It also accepts objects locked in
+  // shared mode at the version read: their holders serialize after it (participant.h).
+  kValidateReadOnly = 5,
 };
 
 enum class LogOp : uint8_t {

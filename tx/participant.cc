@@ -128,7 +128,7 @@ absl::Status Participant::InvalidRead(const ReadEntry& r, uint64_t now, bool our
                                                   r.version, Unlocked(now)));
 }
 
-absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEntry> reads) const {
+absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEntry> reads, bool read_only) const {
   for (const ReadEntry& r : reads) {
     const char* object = ObjectAt(r.address, 0);
     if (object == nullptr) {
@@ -137,7 +137,11 @@ absl::Status Participant::Validate(uint64_t transaction, std::span<const ReadEnt
     const uint64_t now = LoadHeaderWord(object + kVersionOffset);
     auto holder = holders_.find(r.address.raw());
     const bool ours = holder != holders_.end() && holder->second == transaction;
-    if (ours ? Unlocked(now) == r.version : (now == r.version || now == (r.version | kPinned))) continue;
+    if (ours ? Unlocked(now) == r.version
+             : (now == r.version || now == (r.version | kPinned) ||
+                (read_only && now == (r.version | kSharedLock)))) {
+      continue;
+    }
     return InvalidRead(r, now, ours);
   }
   return absl::OkStatus();

@@ -10,6 +10,12 @@
 //   Validate(reads)     VALIDATE: every object read is still at the version read and not
 //                       locked by another transaction (its own locks and others' read
 //                       pins are fine: a pinned object does not change while pinned).
+//                       A read-only transaction's also accepts others' shared locks: a
+//                       shared lock's holder has not reached its serialization point
+//                       (it upgrades, or applies, after), so the reader is ordered
+//                       before it. A transaction that writes must not: two such
+//                       transactions, each validating the other's shared-locked write
+//                       set, would both commit (write skew).
 //   PinReads(id, reads) a single-machine commit's VALIDATE that also pins the objects
 //                       read but not locked (kPinned), so that they stay as read until
 //                       Commit or Abort; then the transaction's locks may stay shared,
@@ -82,7 +88,7 @@ class Participant {
   absl::Status Lock(const LogRecord& record, uint64_t mode = kWriteLock);
   // Aborted when an object moved or another transaction holds it; InvalidArgument for
   // an address with no object here.
-  absl::Status Validate(uint64_t transaction, std::span<const ReadEntry> reads) const;
+  absl::Status Validate(uint64_t transaction, std::span<const ReadEntry> reads, bool read_only = false) const;
   // Appends the objects the commit freed to `freed` (for the allocator). NotFound for a
   // transaction with no locks here.
   absl::Status Commit(uint64_t transaction, std::vector<FatPtr>* freed);

@@ -144,9 +144,11 @@ absl::InlinedVector<ReadEntry, 8> ReadEntriesOf(const LogRecord& reads) {
 }  // namespace
 
 absl::Status ThreadContext::Validate(const LogRecord& reads) {
-  if (reads.kind != LogKind::kValidate) return absl::InvalidArgumentError("VALIDATE carries a validate record");
+  if (reads.kind != LogKind::kValidate && reads.kind != LogKind::kValidateReadOnly) {
+    return absl::InvalidArgumentError("VALIDATE carries a validate record");
+  }
   if (absl::Status s = CheckEpoch(reads.epoch); !s.ok()) return s;
-  return participant_.Validate(reads.transaction, ReadEntriesOf(reads));
+  return participant_.Validate(reads.transaction, ReadEntriesOf(reads), reads.kind == LogKind::kValidateReadOnly);
 }
 
 void ThreadContext::FreeCommitted(const std::vector<FatPtr>& freed) {

@@ -130,6 +130,12 @@ TEST_F(ParticipantTest, SharedLocksLetReadersInAndKeepWritersOut) {
             absl::StatusCode::kAborted);
   EXPECT_EQ(participant_.Validate(22, std::vector<ReadEntry>{{x.addr, vx}}).code(),
             absl::StatusCode::kAborted);
+  EXPECT_TRUE(participant_.Validate(22, std::vector<ReadEntry>{{x.addr, vx}}, /*read_only=*/true).ok())
+      << "a read-only transaction is ordered before the shared lock's holder";
+  ASSERT_TRUE(participant_.Upgrade(20).ok());
+  EXPECT_EQ(participant_.Validate(22, std::vector<ReadEntry>{{x.addr, vx}}, /*read_only=*/true).code(),
+            absl::StatusCode::kAborted)
+      << "not once it is exclusive: the holder may be past its serialization point";
   ASSERT_TRUE(participant_.Commit(20, &freed_).ok());
   EXPECT_EQ(Content(x), std::string(100, 'S'));
   EXPECT_EQ(Version(x), NextVersion(vx));
