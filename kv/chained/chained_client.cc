@@ -35,20 +35,19 @@ void CountSlots(std::span<const char> bucket, const BucketLayout& layout, TableS
   }
 }
 
-// One bucket and its chain into `scan`; `moved` counts it if its head is moved.
-// FailedPrecondition when a block was freed under the walk (the chain changed).
+// One bucket and its chain into `scan`; `moved` is set (and nothing counted) if its
+// head is moved. FailedPrecondition when a block was freed under the walk (the chain
+// changed).
 Task<absl::Status> ScanBucket(Context& ctx, const BucketLayout& layout, const BucketTable& table, uint64_t b,
-                              TableScan& scan, uint64_t& moved) {
+                              TableScan& scan, bool& moved) {
   const uint64_t stride = StoredEstimate(layout.bucket_bytes());
   LockFreeOp op = lockFreeStart(ctx);
   absl::StatusOr<LockFreeCopy> head = co_await LockFreeRead(op, table.Bucket(b));
   if (!head.ok()) co_return head.status();
   std::span<const char> data(head->data.data(), head->data.size());
   if (absl::Status s = CheckBucket(data, layout); !s.ok()) co_return s;
-  if (IsMoved(data)) {
-    ++moved;
-    co_return absl::OkStatus();
-  }
+  moved = IsMoved(data);
+  if (moved) co_return absl::OkStatus();
   if (data[0] != 0 && ChainPairs(data) > 0) ++scan.buckets_in_use;
   CountSlots(data, layout, scan, true);
   uint64_t blocks = 0;
@@ -67,23 +66,28 @@ Task<absl::Status> ScanBucket(Context& ctx, const BucketLayout& layout, const Bu
   co_return absl::OkStatus();
 }
 
-// One table's buckets and chains (a fuzzy snapshot: each bucket with its chain as of
-// one walk, walked again when an update or a migration freed a block under it): the
-// number of moved heads.
-Task<absl::StatusOr<uint64_t>> ScanBuckets(Context& ctx, const BucketLayout& layout, const BucketTable& table,
-                                           TableScan& scan) {
+// A table's buckets and chains (a fuzzy snapshot: each bucket with its chain as of one
+// walk, walked again when an update or a migration freed a block under it), all of
+// them or, with `only` (one flag per bucket), those flagged: which heads were moved
+// (one flag per bucket; false for those not walked).
+Task<absl::StatusOr<std::vector<bool>>> ScanBuckets(Context& ctx, const BucketLayout& layout,
+                                                    const BucketTable& table, const std::vector<bool>* only,
+                                                    TableScan& scan) {
   constexpr int kMaxWalks = 1000;
-  uint64_t moved = 0;
+  std::vector<bool> moved(table.buckets(), false);
   scan.memory_bytes += table.buckets() * StoredEstimate(layout.bucket_bytes());
   for (uint64_t b = 0; b < table.buckets(); ++b) {
+    if (only != nullptr && !(*only)[b]) continue;
     for (int walk = 1;; ++walk) {
       const TableScan before = scan;
-      const uint64_t moved_before = moved;
-      absl::Status s = co_await ScanBucket(ctx, layout, table, b, scan, moved);
-      if (s.ok()) break;
+      bool head_moved = false;
+      absl::Status s = co_await ScanBucket(ctx, layout, table, b, scan, head_moved);
+      if (s.ok()) {
+        moved[b] = head_moved;
+        break;
+      }
       if (s.code() != absl::StatusCode::kFailedPrecondition || walk == kMaxWalks) co_return s;
       scan = before;
-      moved = moved_before;
     }
   }
   co_return moved;
@@ -96,13 +100,23 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, ChainedReader& reader, C
     scan.memory_bytes += StoredEstimate(layout.bucket_bytes());  // the root
     absl::StatusOr<PartitionView> view = co_await reader.Refresh(p);
     if (!view.ok()) co_return view.status();
-    absl::StatusOr<uint64_t> moved = co_await ScanBuckets(ctx, layout, *view->current, scan);
+    absl::StatusOr<std::vector<bool>> moved = co_await ScanBuckets(ctx, layout, *view->current, nullptr, scan);
     if (!moved.ok()) co_return moved.status();
-    const uint64_t homes = view->current->buckets() - *moved + 2 * *moved;
+    const uint64_t n = view->current->buckets();
+    const uint64_t moved_heads = static_cast<uint64_t>(std::count(moved->begin(), moved->end(), true));
+    const uint64_t homes = n - moved_heads + 2 * moved_heads;
     scan.bucket_slots += homes * layout.slots_per_bucket;
     if (view->next != nullptr) {
       ++scan.expanding;
-      absl::StatusOr<uint64_t> next_moved = co_await ScanBuckets(ctx, layout, *view->next, scan);
+      // Only next-table buckets b and b + N of the heads b the walk above saw moved: a
+      // head it saw not moved had its pairs counted there, and if it was migrated since,
+      // they are in the next table too (invariant 2), and would count twice.
+      if (view->next->buckets() != 2 * n) {
+        co_return absl::InternalError("chained: the next table is not twice the current one");
+      }
+      std::vector<bool> walk(2 * n, false);
+      for (uint64_t b = 0; b < n; ++b) walk[b] = walk[b + n] = (*moved)[b];
+      absl::StatusOr<std::vector<bool>> next_moved = co_await ScanBuckets(ctx, layout, *view->next, &walk, scan);
       if (!next_moved.ok()) co_return next_moved.status();
     }
   }

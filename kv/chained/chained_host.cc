@@ -50,6 +50,11 @@ absl::StatusOr<std::unique_ptr<ChainedHost>> ChainedHost::Install(Host& host, Ch
   return table;
 }
 
+ChainedHost::~ChainedHost() {
+  // The expansions' coroutines use the Expander until they end.
+  if (Expander* expander = this->expander(); expander != nullptr) expander->Stop();
+}
+
 void ChainedHost::Open(Context& ctx, Done<absl::StatusOr<ChainedTable>> done) {
   ChainedTable table;
   {

@@ -48,6 +48,9 @@ class ChainedHost {
   // Registers the handlers; call before the node starts. InvalidArgument for an invalid
   // layout.
   static absl::StatusOr<std::unique_ptr<ChainedHost>> Install(Host& host, ChainedOptions options);
+  // Stops this machine's expansions and waits for them (Expander::Stop): from a thread
+  // that is not a worker thread, while the node runs (as KvTable's destructor).
+  ~ChainedHost();
   ChainedHost(const ChainedHost&) = delete;
   ChainedHost& operator=(const ChainedHost&) = delete;
 

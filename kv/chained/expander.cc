@@ -13,6 +13,10 @@ namespace {
 
 constexpr absl::Duration kGiveUpAfter = absl::Seconds(30);
 constexpr absl::Duration kHoldPoll = absl::Microseconds(50);
+// Stop says so on the log each time it has waited this long for the expansions.
+constexpr absl::Duration kStopWarnEvery = absl::Seconds(10);
+
+absl::Status Stopped() { return absl::CancelledError("chained: the expander stopped"); }
 
 using TxStep = std::function<Task<absl::Status>(Tx& tx)>;
 
@@ -120,6 +124,28 @@ Expander::Expander(ChainedTable table, ExpanderOptions options) : table_(std::mo
   }
 }
 
+Expander::~Expander() { Stop(); }
+
+bool Expander::Enter() {
+  MutexLock lock(&mu_);
+  if (stopping_.load()) return false;
+  ++active_;
+  return true;
+}
+
+void Expander::Leave() {
+  MutexLock lock(&mu_);
+  if (--active_ == 0) idle_.SignalAll();
+}
+
+void Expander::Stop() {
+  MutexLock lock(&mu_);
+  stopping_.store(true);
+  while (!idle_.WaitFor(&mu_, kStopWarnEvery, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return active_ == 0; })) {
+    FARM_LOG(kWarning, "chained: stopping: still waiting for %d expansions to end", active_);
+  }
+}
+
 ExpansionStats Expander::stats() const {
   return ExpansionStats{expansions_.load(), migrated_.load(), retries_.load(), freed_tables_.load()};
 }
@@ -132,14 +158,26 @@ bool Expander::Due(uint32_t p) const {
 void Expander::Note(Context& ctx, uint32_t p, int delta) {
   state_[p]->pairs.fetch_add(delta);
   if (!options_.automatic || !Due(p) || state_[p]->running.exchange(true)) return;
-  Spawn(Run(ctx, p), [this, &ctx, p](absl::Status s) {
-    if (!s.ok()) FARM_LOG(kWarning, "node %u: chained partition %u: expansion failed: %s", ctx.self(), p, s.ToString());
+  if (!Enter()) {
     state_[p]->running = false;
+    return;
+  }
+  Spawn(Run(ctx, p), [this, &ctx, p](absl::Status s) {
+    if (!s.ok() && !stopping()) {
+      FARM_LOG(kWarning, "node %u: chained partition %u: expansion failed: %s", ctx.self(), p, s.ToString());
+    }
+    state_[p]->running = false;
+    Leave();
   });
 }
 
 void Expander::Expand(Context& ctx, uint32_t p, Done<absl::Status> done) {
+  if (!Enter()) {
+    ctx.Defer([done = std::move(done)]() mutable { done(Stopped()); });
+    return;
+  }
   if (state_[p]->running.exchange(true)) {
+    Leave();
     ctx.Defer([done = std::move(done)]() mutable {
       done(absl::FailedPreconditionError("chained: this partition is expanding already"));
     });
@@ -148,13 +186,16 @@ void Expander::Expand(Context& ctx, uint32_t p, Done<absl::Status> done) {
   Spawn(Run(ctx, p), [this, p, done = std::move(done)](absl::Status s) mutable {
     state_[p]->running = false;
     done(s);
+    Leave();
   });
 }
 
 Task<absl::Status> Expander::Run(Context& ctx, uint32_t p) {
   do {
+    if (stopping()) co_return Stopped();
     if (absl::Status s = co_await Start(ctx, p); !s.ok()) co_return s;
     if (absl::Status s = co_await Migrate(ctx, p); !s.ok()) co_return s;
+    if (stopping()) co_return Stopped();
     if (absl::Status s = co_await Finish(ctx, p); !s.ok()) co_return s;
   } while (options_.automatic && Due(p));
   co_return absl::OkStatus();
@@ -215,8 +256,12 @@ Task<absl::Status> Expander::Migrate(Context& ctx, uint32_t p) {
   const ChainedTable& table = table_;
   uint64_t n = 0;
   for (uint64_t b = 0; n == 0 || b < n; ++b) {
+    if (stopping()) co_return Stopped();
     if (n != 0 && options_.hold) {
-      while (options_.hold(p, b, n)) co_await SleepFor(ctx, kHoldPoll);
+      while (options_.hold(p, b, n)) {
+        if (stopping()) co_return Stopped();
+        co_await SleepFor(ctx, kHoldPoll);
+      }
     }
     bool moved = false;
     absl::Status s = co_await RetryTx(

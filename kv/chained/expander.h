@@ -23,7 +23,11 @@
 //
 // Threads: an expansion runs on the worker thread that started it (its continuations
 // there); Note and Expand may be called from any worker thread; the state is atomic.
-// The Expander must outlive its expansions (the node stops its threads first).
+// An expansion's coroutine uses the Expander until it ends, and it needs the node's
+// threads to end: the owner calls Stop (from a thread that is not a worker thread,
+// while the node runs) before destroying the Expander (ChainedHost's destructor does).
+// Stop ends the expansions at their next step boundary and waits for them; a
+// partition left expanding resumes its migration on its next expansion.
 #ifndef FARM_KV_CHAINED_EXPANDER_H_
 #define FARM_KV_CHAINED_EXPANDER_H_
 
@@ -36,6 +40,7 @@
 #include "absl/status/status.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
+#include "farm/api/sync.h"
 #include "kv/chained/chained_ops.h"
 #include "kv/chained/partition_map.h"
 
@@ -64,14 +69,26 @@ class Expander {
   static constexpr uint32_t kObjectsPerAllocTx = 64;
 
   Expander(ChainedTable table, ExpanderOptions options);
+  // Stops first (Stop): never with an expansion running.
+  ~Expander();
   Expander(const Expander&) = delete;
   Expander& operator=(const Expander&) = delete;
 
-  // A committed batch changed partition p's pairs by `delta` (ChainedApplier).
+  // A committed batch changed partition p's pairs by `delta` (ChainedApplier). Starts
+  // no expansion once stopped.
   void Note(Context& ctx, uint32_t partition, int delta);
   // Runs one whole expansion of `partition` now (or finishes the one in progress),
-  // on ctx's thread; FailedPrecondition when one is running on this machine already.
+  // on ctx's thread; FailedPrecondition when one is running on this machine already,
+  // Cancelled once stopped (or when Stop ends it midway).
   void Expand(Context& ctx, uint32_t partition, Done<absl::Status> done);
+  // Starts no more expansions, ends the running ones (Cancelled) at their next step
+  // boundary: before a phase, between two buckets' migrations, while held by the hold
+  // hook; never between allocating a table and naming it in the root, nor while freeing
+  // one, so nothing leaks and the partition stays consistent (left expanding, its next
+  // expansion resumes the migration). Returns once none runs (their done callbacks
+  // have returned). From a thread that is not a worker thread, while the node runs
+  // (the expansions' transactions need its threads). Idempotent.
+  void Stop();
 
   uint32_t partitions() const { return static_cast<uint32_t>(state_.size()); }
   // An expansion of the partition runs on this machine (from its allocation on).
@@ -84,6 +101,12 @@ class Expander {
     std::atomic<uint64_t> buckets{0};  // of the current table, as this machine last knew it
     std::atomic<bool> running{false};
   };
+
+  // Counts an expansion about to be spawned: false (nothing counted) once stopped.
+  bool Enter();
+  // Its done callback's last step: the Expander is not used after it.
+  void Leave();
+  bool stopping() const { return stopping_.load(); }
 
   Task<absl::Status> Run(Context& ctx, uint32_t partition);
   Task<absl::Status> Start(Context& ctx, uint32_t partition);
@@ -98,6 +121,10 @@ class Expander {
   std::atomic<uint64_t> migrated_{0};
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> freed_tables_{0};
+  std::atomic<bool> stopping_{false};  // set under mu_, read by the expansions
+  Mutex mu_;
+  CondVar idle_;  // active_ reached 0
+  int active_ ABSL_GUARDED_BY(mu_) = 0;  // expansions spawned and not yet done
 };
 
 }  // namespace farm::kv::chained

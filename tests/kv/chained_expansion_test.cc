@@ -356,6 +356,43 @@ TEST_P(ChainedExpansionTest, ConcurrentReadersAndWritersWhileTheTableDoubles) {
               static_cast<unsigned long long>(end->longest_chain));
 }
 
+TEST_P(ChainedExpansionTest, DestroyingTheTableEndsARunningExpansion) {
+  // The table goes (the KvTable's destructor, the node still running) while an
+  // expansion is held between two buckets: the expansion ends (Cancelled) before its
+  // Expander is freed, instead of resuming into freed memory.
+  auto gate = std::make_shared<Gate>();
+  gate->pause_at = 1;
+  KvTableOptions options;
+  options.layout = "chained:B=4,expand=off";
+  options.chained_hold = [gate](uint32_t, uint64_t bucket, uint64_t) {
+    if (static_cast<int64_t>(bucket) != gate->pause_at.load()) return false;
+    gate->paused = true;
+    return !gate->release.load();
+  };
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "chained_stop", options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  KvCluster& kv = **started;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = absl::StrCat("key-", i);
+    ASSERT_TRUE(kv.Put(1 + i % 3, key, ValueFor(key, i)).ok()) << key;
+  }
+  const chained::Partition& part = kv.client_as<chained::ChainedClient>(1).table().map->partition(0);
+  auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(part.owner));
+  absl::Status expanded = absl::UnknownError("not run");
+  std::thread expander([&kv, &node, &expanded, owner = part.owner] {
+    expanded = kv.kv().Run<absl::Status>(
+        owner, 1, [&node](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), 0, std::move(finish)); },
+        absl::Seconds(120));
+  });
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!gate->paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(gate->paused.load()) << "the expansion never reached bucket 1";
+  ASSERT_TRUE(node.host().expander()->expanding(0));
+  started->reset();  // never released: only Stop ends it
+  expander.join();
+  EXPECT_EQ(expanded.code(), absl::StatusCode::kCancelled) << expanded;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ChainedExpansionTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
 

@@ -118,6 +118,26 @@ TEST_P(FarmRunnerTest, ExclusiveCommitsAndAnotherLayoutRunTheSameWorkload) {
   }
 }
 
+TEST_P(FarmRunnerTest, ChainedTableThatExpandsDuringTheLoad) {
+  // 3 nodes of 1852 initial buckets each (2 slots per bucket at 90%): every partition
+  // passes 1 pair per bucket halfway through the load and doubles, so the scan after
+  // the load meets half-migrated partitions (each pair counted once), and the run ends
+  // (the table destroyed) while expansions may still be running.
+  WorkloadSpec spec = *PresetWorkload("c");
+  ApplyFarmPreset(&spec);
+  const RunConfig c = ByCount(spec, 10000, 4000);
+  FarmRunOptions o = Cluster(GetParam());
+  o.nodes = 3;
+  o.name = "farm:chained";
+  o.layout = "chained";
+  absl::StatusOr<RunReport> r = RunFarmWorkload(c, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_EQ(r->ops, 4000u);
+  ASSERT_EQ(r->per_op.size(), 1u);
+  EXPECT_EQ(r->per_op[0].not_found, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fabrics, FarmRunnerTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 TEST(FarmRunnerOptionsTest, BadOptionsAreRefusedBeforeAnythingStarts) {
