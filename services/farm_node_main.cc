@@ -20,6 +20,7 @@
 #include "farm/api/node_host.h"
 #include "farm/api/service.h"
 #include "farm/node/node.h"
+#include "farm/node/test_faults.h"
 #include "graph/resp/graph_service.h"
 #include "kv/resp/kv_service.h"
 #include "kv/table_layouts.h"
@@ -84,6 +85,9 @@ ABSL_FLAG(uint32_t, join_timeout_ms, 30000,
 ABSL_FLAG(bool, readable_commits, true,
           "Single-machine commits stay readable by lock-free lookups (the old values) until "
           "they apply; false: exclusive from validation on, as in FaRM (for comparison).");
+ABSL_FLAG(std::string, test_fault, "",
+          "Tests only: a fault seam to switch on (farm/node/test_faults.h), e.g. "
+          "single-machine-crash. Empty: none.");
 ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
 ABSL_FLAG(std::string, services, "",
           "Applications this node hosts, comma-separated: kv (the key-value store over RESP), "
@@ -215,6 +219,13 @@ int main(int argc, char** argv) {
   o.join_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_join_timeout_ms));
   o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
   o.tx.readable_commits = absl::GetFlag(FLAGS_readable_commits);
+  if (absl::Status s = farm::node::SetTestFault(absl::GetFlag(FLAGS_test_fault), &o); !s.ok()) {
+    std::fprintf(stderr, "farm_node: --test_fault: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_test_fault).empty()) {
+    FARM_LOG(kWarning, "node %u: test fault '%s' is on (tests only)", id, absl::GetFlag(FLAGS_test_fault));
+  }
 
   absl::StatusOr<std::unique_ptr<farm::node::Node>> node = farm::node::Node::Create(o);
   if (!node.ok()) return fail(node.status());

@@ -4,12 +4,42 @@
 #include "farm/base/object_codec.h"
 
 namespace farm::tx {
+namespace {
+
+// Whether `object` (a backup copy's) already reflects entry `e`: the copy moved past the
+// version the primary locked the object from (versions only grow, frees and
+// allocations included), or, for a one-sided object's allocation or free, its header
+// already is (or no longer is) a one-sided object's. An entry with no version to go by
+// (kAnyVersion: a prepared record's blind write) never counts as applied.
+bool AppliedAlready(const LogEntry& e, const char* object) {
+  const uint64_t now = LoadHeaderWord(object + kVersionOffset);
+  switch (e.op) {
+    case LogOp::kAllocRaw:
+      return IsRawHeaderWord(now);
+    case LogOp::kFreeRaw:
+      return !IsRawHeaderWord(now);
+    default:
+      if (e.version == kAnyVersion) return false;
+      return IsRawHeaderWord(now) || Unlocked(now) > e.version;
+  }
+}
+
+}  // namespace
 
 char* BackupLog::ObjectAt(const LogEntry& e) const {
   const Region* copy = copies_->Find(e.address.region());
   if (copy == nullptr && promoted_ != nullptr) {
     if (const alloc::LocalRegion* r = promoted_->FindRegion(e.address.region())) copy = &r->region();
   }
+  if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
+      !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
+    return nullptr;
+  }
+  return copy->base() + e.address.offset();
+}
+
+char* BackupLog::CopyObjectAt(const LogEntry& e) const {
+  const Region* copy = copies_->Find(e.address.region());
   if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
       !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
     return nullptr;
@@ -55,12 +85,43 @@ absl::Status BackupLog::Commit(uint64_t transaction) {
   return absl::OkStatus();
 }
 
-absl::Status BackupLog::Apply(const LogRecord& record) {
+absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
   if (record.kind != LogKind::kCommit) return absl::InvalidArgumentError("Apply takes a commit record");
-  if (absl::Status s = CheckEntries(record); !s.ok()) return s;
-  ApplyEntries(record);
+  size_t here = 0;
+  for (const LogEntry& e : record.entries) {
+    if (copies_->Find(e.address.region()) == nullptr) continue;
+    if (CopyObjectAt(e) == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the backup copy of region %d holds no object of %d bytes at %s", e.address.region(), e.size,
+          e.address.ToString()));
+    }
+    ++here;
+  }
+  for (const LogEntry& e : record.entries) {
+    if (copies_->Find(e.address.region()) == nullptr) continue;
+    char* object = CopyObjectAt(e);
+    if (AppliedAlready(e, object)) {
+      ++stats_.entries_skipped;
+      continue;
+    }
+    ApplyEntry(e, object);
+  }
   ++stats_.committed;
-  return absl::OkStatus();
+  return here;
+}
+
+size_t BackupLog::ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions) {
+  size_t applied = 0;
+  for (const LogEntry& e : record.entries) {
+    if (!regions.contains(e.address.region())) continue;
+    char* object = CopyObjectAt(e);
+    if (object == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0) || AppliedAlready(e, object)) {
+      continue;
+    }
+    ApplyEntry(e, object);
+    ++applied;
+  }
+  return applied;
 }
 
 absl::Status BackupLog::Abort(uint64_t transaction) {
@@ -72,39 +133,39 @@ absl::Status BackupLog::Abort(uint64_t transaction) {
 }
 
 void BackupLog::ApplyEntries(const LogRecord& record) {
-  for (const LogEntry& e : record.entries) {
-    char* object = ObjectAt(e);
-    const uint64_t from =
-        e.version == kAnyVersion ? Unlocked(LoadHeaderWord(object + kVersionOffset)) : e.version;
-    // The entry's pointer names the object's incarnation (its primary checked it when
-    // it locked the object); this copy may be behind it: the frees of allocations that
-    // aborted move a slot's incarnation on without a record (alloc/README.md).
-    const uint64_t incarnation =
-        IncarnationNamed(IncarnationOf(LoadHeaderWord(object + kIncarnationOffset)), e.incarnation);
-    switch (e.op) {
-      case LogOp::kFree:
-      case LogOp::kFreeRaw:  // `from` is the raw header word less its lock bits: a plain version
-        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, false));
-        StoreHeaderWord(object + kVersionOffset, NextVersion(from));
-        break;
-      case LogOp::kAllocRaw:
-        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation, true));
-        WriteRawObject(object, e.size, e.incarnation);
-        break;
-      case LogOp::kWriteNewIncarnation:
-        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, true));
-        WriteLockedObject(object, e.address.offset(), from, e.payload);
-        break;
-      case LogOp::kAlloc:
-        StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation, true));
-        WriteLockedObject(object, e.address.offset(), from, e.payload);
-        break;
-      case LogOp::kWrite:
-        WriteLockedObject(object, e.address.offset(), from, e.payload);
-        break;
-    }
-    ++stats_.entries_applied;
+  for (const LogEntry& e : record.entries) ApplyEntry(e, ObjectAt(e));
+}
+
+void BackupLog::ApplyEntry(const LogEntry& e, char* object) {
+  const uint64_t from = e.version == kAnyVersion ? Unlocked(LoadHeaderWord(object + kVersionOffset)) : e.version;
+  // The entry's pointer names the object's incarnation (its primary checked it when
+  // it locked the object); this copy may be behind it: the frees of allocations that
+  // aborted move a slot's incarnation on without a record (alloc/README.md).
+  const uint64_t incarnation =
+      IncarnationNamed(IncarnationOf(LoadHeaderWord(object + kIncarnationOffset)), e.incarnation);
+  switch (e.op) {
+    case LogOp::kFree:
+    case LogOp::kFreeRaw:  // `from` is the raw header word less its lock bits: a plain version
+      StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, false));
+      StoreHeaderWord(object + kVersionOffset, NextVersion(from));
+      break;
+    case LogOp::kAllocRaw:
+      StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation, true));
+      WriteRawObject(object, e.size, e.incarnation);
+      break;
+    case LogOp::kWriteNewIncarnation:
+      StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation + 1, true));
+      WriteLockedObject(object, e.address.offset(), from, e.payload);
+      break;
+    case LogOp::kAlloc:
+      StoreHeaderWord(object + kIncarnationOffset, IncarnationWord(incarnation, true));
+      WriteLockedObject(object, e.address.offset(), from, e.payload);
+      break;
+    case LogOp::kWrite:
+      WriteLockedObject(object, e.address.offset(), from, e.payload);
+      break;
   }
+  ++stats_.entries_applied;
 }
 
 }  // namespace farm::tx

@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "alloc/backup_regions.h"
 #include "alloc/block_allocator.h"
 #include "tx/log_record.h"
@@ -34,6 +36,7 @@ struct BackupLogStats {
   uint64_t committed = 0;
   uint64_t aborted = 0;
   uint64_t entries_applied = 0;
+  uint64_t entries_skipped = 0;  // Apply: the copy had them already (a record sent again)
 };
 
 class BackupLog {
@@ -50,9 +53,17 @@ class BackupLog {
   absl::Status Prepare(LogRecord record);
   // Applies the kept record of `transaction` and drops it. NotFound when none is kept.
   absl::Status Commit(uint64_t transaction);
-  // Applies `record` (a commit record carrying its entries: single-machine commits,
-  // which have no prepare phase). InvalidArgument as Prepare, with nothing applied.
-  absl::Status Apply(const LogRecord& record);
+  // Applies `record` (a single-machine commit's record, which has no prepare phase) to
+  // the backup copies held here: it carries every entry of the transaction, and those of
+  // regions with no copy here are passed over (backed elsewhere, or a copy still to
+  // come: it will be sent whole, the commit in it), as are entries the copy has already
+  // (the object moved past the version its primary locked it from: a record sent
+  // again). The number of entries in copies here; InvalidArgument, with nothing applied,
+  // for an entry that does not fit the copy of its region.
+  absl::StatusOr<size_t> Apply(const LogRecord& record);
+  // Failover (retained_commits.h): applies the entries of `record` in `regions` (backup
+  // copies held here) that the copy lacks. The number of entries applied.
+  size_t ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions);
   // Drops the kept record of `transaction`. NotFound when none is kept.
   absl::Status Abort(uint64_t transaction);
 
@@ -68,8 +79,12 @@ class BackupLog {
 
  private:
   char* ObjectAt(const LogEntry& e) const;
+  // The object of `e` in a backup copy held here (never a promoted region); null when
+  // no copy holds its region, or it does not fit.
+  char* CopyObjectAt(const LogEntry& e) const;
   absl::Status CheckEntries(const LogRecord& record) const;
   void ApplyEntries(const LogRecord& record);
+  void ApplyEntry(const LogEntry& e, char* object);
 
   const alloc::BackupRegions* const copies_;
   const alloc::BlockAllocator* const promoted_;

@@ -106,4 +106,6 @@ absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed)
   return record;
 }
 
+std::string EncodeTransactionId(uint64_t transaction) { return WireWriter().Put(transaction).Take(); }
+
 }  // namespace farm::tx

@@ -92,6 +92,10 @@ absl::Status EncodeLogRecord(const LogRecord& record, std::string* out);
 // be read back to back from a log.
 absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed = nullptr);
 
+// The payload of a node log's decision records (kTxCommitted, kTxAborted): the
+// transaction id, 8 bytes little-endian.
+std::string EncodeTransactionId(uint64_t transaction);
+
 }  // namespace farm::tx
 
 #endif  // FARM_TX_LOG_RECORD_H_

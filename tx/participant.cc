@@ -121,6 +121,13 @@ absl::Status Participant::Lock(const LogRecord& record, uint64_t mode) {
   return absl::OkStatus();
 }
 
+absl::InlinedVector<ReadEntry, 8> ReadEntriesOf(const LogRecord& reads) {
+  absl::InlinedVector<ReadEntry, 8> entries;
+  entries.reserve(reads.entries.size());
+  for (const LogEntry& e : reads.entries) entries.push_back(ReadEntry{e.address, e.version});
+  return entries;
+}
+
 absl::Status Participant::InvalidRead(const ReadEntry& r, uint64_t now, bool ours) {
   return absl::AbortedError(IsLocked(now) && !ours
                                 ? absl::StrFormat("%s is locked by another transaction", r.address.ToString())

@@ -75,6 +75,9 @@ struct ReadEntry {
   uint64_t version = 0;
 };
 
+// The objects and versions a validate record names.
+absl::InlinedVector<ReadEntry, 8> ReadEntriesOf(const LogRecord& reads);
+
 class Participant {
  public:
   // `regions` finds this node's regions; it must outlive the participant.

@@ -131,18 +131,6 @@ absl::Status ThreadContext::CheckNotArriving(RegionId region) {
       "node %d is becoming the primary of region %d (its copy is on the way): try again", self_, region));
 }
 
-namespace {
-
-// The objects and versions a validate record names.
-absl::InlinedVector<ReadEntry, 8> ReadEntriesOf(const LogRecord& reads) {
-  absl::InlinedVector<ReadEntry, 8> entries;
-  entries.reserve(reads.entries.size());
-  for (const LogEntry& e : reads.entries) entries.push_back(ReadEntry{e.address, e.version});
-  return entries;
-}
-
-}  // namespace
-
 absl::Status ThreadContext::Validate(const LogRecord& reads) {
   if (reads.kind != LogKind::kValidate && reads.kind != LogKind::kValidateReadOnly) {
     return absl::InvalidArgumentError("VALIDATE carries a validate record");
@@ -160,12 +148,6 @@ void ThreadContext::FreeCommitted(const std::vector<FatPtr>& freed) {
     }
   }
 }
-
-namespace {
-
-std::string EncodeTransactionId(uint64_t transaction) { return WireWriter().Put(transaction).Take(); }
-
-}  // namespace
 
 void ThreadContext::Decide(const TxDecision& d, TxDone done) {
   if (d.decision != Decision::kAbort && recovering_.contains(d.transaction)) {
@@ -244,132 +226,6 @@ void ThreadContext::CommitPrimaryWhenDurable(uint64_t transaction, TxDone done) 
                });
 }
 
-void ThreadContext::ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done) {
-  if (gate_ != nullptr && !gate_->serving()) {
-    return done(absl::UnavailableError(absl::StrFormat("node %d is not serving", self_)));
-  }
-  if (commit.epoch < fence_epoch_) {
-    // A primary that failed may have sent it: its region's new primary decides what the
-    // copies hold (it sends them its own).
-    return done(absl::AbortedError(absl::StrFormat(
-        "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", commit.epoch, self_,
-        fence_epoch_)));
-  }
-  if (absl::Status s = backup_log_.Apply(commit); !s.ok()) return done(s);
-  Log(storage::NodeLogType::kTxApplied, commit, encoded, std::move(done));
-}
-
-void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done) {
-  ++stats_.served_single_machine;
-  std::shared_ptr<const membership::Placement> p = placement();
-  if (absl::Status s = CheckEpoch(lock.epoch); !s.ok()) return done(s);
-  for (const LogEntry& e : lock.entries) {
-    if (allocator_->allocator().blocks().FindRegion(e.address.region()) != nullptr) continue;
-    if (absl::Status s = CheckNotArriving(e.address.region()); !s.ok()) return done(s);
-  }
-  if (reads.kind != LogKind::kValidate) return done(absl::InvalidArgumentError("VALIDATE carries a validate record"));
-  if (absl::Status s = participant_.Lock(lock, kSharedLock); !s.ok()) return done(s);
-  // Readable commit (participant.h): with every object read locked or pinned, the locks
-  // stay shared across the backup round trip and the serialization point is the apply,
-  // so lock-free lookups keep reading the old values meanwhile instead of waiting.
-  absl::StatusOr<bool> readable =
-      options_.readable_commits ? participant_.PinReads(lock.transaction, ReadEntriesOf(reads)) : false;
-  if (readable.ok() && !*readable) {
-    // A read pinned by another transaction (or readable commits off): validation is the
-    // serialization point, so
-    // from there the writes must not be readable in their old state (a later
-    // transaction could overwrite this one's reads and finish while a reader still saw
-    // an old value of its writes: a real-time cycle). Exclusive first, then validate.
-    ++stats_.exclusive_single_machine;
-    (void)participant_.Upgrade(lock.transaction);
-    if (absl::Status s = Validate(reads); !s.ok()) readable = s;
-  }
-  if (!readable.ok()) {
-    (void)participant_.Abort(lock.transaction);
-    return done(readable.status());
-  }
-  // The commit record, per backup node, with the entries of the regions it backs.
-  absl::flat_hash_map<NodeId, LogRecord> per_backup;
-  for (const LogEntry& e : lock.entries) {
-    absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(e.address.region());
-    if (!rs.ok() || rs->primary() != self_) {
-      (void)participant_.Abort(lock.transaction);
-      return done(absl::AbortedError(absl::StrFormat(
-          "node %d is no longer the primary of %s", self_, e.address.ToString())));
-    }
-    for (NodeId b : rs->backups()) {
-      LogRecord& r = per_backup[b];
-      r.kind = LogKind::kCommit;
-      r.transaction = lock.transaction;
-      r.epoch = lock.epoch;
-      r.entries.push_back(e);
-    }
-  }
-  std::vector<NodeRequest> requests;
-  for (auto& [node, record] : per_backup) {
-    NodeRequest& req = requests.emplace_back();
-    req.node = node;
-    if (absl::Status s = EncodeLogRecord(record, &req.payload); !s.ok()) {
-      (void)participant_.Abort(lock.transaction);
-      return done(s);
-    }
-  }
-  const uint64_t transaction = lock.transaction;
-  std::weak_ptr<ThreadContext*> alive = alive_;
-  // The backups and this node's log, in parallel.
-  auto logged_here = std::make_shared<bool>(false);  // this node's record is in its log
-  auto join = StatusJoin::Create(
-      2, [alive, transaction, logged_here, done = std::move(done)](const absl::Status& replicated) mutable {
-        if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
-        (*alive.lock())->FinishSingleMachine(transaction, replicated, *logged_here, std::move(done));
-      });
-  Log(storage::NodeLogType::kTxApplied, lock, "",
-      [logged_here, part = StatusJoin::Part(join)](const absl::Status& s) mutable {
-        *logged_here = s.ok();
-        part(s);
-      });
-  CallAll(
-      *thread_, kTxApplyMsgId, std::move(requests),
-      [part = StatusJoin::Part(join)](const absl::Status& replicated) mutable {
-        part(replicated.ok() ? replicated
-                             : absl::Status(replicated.code(), absl::StrCat("the commit record did not reach "
-                                                                            "every backup: ",
-                                                                            replicated.message())));
-      },
-      options_.rpc_timeout);
-}
-
-void ThreadContext::FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here,
-                                        TxDone done) {
-  // The decision goes into the log before the objects are unlocked, so every later record
-  // of them follows it (a checkpoint relies on it: checkpointer.h). The commit's is not
-  // waited for: replay applies the kTxApplied record unless an abort follows it.
-  const bool decided_here = log_->durable() && logged_here;
-  if (replicated.ok()) {
-    if (decided_here) {
-      log_->AppendUnwaited(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction));
-    }
-    freed_.clear();
-    absl::Status s = participant_.Commit(transaction, &freed_);
-    if (s.ok()) FreeCommitted(freed_);
-    return done(s);
-  }
-  if (!decided_here) {
-    (void)participant_.Abort(transaction);
-    return done(replicated);
-  }
-  // This node logged the commit already: the abort after it must be durable before the
-  // failure is reported, or replay would apply what was reported failed.
-  log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
-               [replicated, transaction, done = std::move(done)](const absl::Status& s) mutable {
-                 if (s.ok()) return done(replicated);
-                 done(absl::UnavailableError(absl::StrFormat(
-                     "outcome unknown: transaction %x failed (%s) and its abort could not be logged: %s",
-                     transaction, replicated.message(), s.message())));
-               });
-  (void)participant_.Abort(transaction);
-}
-
 absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup,
                                            const std::vector<NodeId>& participants) {
   if (!participants.empty()) {
@@ -393,6 +249,7 @@ absl::Status ThreadContext::RestoreInDoubt(LogRecord primary, LogRecord backup,
 
 absl::Status ThreadContext::FenceForFailover(const FailoverFence& fence) {
   fence_epoch_ = std::max(fence_epoch_, fence.epoch);
+  ForgetDeparted(fence.departed);
   absl::Status first_error;  // every transaction is looked at even after one fails
   std::vector<uint64_t> candidates = participant_.LockedTransactions();
   for (uint64_t t : backup_log_.PendingTransactions()) {

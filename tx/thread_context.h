@@ -26,9 +26,16 @@
 //                    commits"). When a read is pinned by another transaction, the locks
 //                    are upgraded to exclusive and the reads validated again instead:
 //                    validation is then the serialization point, so a lock-free reader
-//                    must not see the old value of a write after it. On failure the abort record is durable
-//                    before the error is reported (replay must not apply what was
-//                    reported as failed).
+//                    must not see the old value of a write after it. The decision is
+//                    commit from the first send (a backup applies the record on
+//                    arrival): a backup that does not acknowledge is asked again until
+//                    it does or leaves the regions' replica sets, and only then does
+//                    this node apply; the caller hears "outcome unknown"
+//                    (DeadlineExceeded) if that takes longer than rpc_timeout. Each
+//                    backup gets the whole record and retains it until the primary's
+//                    watermark passes it, for failover (retained_commits.h).
+//   ApplyBackup      a backup's side of it: applies the entries of its copies, retains
+//                    the record.
 //
 // Durability (the node's log, storage/node_log_types.h): every replica the protocol
 // writes to logs what it received, and answers only once that is durable — so a
@@ -53,6 +60,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "alloc/allocator.h"
 #include "alloc/backup_regions.h"
 #include "alloc/thread_allocator.h"
@@ -68,6 +76,7 @@
 #include "tx/participant.h"
 #include "tx/recent_commits.h"
 #include "tx/recovery_locks.h"
+#include "tx/retained_commits.h"
 #include "tx/tx_messages.h"
 
 namespace farm::tx {
@@ -84,6 +93,15 @@ enum class CommitStep {
 // crash tests end the process there (SIGKILL) to leave a commit half done.
 using CommitStepHook = std::function<void(CommitStep step, uint64_t transaction)>;
 
+// A test seam of single-machine commits (CommitSingleMachine), called on the primary's
+// thread: before each send of the commit record to a backup (kSend; false drops that
+// send as if the backup had not answered, and it is retried), and when a backup
+// acknowledged it (kAcknowledged; the result is ignored). `backups`: every backup the
+// record goes to, in the order of the regions it writes. Crash tests end the process.
+enum class ReplicationEvent { kSend, kAcknowledged };
+using ReplicationHook = std::function<bool(ReplicationEvent event, const LogRecord& record,
+                                           absl::Span<const NodeId> backups, NodeId backup)>;
+
 struct TxOptions {
   // How long a coordinator waits for a participant before it aborts the transaction.
   absl::Duration rpc_timeout = absl::Seconds(5);
@@ -93,6 +111,7 @@ struct TxOptions {
   // validation on, as FaRM does (for comparison).
   bool readable_commits = true;
   CommitStepHook commit_step_hook;  // tests only; empty: none
+  ReplicationHook replication_hook;  // tests only; empty: none
 };
 
 struct TxStats {
@@ -186,7 +205,9 @@ class ThreadContext final : public Context {
                TxDone done);
   absl::Status Validate(const LogRecord& reads);
   void Decide(const TxDecision& decision, TxDone done);
-  void ApplyBackup(const LogRecord& commit, absl::string_view encoded, TxDone done);
+  // kTxApplyMsgId from thread `sender_thread` of `sender`; `encoded`: the record's bytes.
+  void ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequest request, absl::string_view encoded,
+                   TxDone done);
   // `reads` is a kValidate record.
   void CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done);
 
@@ -205,6 +226,14 @@ class ThreadContext final : public Context {
   // `fence.epoch` are refused (Aborted), single-machine replication included.
   absl::Status FenceForFailover(const FailoverFence& fence);
   std::vector<RecoveringTx> Recovering() const;
+  // Failover (retained_commits.h): the single-machine commit records retained here with
+  // an entry in one of `regions`; valid until this thread handles another message.
+  std::vector<const LogRecord*> RetainedTouching(const absl::flat_hash_set<RegionId>& regions);
+  // Failover, at a new primary before its promoted `regions` serve: applies the entries
+  // of `records` in `regions` that the backup copies here lack, and logs them; `done`
+  // (on this thread) with the number applied once that is durable.
+  void ApplyRetained(const std::vector<LogRecord>& records, const absl::flat_hash_set<RegionId>& regions,
+                     absl::AnyInvocable<void(absl::StatusOr<size_t>)> done);
   // Whether a record kept here for backup copies has an entry in `region` (a region copy
   // must not begin under it: its decision would be applied to the copied bytes).
   bool KeepsRecordsIn(RegionId region) const;
@@ -239,10 +268,28 @@ class ThreadContext final : public Context {
   // COMMIT-PRIMARY: applies once the decision is durable. A failed append is answered
   // and retried (the locks stay: nothing is readable that a crash could lose).
   void CommitPrimaryWhenDurable(uint64_t transaction, TxDone done);
-  // Single-machine commit's end: the backups and this node's log answered `replicated`;
-  // `logged_here`: this node's record made it into its log (so a failure needs an abort
-  // record after it).
-  void FinishSingleMachine(uint64_t transaction, const absl::Status& replicated, bool logged_here, TxDone done);
+  // A single-machine commit from its first send to its apply (single_machine_commit.cc).
+  struct Replication {
+    uint64_t sequence = 0;                   // ApplySequencer's
+    LogRecord record;                        // kCommit: every entry, at the versions locked from
+    std::string payload;                     // its kTxApply request (EncodeApplyRequest)
+    absl::InlinedVector<NodeId, 4> backups;  // every backup it goes to
+    absl::InlinedVector<NodeId, 4> waiting;  // those that have not acknowledged it
+    bool logged_here = false;                // this node's kTxApplied record is durable
+    TxDone done;                             // the caller's; empty once answered
+    TimerId answer_timer = 0;                // answers "outcome unknown" if the backups are slow
+    int retries = 0;
+    absl::Status last_error;                 // a backup's, for the messages
+  };
+  void LogHere(uint64_t transaction, Replication& r);
+  void SendApply(uint64_t transaction, NodeId backup);
+  void OnApplied(uint64_t transaction, NodeId backup, const absl::Status& s);
+  void RetryApply(uint64_t transaction, NodeId backup);
+  // Applies and unlocks once every backup acknowledged and this node logged the record.
+  void FinishIfReplicated(uint64_t transaction);
+  void AnswerUnknown(uint64_t transaction);
+  // Sets the records of `departed` senders aside (RetainedCommits::Departed).
+  void ForgetDeparted(const absl::flat_hash_set<NodeId>& departed);
 
   // Aborts `transaction` here: locks, kept records, recovery's locks and the
   // allocations only it held; logs the abort (unwaited) when it had anything here.
@@ -263,6 +310,11 @@ class ThreadContext final : public Context {
   const uint32_t boot_;
   uint64_t next_transaction_ = 1;
   std::vector<FatPtr> freed_;  // scratch for Participant::Commit
+  // Single-machine commits being replicated, by transaction, and their numbering.
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Replication>> replicating_;
+  ApplySequencer sequencer_;
+  // Backup side: the single-machine commit records applied here, for failover.
+  RetainedCommits retained_;
   // Restored in-doubt transactions (RestoreInDoubt): the slots they allocated here,
   // freed if recovery aborts them (their coordinator, who would have, is gone).
   absl::flat_hash_map<uint64_t, std::vector<FatPtr>> restored_allocations_;

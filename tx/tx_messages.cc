@@ -128,4 +128,96 @@ absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size
   return out;
 }
 
+absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, std::string* out) {
+  WireWriter w(out);
+  w.Put(kTxApplyFormat).Bytes(absl::string_view("\0\0\0\0\0\0\0", 7)).Put(sequence).Put(watermark);
+  return EncodeLogRecord(record, out);
+}
+
+absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes) {
+  if (in.size() < kApplyHeaderBytes || static_cast<uint8_t>(in[0]) != kTxApplyFormat) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("malformed commit record request (%d bytes, format %d)", in.size(),
+                        in.empty() ? 0 : static_cast<uint8_t>(in[0])));
+  }
+  ApplyRequest out;
+  out.sequence = LoadLe<uint64_t>(in.data() + 8);
+  out.watermark = LoadLe<uint64_t>(in.data() + 16);
+  const absl::string_view bytes = in.substr(kApplyHeaderBytes);
+  size_t used = 0;
+  absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(bytes.data(), bytes.size()), &used);
+  if (!record.ok()) return record.status();
+  if (used != bytes.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d bytes after the commit record of a request", bytes.size() - used));
+  }
+  if (record->kind != LogKind::kCommit) return absl::InvalidArgumentError("a backup applies a commit record");
+  out.record = std::move(*record);
+  if (record_bytes != nullptr) *record_bytes = bytes;
+  return out;
+}
+
+absl::StatusOr<std::string> EncodeRetainedQuery(const RetainedQuery& query) {
+  if (query.regions.size() > kMaxRetainedRegions) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%d regions in one retained-records query (at most %d)", query.regions.size(),
+                        kMaxRetainedRegions));
+  }
+  WireWriter w;
+  w.Put(kTxApplyFormat).Put(static_cast<uint16_t>(query.regions.size())).Put(query.first).Put(query.epoch);
+  for (RegionId r : query.regions) w.Put(static_cast<uint32_t>(r));
+  return w.Take();
+}
+
+absl::StatusOr<RetainedQuery> DecodeRetainedQuery(absl::string_view in) {
+  WireReader r(in);
+  uint8_t format = 0;
+  uint16_t count = 0;
+  RetainedQuery out;
+  if (!r.Get(&format) || format != kTxApplyFormat || !r.Get(&count) || count > kMaxRetainedRegions ||
+      !r.Get(&out.first) || !r.Get(&out.epoch) || r.left() != size_t{count} * sizeof(uint32_t)) {
+    return absl::InvalidArgumentError(absl::StrFormat("malformed retained-records query (%d bytes)", in.size()));
+  }
+  out.regions.resize(count);
+  for (RegionId& region : out.regions) {
+    uint32_t v = 0;
+    r.Get(&v);
+    region = v;
+  }
+  return out;
+}
+
+std::string EncodeRetainedPage(uint32_t total, uint16_t count, absl::string_view records) {
+  WireWriter w;
+  w.Put(kTxApplyFormat).Put(total).Put(count).Bytes(records);
+  return w.Take();
+}
+
+absl::StatusOr<RetainedPage> DecodeRetainedPage(absl::string_view in) {
+  WireReader r(in);
+  uint8_t format = 0;
+  uint16_t count = 0;
+  RetainedPage out;
+  if (!r.Get(&format) || format != kTxApplyFormat || !r.Get(&out.total) || !r.Get(&count) || count > out.total) {
+    return absl::InvalidArgumentError(absl::StrFormat("malformed retained-records page (%d bytes)", in.size()));
+  }
+  constexpr size_t kHeader = 1 + sizeof(uint32_t) + sizeof(uint16_t);
+  absl::string_view rest = in.substr(kHeader);
+  out.records.reserve(count);
+  for (uint16_t i = 0; i < count; ++i) {
+    size_t used = 0;
+    absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(rest.data(), rest.size()), &used);
+    if (!record.ok()) return record.status();
+    if (record->kind != LogKind::kCommit) {
+      return absl::InvalidArgumentError("a retained-records page holds a record that is not a commit");
+    }
+    out.records.push_back(std::move(*record));
+    rest.remove_prefix(used);
+  }
+  if (!rest.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%d bytes after a retained-records page", rest.size()));
+  }
+  return out;
+}
+
 }  // namespace farm::tx

@@ -9,8 +9,12 @@
 //   kTxValidateMsgId  a kValidate record: the versions read of objects the node is
 //                     primary of.
 //   kTxDecideMsgId    TxDecision: commit (as backup, then as primary) or abort.
-//   kTxApplyMsgId     a commit record with its entries, for backups of a single-machine
-//                     transaction (no prepare phase).
+//   kTxApplyMsgId     a single-machine transaction's commit record, every entry of it,
+//                     for each backup of any region it writes (no prepare phase), with
+//                     the sender thread's sequence number and watermark
+//                     (EncodeApplyRequest): backups apply the entries of their copies
+//                     and retain the whole record until the watermark passes it
+//                     (retained_commits.h).
 //   kTxShipMsgId      a lock record then a kValidate record: a single-machine
 //                     transaction's commit, shipped to the primary of all its objects.
 //   kTxOutcomeMsgId   recovery: what the receiver's log said of these transactions at
@@ -20,6 +24,10 @@
 //                     receiver has fenced the configuration the asker recovers in
 //                     (Unavailable before: ask again), so that no coordinator of an
 //                     earlier epoch can commit there after it answered.
+//   kTxRetainedMsgId  failover: the single-machine commit records the receiver retains
+//                     with an entry in the asker's newly promoted regions (a page of
+//                     them), answered only once it has fenced the asker's epoch, so
+//                     that the asker sees every record its dead primary's backups took.
 // Answers are empty (OK) or the error; every payload is size- and tag-checked.
 #ifndef FARM_TX_TX_MESSAGES_H_
 #define FARM_TX_TX_MESSAGES_H_
@@ -42,6 +50,7 @@ inline constexpr MsgId kTxApplyMsgId = kTxMsgIds[4];
 inline constexpr MsgId kTxShipMsgId = kTxMsgIds[5];
 inline constexpr MsgId kTxOutcomeMsgId = kTxMsgIds[6];
 inline constexpr MsgId kTxVoteMsgId = kTxMsgIds[7];
+inline constexpr MsgId kTxRetainedMsgId = kTxMsgIds[8];
 
 inline constexpr uint8_t kTxDecisionFormat = 1;
 
@@ -102,6 +111,44 @@ std::string EncodeVoteQuery(uint64_t epoch, const std::vector<TxKey>& transactio
 absl::StatusOr<VoteQuery> DecodeVoteQuery(absl::string_view in);
 std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes);
 absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size_t expected);
+
+// kTxApplyMsgId's payload: u8 format (kTxApplyFormat), 7 bytes reserved (0), u64
+// sequence, u64 watermark, then the commit record (log_record.h). `sequence` numbers the
+// records one thread of the primary sends (every backup of one record gets the same
+// number); `watermark`: every record of that thread numbered below it has reached all
+// its backups, so they need not retain it.
+inline constexpr uint8_t kTxApplyFormat = 1;
+inline constexpr size_t kApplyHeaderBytes = 24;
+struct ApplyRequest {
+  uint64_t sequence = 0;
+  uint64_t watermark = 0;
+  LogRecord record;
+};
+absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, std::string* out);
+// `record_bytes` (optional) gets the record's encoding within `in`.
+absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes = nullptr);
+
+// kTxRetainedMsgId's request: u8 format (kTxApplyFormat), u16 region count, u32 first
+// (the page: records numbered from it), u64 epoch, then count × u32 region. The answer:
+// u8 format, u32 total (records that match), u16 count, then `count` records back to
+// back (records first .. first+count-1 of the receiver's matches, in a fixed order). An
+// answer holds at most kMaxRetainedAnswerBytes of records, and at least one.
+inline constexpr uint16_t kMaxRetainedRegions = 4096;
+inline constexpr size_t kMaxRetainedAnswerBytes = 48 * 1024;
+struct RetainedQuery {
+  uint64_t epoch = 0;
+  uint32_t first = 0;
+  std::vector<RegionId> regions;
+};
+struct RetainedPage {
+  uint32_t total = 0;
+  std::vector<LogRecord> records;
+};
+absl::StatusOr<std::string> EncodeRetainedQuery(const RetainedQuery& query);
+absl::StatusOr<RetainedQuery> DecodeRetainedQuery(absl::string_view in);
+// `records` are encoded records (EncodeLogRecord), concatenated, `count` of them.
+std::string EncodeRetainedPage(uint32_t total, uint16_t count, absl::string_view records);
+absl::StatusOr<RetainedPage> DecodeRetainedPage(absl::string_view in);
 
 }  // namespace farm::tx
 

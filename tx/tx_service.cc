@@ -39,6 +39,7 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
                                                              const TxOptions& options, TxRecovery recovery) {
   std::unique_ptr<TxService> service(new TxService());
   service->self_ = self;
+  service->messenger_ = messenger;
   service->outcomes_ = std::move(recovery.outcomes);
   for (size_t i = 0; i < alloc_service->thread_count(); ++i) {
     ObjectReaderOptions ro = options.reader;
@@ -92,8 +93,26 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
                       }});
   handlers.push_back({kTxValidateMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view,
                                                     TxDone done) { done(c.Validate(r)); })});
-  handlers.push_back({kTxApplyMsgId, on_record([](ThreadContext& c, const LogRecord& r, absl::string_view bytes,
-                                                 TxDone done) { c.ApplyBackup(r, bytes, std::move(done)); })});
+  handlers.push_back({kTxApplyMsgId, [this](MsgThread& thread, const Message& message) {
+                        ThreadContext* ctx = ContextFor(thread, message);
+                        if (ctx == nullptr) return;
+                        absl::string_view bytes;
+                        absl::StatusOr<ApplyRequest> r = DecodeApplyRequest(message.payload, &bytes);
+                        if (!r.ok()) return Answer(thread, message, r.status());
+                        ctx->ApplyBackup(message.from, message.from_thread, std::move(*r), bytes,
+                                         AnswerLater(thread, message));
+                      }});
+  handlers.push_back({kTxRetainedMsgId, [this](MsgThread& thread, const Message& message) {
+                        if (!message.expects_reply()) return;
+                        absl::StatusOr<RetainedQuery> q = DecodeRetainedQuery(message.payload);
+                        if (!q.ok()) return Answer(thread, message, q.status());
+                        if (fenced_epoch_.load(std::memory_order_acquire) < q->epoch) {
+                          return Answer(thread, message, absl::UnavailableError(absl::StrFormat(
+                                                             "node %d has not fenced epoch %d yet",
+                                                             self_, q->epoch)));
+                        }
+                        AnswerRetained(thread, message.reply_to, std::move(*q));
+                      }});
   handlers.push_back({kTxDecideMsgId, [this](MsgThread& thread, const Message& message) {
                         ThreadContext* ctx = ContextFor(thread, message);
                         if (ctx == nullptr) return;

@@ -83,6 +83,18 @@ class TxService {
   void Fenced(uint64_t epoch);
   // On thread `thread`'s loop: decides the transactions that thread recovers (above).
   void ResolveRecovering(size_t thread);
+  // Failover, at a new primary before its promoted `regions` serve (retained_commits.h),
+  // from a thread that is not one of the node's workers (it blocks): the single-machine
+  // commit records that the members `nodes` retain with an entry in `regions`, asked in
+  // `epoch` (each answers once it has fenced it). Unavailable (ask again later) when one
+  // did not answer in `timeout`.
+  absl::StatusOr<std::vector<LogRecord>> CollectRetained(const std::vector<NodeId>& nodes, uint64_t epoch,
+                                                         const std::vector<RegionId>& regions,
+                                                         absl::Duration timeout);
+  // Then, the same way: applies what the backup copies of `regions` here lack of
+  // `records`, durably (ThreadContext::ApplyRetained); the number of entries applied.
+  absl::StatusOr<size_t> ApplyRetained(const std::vector<LogRecord>& records, const std::vector<RegionId>& regions,
+                                       absl::Duration timeout);
   const RecoveryLocks& recovery_locks() const { return recovery_locks_; }
   const RecentCommits& recent_commits() const { return recent_commits_; }
 
@@ -95,8 +107,11 @@ class TxService {
   void AskVotes(std::shared_ptr<struct FailoverResolution> resolution);
   void SettleFailover(std::shared_ptr<struct FailoverResolution> resolution);
   TxOutcome OutcomeHere(const TxKey& key) const;
+  // kTxRetainedMsgId, received on `thread`: every thread's retained records, one page.
+  void AnswerRetained(MsgThread& thread, ReplyTo reply_to, RetainedQuery query);
 
   NodeId self_ = kInvalidNode;
+  Messenger* messenger_ = nullptr;
   std::vector<std::unique_ptr<ThreadContext>> contexts_;
   absl::flat_hash_map<TxKey, TxOutcome> outcomes_;  // fixed after Create
   RecentCommits recent_commits_;

@@ -15,6 +15,8 @@ namespace farm::node {
 namespace {
 
 constexpr absl::Duration kCopyTimeout = absl::Minutes(10);
+// How long a member has to answer for its retained commit records at a promotion.
+constexpr absl::Duration kGatherTimeout = absl::Seconds(2);
 
 void Log(NodeId id, const std::string& line) { FARM_LOG(kInfo, "node %u: %s", id, line); }
 
@@ -71,7 +73,8 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     }
   }
   MutexLock lock(&copies_mu_);
-  for (RegionId r : fence.promoting) PromoteCopyLocked(r, next);
+  // Promoted once the survivors' retained commit records are in (PromotePending).
+  for (RegionId r : fence.promoting) pending_promotions_[r] = next.epoch();
   // This node's other regions.
   for (alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     const RegionId r = region->id();
@@ -109,6 +112,63 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     pending_copies_[r] = std::move(due);
   }
   return !departed.empty();
+}
+
+bool Node::PromotePending() {
+  std::shared_ptr<const membership::Placement> placement;
+  {
+    MutexLock lock(&mu_);
+    placement = placement_;
+  }
+  absl::flat_hash_map<RegionId, uint64_t> pending;
+  {
+    MutexLock lock(&copies_mu_);
+    pending = pending_promotions_;
+  }
+  if (pending.empty() || placement == nullptr) return pending.empty();
+  std::vector<RegionId> regions;
+  uint64_t epoch = 0;
+  for (const auto& [r, e] : pending) {
+    regions.push_back(r);
+    epoch = std::max(epoch, e);
+  }
+  std::sort(regions.begin(), regions.end());
+  // A single-machine commit of the dead primary may have reached some survivors and not
+  // others (tx/retained_commits.h): every member that holds regions is asked for the
+  // records it retains with an entry in these, and the copies here take what they lack,
+  // before the regions serve.
+  std::vector<NodeId> ask;
+  for (NodeId n : placement->members()) {
+    if (n != options_.node_id) ask.push_back(n);
+  }
+  const std::string what = absl::StrFormat("region(s) %s", absl::StrJoin(regions, ","));
+  absl::StatusOr<std::vector<tx::LogRecord>> records =
+      tx_service_->CollectRetained(ask, epoch, regions, kGatherTimeout);
+  absl::StatusOr<size_t> applied = records.ok()
+                                       ? tx_service_->ApplyRetained(*records, regions, kGatherTimeout)
+                                       : absl::StatusOr<size_t>(records.status());
+  if (!applied.ok()) {
+    Log(options_.node_id, absl::StrFormat("%s: not promoted yet, the survivors' commit records are not all in "
+                                          "(trying again): %s",
+                                          what, applied.status().ToString()));
+    return false;
+  }
+  Log(options_.node_id, absl::StrFormat("%s: %d retained commit records from %d members, %d entries applied here",
+                                        what, records->size(), ask.size(), *applied));
+  {
+    MutexLock lock(&mu_);
+    placement = placement_;
+  }
+  MutexLock lock(&copies_mu_);
+  for (const auto& [r, e] : pending) {
+    auto it = pending_promotions_.find(r);
+    // A newer configuration promoted it again meanwhile: gathered again, from its members.
+    if (it == pending_promotions_.end() || it->second != e) continue;
+    pending_promotions_.erase(it);
+    absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(r);
+    if (rs.ok() && rs->primary() == options_.node_id) PromoteCopyLocked(r, *placement);
+  }
+  return pending_promotions_.empty();
 }
 
 void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement) {

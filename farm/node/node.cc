@@ -495,7 +495,8 @@ void Node::ConnectLoop() {
       }
       recovered_regions_pending_ = false;
     }
-    copies_done = ReplicatePending();
+    const bool promoted = PromotePending();
+    copies_done = ReplicatePending() && promoted;
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
     // The first region waits for min_members data-holding members (NodeOptions); later

@@ -198,6 +198,10 @@ class Node {
   // Appends a region record of `type` (the kRegionCreated payload naming this node);
   // with `wait`, returns once it is durable.
   absl::Status LogRegionRecord(storage::NodeLogType type, RegionId region, uint64_t bytes, bool wait);
+  // Connector thread: promotes the backup copies failover made this node primary of,
+  // once the survivors' retained single-machine commit records are applied to them
+  // (tx/retained_commits.h). False while some wait (a member did not answer).
+  bool PromotePending();
   // Takes the complete backup copy of `r` over as primary (logged first), frozen until
   // every backup in `placement` received its copy.
   void PromoteCopyLocked(RegionId r, const membership::Placement& placement) ABSL_EXCLUSIVE_LOCKS_REQUIRED(copies_mu_);
@@ -257,6 +261,9 @@ class Node {
   // Regions of this node frozen until these backups hold a copy (failover.cc).
   mutable Mutex copies_mu_;
   absl::flat_hash_map<RegionId, std::vector<NodeId>> pending_copies_ ABSL_GUARDED_BY(copies_mu_);
+  // Backup copies this node became the primary of by failover, not promoted yet, and the
+  // epoch that made it so (PromotePending).
+  absl::flat_hash_map<RegionId, uint64_t> pending_promotions_ ABSL_GUARDED_BY(copies_mu_);
   // Regions of this node being handed over, to their new primary.
   absl::flat_hash_map<RegionId, NodeId> pending_handovers_ ABSL_GUARDED_BY(copies_mu_);
 

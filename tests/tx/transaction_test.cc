@@ -2,6 +2,7 @@
 // paths (single-machine here, shipped, distributed, read-only), what backups hold
 // after commit, conflicts and lock release on abort, allocation and free, and the
 // error cases of the API.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -254,6 +255,79 @@ TEST_P(TransactionTest, ErrorCases) {
     });
   });
   EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
+}
+
+// A single-machine commit's record is never taken back once sent (retained_commits.h): a
+// backup that does not acknowledge it is asked again, the primary applies only once every
+// backup has it, and a caller that waited rpc_timeout hears "outcome unknown" — after which
+// the commit still completes. Node 1's sends to node 3 are dropped (the replication seam)
+// while `drop` is set.
+TEST(TransactionReplicationTest, AnUnansweredBackupIsAskedAgainAndTheCommitCompletes) {
+  auto drop = std::make_shared<std::atomic<bool>>(true);
+  auto dropped = std::make_shared<std::atomic<int>>(0);
+  auto acknowledged = std::make_shared<std::atomic<int>>(0);
+  absl::StatusOr<std::unique_ptr<NodeCluster>> c =
+      NodeCluster::Start("shm", 3, "txretry", [&](node::NodeOptions& o) {
+        o.tx.rpc_timeout = absl::Milliseconds(300);
+        if (o.node_id != 1) return;
+        o.tx.replication_hook = [=](tx::ReplicationEvent event, const tx::LogRecord& record,
+                                    absl::Span<const NodeId>, NodeId backup) {
+          if (record.entries.size() < 2) return true;  // creations go through
+          if (event == tx::ReplicationEvent::kAcknowledged) {
+            ++*acknowledged;
+            return true;
+          }
+          if (backup == 3 && drop->load()) {
+            ++*dropped;
+            return false;
+          }
+          return true;
+        };
+      });
+  ASSERT_TRUE(c.ok()) << c.status();
+  NodeCluster& cluster = **c;
+  absl::StatusOr<FatPtr> a = testing::CreateObjectInOneTx(cluster.node(1), std::string(40, 'a'));
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<FatPtr> b = testing::CreateObjectInOneTx(cluster.node(1), std::string(40, 'b'), a->addr);
+  ASSERT_TRUE(b.ok()) << b.status();
+
+  // Node 3 does not answer for longer than rpc_timeout: the outcome is unknown to the caller.
+  absl::Status first = testing::WriteAllInOneTx(cluster.node(1), {*a, *b}, "first");
+  EXPECT_EQ(first.code(), absl::StatusCode::kDeadlineExceeded) << first;
+  EXPECT_NE(first.message().find("outcome unknown"), std::string::npos) << first;
+  EXPECT_GE(dropped->load(), 2) << "asked again";
+  // Meanwhile the objects stay as they were, and locked against writers.
+  absl::StatusOr<std::vector<std::string>> seen = ReadAllInOneTx(cluster.node(2), {*a});
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], std::string(40, 'a')) << "applied before every backup had it";
+  // Node 3 answers again: the commit completes; it was never taken back.
+  drop->store(false);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  do {
+    seen = ReadAllInOneTx(cluster.node(2), {*a, *b});
+    if (seen.ok() && (*seen)[0] != std::string(40, 'a')) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  } while (absl::Now() < deadline);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], "first" + std::string(35, ' '));
+  EXPECT_EQ((*seen)[1], "first" + std::string(35, ' '));
+  EXPECT_EQ(acknowledged->load(), 2) << "both backups acknowledged the one record";
+  // Every copy holds it at the primary's version.
+  for (NodeId n : {2, 3}) {
+    const char* object = cluster.node(n).backups().Find(a->addr.region())->base() + a->addr.offset();
+    std::string payload(a->size, '\0');
+    absl::Status checked = RunInContext<absl::Status>(cluster.node(n), [&](Context&, auto finish) {
+      if (CheckCopy(object, a->addr.offset(), a->size, a->incarnation, false) != CopyCheck::kAccepted) {
+        return finish(absl::InternalError("not a committed object"));
+      }
+      ReadPayload(object, a->addr.offset(), payload);
+      finish(absl::OkStatus());
+    });
+    ASSERT_TRUE(checked.ok()) << "node " << n << ": " << checked;
+    EXPECT_EQ(payload, "first" + std::string(35, ' ')) << "node " << n;
+  }
+  // And the next commit goes through at once.
+  EXPECT_TRUE(testing::WriteAllInOneTx(cluster.node(1), {*a, *b}, "second").ok());
 }
 
 // A configuration change between a transaction's reads and its commit (a participant

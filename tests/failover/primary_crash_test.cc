@@ -1,0 +1,227 @@
+// A primary killed half-way through a single-machine commit (tx/retained_commits.h). A
+// cluster of three farm_node processes (real ZooKeeper, r = 3) holds two accounts in one
+// region of node P. A compute-only member transfers between them: the commit is shipped
+// to P, a single-machine commit. Every node runs with the seam
+// --test_fault=single-machine-crash (farm/node/test_faults.h): P sends the commit
+// record only to the LAST backup of the region, B, and SIGKILLs itself once B has
+// acknowledged it — so B applied the transfer and the other backup, A, never saw it.
+// When P leaves the configuration, A is the region's new primary (the first backup:
+// placement.h), and its copy lacks the transfer. Failover must still finish it: A
+// gathers the commit records the survivors retain for the region before the region
+// serves, so the transfer is there — on both accounts, the bank total unchanged — and
+// stays there once A's copy becomes B's too. Without the gather A would serve the
+// accounts as they were before the transfer that B applied (and, with the accounts in
+// two regions promoted to different survivors, one half of it). Parameter: the fabric.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "membership/placement.h"
+#include "tests/failover/transfer.h"
+#include "tests/support/spawn.h"
+#include "tests/support/tx_read_all.h"
+#include "tests/support/zk_test_server.h"
+#include "tools/common/compute_member.h"
+
+namespace farm {
+namespace {
+
+using farm::testing::BankAccount;
+using farm::testing::FileTail;
+using farm::testing::SpawnWithLog;
+using farm::testing::ZkTestServer;
+
+constexpr int kNodes = 3;
+constexpr int64_t kInitialBalance = 1000;
+constexpr int64_t kAmount = 7;
+
+class PrimaryCrashTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/farm-primary-crash-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/secret") << "primary-crash-test-secret-0123456789";
+    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk);
+    for (NodeId id = 1; id <= kNodes; ++id) {
+      std::vector<std::string> argv = {
+          FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=pcrash", "--zookeeper=" + zk_->address(),
+          "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
+          "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), "--replication=3",
+          absl::StrCat("--min_members=", kNodes), "--log_sync=always", "--test_fault=single-machine-crash"};
+      absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
+      ASSERT_TRUE(pid.ok()) << pid.status();
+      pids_.push_back(*pid);
+    }
+    tools::ComputeMemberOptions o;
+    o.zookeeper = zk_->address();
+    o.cluster = "pcrash";
+    o.secret_file = dir_ + "/secret";
+    o.fabric = GetParam();
+    o.threads = 1;
+    o.join_timeout = absl::Seconds(60);
+    absl::StatusOr<std::unique_ptr<tools::ComputeMember>> m = tools::ComputeMember::Join(o);
+    ASSERT_TRUE(m.ok()) << m.status() << Logs();
+    member_ = std::move(*m);
+  }
+
+  void TearDown() override {
+    member_.reset();
+    for (pid_t pid : pids_) {
+      if (pid > 0) ::kill(pid, SIGKILL);
+    }
+    for (pid_t pid : pids_) {
+      if (pid > 0) ::waitpid(pid, nullptr, 0);
+    }
+    if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
+      std::printf("data kept in %s\n", dir_.c_str());
+      return;
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
+  std::string Logs() const {
+    std::string out;
+    for (NodeId id = 1; id <= kNodes; ++id) absl::StrAppend(&out, "\n--- node ", id, "\n", FileTail(LogOf(id), 3000));
+    return out;
+  }
+
+  // The first region of the first node that holds one, once every node sees all three.
+  RegionId SomeRegion() {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    for (;;) {
+      absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = member_->RegionsByPrimary();
+      if (regions.ok()) {
+        for (const auto& [primary, ids] : *regions) {
+          if (!ids.empty()) return ids.front();
+        }
+      }
+      if (absl::Now() > deadline) {
+        ADD_FAILURE() << "no node made a region in 30 s" << Logs();
+        return kNullRegion;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+
+  std::vector<BankAccount> ReadAccounts(absl::Duration timeout) {
+    absl::StatusOr<std::vector<std::string>> seen;
+    const absl::Time deadline = absl::Now() + timeout;
+    do {
+      seen = testing::ReadAllInOneTx(member_->node(), accounts_);
+      if (seen.ok()) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    } while (absl::Now() < deadline);
+    EXPECT_TRUE(seen.ok()) << "the accounts stayed unreadable: " << seen.status() << Logs();
+    std::vector<BankAccount> out;
+    if (seen.ok()) {
+      for (const std::string& s : *seen) out.push_back(testing::DecodeAccount(s));
+    }
+    return out;
+  }
+
+  bool WaitUntilGone(NodeId node, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      auto config = member_->node().membership().current();
+      if (config != nullptr && !config->Contains(node)) return true;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  }
+
+  pid_t PidOf(NodeId node) const { return pids_[node - 1]; }
+
+  std::string dir_;
+  std::unique_ptr<ZkTestServer> zk_;
+  std::vector<pid_t> pids_;
+  std::unique_ptr<tools::ComputeMember> member_;
+  std::vector<FatPtr> accounts_;
+};
+
+TEST_P(PrimaryCrashTest, ACommitOneSurvivorAppliedIsAppliedByTheNewPrimary) {
+  const RegionId region = SomeRegion();
+  ASSERT_NE(region, kNullRegion);
+  BankAccount initial;
+  initial.balance = kInitialBalance;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<FatPtr> p =
+        testing::CreateObjectInOneTx(member_->node(), testing::EncodeAccount(initial), Addr(region, 0));
+    ASSERT_TRUE(p.ok()) << p.status() << Logs();
+    ASSERT_EQ(p->addr.region(), region) << "the accounts must share a region";
+    accounts_.push_back(*p);
+  }
+  auto config = member_->node().membership().current();
+  ASSERT_NE(config, nullptr);
+  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
+  ASSERT_TRUE(placement.ok()) << placement.status();
+  absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(region);
+  ASSERT_TRUE(replicas.ok()) << replicas.status();
+  ASSERT_EQ(replicas->backups().size(), 2u) << replicas->ToString();
+  const NodeId primary = replicas->primary();
+  const NodeId successor = replicas->backups()[0];  // the new primary once P is gone
+  const NodeId witness = replicas->backups()[1];    // the one backup that gets the record
+  std::printf("region %u: %s; node %u applies the transfer, node %u becomes primary without it\n", region,
+              replicas->ToString().c_str(), witness, successor);
+
+  // Shipped to P, which dies once `witness` acknowledged the record (the seam).
+  absl::Status transfer = testing::Transfer(member_->node(), accounts_[0], accounts_[1], kAmount, /*seq=*/1);
+  EXPECT_FALSE(transfer.ok()) << "the primary was to die before it answered";
+  int status = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (::waitpid(PidOf(primary), &status, WNOHANG) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "node " << primary << " did not die at the seam (status " << status << ")" << Logs();
+  pids_[primary - 1] = 0;  // reaped
+  ASSERT_TRUE(WaitUntilGone(primary, absl::Seconds(15))) << "the configuration still lists node " << primary << Logs();
+
+  // The witness applied it: the transfer is there, whole, at the new primary.
+  std::vector<BankAccount> now = ReadAccounts(absl::Seconds(20));
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].balance + now[1].balance, 2 * kInitialBalance) << "money created or destroyed";
+  EXPECT_EQ(now[0].last, 1) << "the transfer that node " << witness << " applied is missing" << Logs();
+  EXPECT_EQ(now[1].last, 1) << "the transfer that node " << witness << " applied is missing" << Logs();
+  EXPECT_EQ(now[0].balance, kInitialBalance - kAmount);
+  EXPECT_EQ(now[1].balance, kInitialBalance + kAmount);
+
+  // The region serves writes again (one object: the seam acts on two or more), and the
+  // transfer stays.
+  absl::StatusOr<std::vector<std::string>> before = testing::ReadAllInOneTx(member_->node(), {accounts_[0]});
+  ASSERT_TRUE(before.ok()) << before.status();
+  BankAccount touched = testing::DecodeAccount((*before)[0]);
+  touched.last = 2;
+  absl::Status wrote;
+  const absl::Time write_deadline = absl::Now() + absl::Seconds(20);
+  do {
+    wrote = testing::WriteAllInOneTx(member_->node(), {accounts_[0]}, testing::EncodeAccount(touched));
+    if (wrote.ok()) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  } while (absl::Now() < write_deadline);
+  ASSERT_TRUE(wrote.ok()) << "a write after failover did not commit: " << wrote << Logs();
+  now = ReadAccounts(absl::Seconds(5));
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].balance, kInitialBalance - kAmount);
+  EXPECT_EQ(now[0].last, 2);
+  EXPECT_EQ(now[1].balance, kInitialBalance + kAmount);
+  EXPECT_EQ(now[1].last, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, PrimaryCrashTest, ::testing::Values("shm", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace farm

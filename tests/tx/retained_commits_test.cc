@@ -1,0 +1,249 @@
+// What lets failover finish a single-machine commit its primary left half replicated
+// (tx/retained_commits.h): the primary's numbering and watermark, a backup's retained
+// records, the messages that carry them, and a backup copy's apply that takes a record
+// twice, or one with entries of regions it does not hold, without harm.
+#include "tx/retained_commits.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "alloc/backup_regions.h"
+#include "farm/base/object_codec.h"
+#include "gtest/gtest.h"
+#include "tx/backup_log.h"
+#include "tx/tx_messages.h"
+
+namespace farm::tx {
+namespace {
+
+constexpr RegionId kHeld = 7;
+constexpr RegionId kElsewhere = 8;
+constexpr uint64_t kRegionBytes = uint64_t{32} << 20;  // the metadata unit and the longest block
+constexpr uint64_t kBase = uint64_t{1} << 20;         // past the metadata unit
+
+LogEntry Write(RegionId region, uint64_t offset, uint64_t from_version, char fill, LogOp op = LogOp::kWrite) {
+  LogEntry e;
+  e.address = Addr(region, offset);
+  e.version = from_version;
+  e.op = op;
+  e.size = 64;
+  e.payload = std::string(64, fill);
+  return e;
+}
+
+LogRecord Commit(uint64_t transaction, std::vector<LogEntry> entries) {
+  LogRecord r;
+  r.kind = LogKind::kCommit;
+  r.transaction = transaction;
+  r.epoch = 3;
+  r.entries = std::move(entries);
+  return r;
+}
+
+TEST(ApplySequencerTest, TheWatermarkIsTheLowestNumberStillOpen) {
+  ApplySequencer s;
+  EXPECT_EQ(s.watermark(), 1u);
+  const uint64_t a = s.Begin(), b = s.Begin(), c = s.Begin();
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(b, 2u);
+  EXPECT_EQ(c, 3u);
+  EXPECT_EQ(s.open(), 3u);
+  s.End(b);
+  EXPECT_EQ(s.watermark(), 1u) << "1 is still open";
+  s.End(a);
+  EXPECT_EQ(s.watermark(), 3u);
+  s.End(a);  // ended already: nothing changes
+  EXPECT_EQ(s.watermark(), 3u);
+  s.End(c);
+  EXPECT_EQ(s.watermark(), 4u);
+  EXPECT_EQ(s.open(), 0u);
+  EXPECT_EQ(s.Begin(), 4u);
+}
+
+TEST(RetainedCommitsTest, RecordsStayUntilTheWatermarkPassesThem) {
+  RetainedCommits kept;
+  const absl::flat_hash_set<RegionId> held = {kHeld};
+  for (uint64_t seq = 1; seq <= 3; ++seq) kept.Retain(5, 0, seq, 1, Commit(100 + seq, {Write(kHeld, 0, 0, 'a')}));
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept.Touching(held).size(), 3u);
+  kept.Retain(5, 0, 4, 3, Commit(104, {Write(kHeld, 0, 0, 'a')}));
+  EXPECT_EQ(kept.size(), 2u) << "1 and 2 reached every backup";
+  kept.Retain(5, 0, 3, 3, Commit(103, {Write(kHeld, 0, 0, 'a')}));
+  EXPECT_EQ(kept.size(), 2u) << "a record sent again is kept once";
+  kept.Retain(5, 0, 2, 3, Commit(102, {Write(kHeld, 0, 0, 'a')}));
+  EXPECT_EQ(kept.size(), 2u) << "a late copy below the watermark is not kept";
+  std::vector<const LogRecord*> touching = kept.Touching(held);
+  ASSERT_EQ(touching.size(), 2u);
+  EXPECT_EQ(touching[0]->transaction, 103u);
+  EXPECT_EQ(touching[1]->transaction, 104u);
+  // Another thread of the sender is another numbering.
+  kept.Retain(5, 1, 1, 1, Commit(200, {Write(kHeld, 0, 0, 'b')}));
+  EXPECT_EQ(kept.size(), 3u);
+}
+
+TEST(RetainedCommitsTest, TouchingFindsRecordsWithAnEntryInTheRegionsInAFixedOrder) {
+  RetainedCommits kept;
+  kept.Retain(9, 0, 1, 1, Commit(1, {Write(kElsewhere, 0, 0, 'x')}));
+  kept.Retain(4, 0, 1, 1, Commit(2, {Write(kElsewhere, 0, 0, 'x'), Write(kHeld, 64, 0, 'y')}));
+  kept.Retain(2, 3, 1, 1, Commit(3, {Write(kHeld, 0, 0, 'z')}));
+  std::vector<const LogRecord*> touching = kept.Touching({kHeld});
+  ASSERT_EQ(touching.size(), 2u);
+  EXPECT_EQ(touching[0]->transaction, 3u) << "sender 2 before sender 4";
+  EXPECT_EQ(touching[1]->transaction, 2u);
+  EXPECT_EQ(kept.Touching({kElsewhere}).size(), 2u);
+  EXPECT_TRUE(kept.Touching({99}).empty());
+}
+
+TEST(RetainedCommitsTest, ADepartedSendersRecordsAreSetAsideThenForgotten) {
+  RetainedCommits kept;
+  kept.Retain(5, 0, 1, 1, Commit(1, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(5, 0, 2, 1, Commit(2, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(6, 0, 1, 1, Commit(3, {Write(kHeld, 0, 0, 'a')}));
+  const absl::Time now = absl::FromUnixSeconds(1000);
+  kept.Departed({5}, now, absl::Minutes(10));
+  // Node 5 comes back as another process: its numbers start again, apart from the old.
+  kept.Retain(5, 0, 1, 1, Commit(4, {Write(kHeld, 0, 0, 'b')}));
+  EXPECT_EQ(kept.size(), 4u);
+  std::vector<const LogRecord*> touching = kept.Touching({kHeld});
+  ASSERT_EQ(touching.size(), 4u) << "the set-aside records are still gathered";
+  EXPECT_EQ(touching[0]->transaction, 1u);
+  EXPECT_EQ(touching[1]->transaction, 2u);
+  kept.Purge(now + absl::Minutes(9));
+  EXPECT_EQ(kept.size(), 4u);
+  kept.Purge(now + absl::Minutes(10));
+  EXPECT_EQ(kept.size(), 2u);
+  touching = kept.Touching({kHeld});
+  ASSERT_EQ(touching.size(), 2u);
+  EXPECT_EQ(touching[0]->transaction, 4u);
+  EXPECT_EQ(touching[1]->transaction, 3u);
+}
+
+TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
+  const LogRecord record = Commit(77, {Write(kHeld, 0, 4, 'q'), Write(kElsewhere, 128, 8, 'r')});
+  std::string bytes;
+  ASSERT_TRUE(EncodeApplyRequest(12, 9, record, &bytes).ok());
+  absl::string_view record_bytes;
+  absl::StatusOr<ApplyRequest> back = DecodeApplyRequest(bytes, &record_bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->sequence, 12u);
+  EXPECT_EQ(back->watermark, 9u);
+  EXPECT_EQ(back->record, record);
+  EXPECT_EQ(record_bytes.size(), bytes.size() - kApplyHeaderBytes);
+  EXPECT_EQ(DecodeApplyRequest(absl::string_view(bytes).substr(0, 20)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(DecodeApplyRequest(absl::string_view(bytes).substr(0, bytes.size() - 1)).ok());
+  EXPECT_EQ(DecodeApplyRequest(bytes + "x").status().code(), absl::StatusCode::kInvalidArgument);
+  std::string other_format = bytes;
+  other_format[0] = 9;
+  EXPECT_EQ(DecodeApplyRequest(other_format).status().code(), absl::StatusCode::kInvalidArgument);
+  LogRecord lock = record;
+  lock.kind = LogKind::kLock;
+  std::string lock_bytes;
+  ASSERT_TRUE(EncodeApplyRequest(1, 1, lock, &lock_bytes).ok());
+  EXPECT_EQ(DecodeApplyRequest(lock_bytes).status().code(), absl::StatusCode::kInvalidArgument)
+      << "a backup applies commit records only";
+}
+
+TEST(RetainedMessagesTest, QueriesAndPagesRoundTripAndRejectDamage) {
+  RetainedQuery q;
+  q.epoch = 42;
+  q.first = 3;
+  q.regions = {kHeld, kElsewhere};
+  absl::StatusOr<std::string> bytes = EncodeRetainedQuery(q);
+  ASSERT_TRUE(bytes.ok());
+  absl::StatusOr<RetainedQuery> back = DecodeRetainedQuery(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->epoch, 42u);
+  EXPECT_EQ(back->first, 3u);
+  EXPECT_EQ(back->regions, q.regions);
+  EXPECT_FALSE(DecodeRetainedQuery(bytes->substr(0, bytes->size() - 1)).ok());
+  EXPECT_FALSE(DecodeRetainedQuery(*bytes + "1234").ok());
+  q.regions.assign(kMaxRetainedRegions + 1, kHeld);
+  EXPECT_EQ(EncodeRetainedQuery(q).status().code(), absl::StatusCode::kInvalidArgument);
+
+  const LogRecord a = Commit(1, {Write(kHeld, 0, 0, 'a')});
+  const LogRecord b = Commit(2, {Write(kHeld, 64, 4, 'b')});
+  std::string records;
+  ASSERT_TRUE(EncodeLogRecord(a, &records).ok());
+  ASSERT_TRUE(EncodeLogRecord(b, &records).ok());
+  const std::string page = EncodeRetainedPage(5, 2, records);
+  absl::StatusOr<RetainedPage> got = DecodeRetainedPage(page);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->total, 5u);
+  ASSERT_EQ(got->records.size(), 2u);
+  EXPECT_EQ(got->records[0], a);
+  EXPECT_EQ(got->records[1], b);
+  EXPECT_FALSE(DecodeRetainedPage(EncodeRetainedPage(1, 2, records)).ok()) << "more records than the total";
+  EXPECT_FALSE(DecodeRetainedPage(EncodeRetainedPage(5, 3, records)).ok()) << "fewer records than counted";
+  EXPECT_FALSE(DecodeRetainedPage(EncodeRetainedPage(5, 1, records)).ok()) << "bytes after the records";
+  EXPECT_FALSE(DecodeRetainedPage(page.substr(0, page.size() - 3)).ok());
+}
+
+class BackupApplyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(copies_.Create(kHeld, kRegionBytes, /*primary=*/1).ok()); }
+
+  const char* Object(uint64_t offset) { return copies_.Find(kHeld)->base() + offset; }
+  uint64_t Version(uint64_t offset) { return LoadHeaderWord(Object(offset) + kVersionOffset); }
+  std::string Content(uint64_t offset) {
+    std::string out(64, '\0');
+    ReadPayload(Object(offset), offset, out);
+    return out;
+  }
+
+  alloc::BackupRegions copies_;
+  BackupLog log_{&copies_};
+};
+
+TEST_F(BackupApplyTest, ARecordAppliesItsEntriesInCopiesHereOnceAndPassesOverTheRest) {
+  const LogRecord first = Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), Write(kElsewhere, 0, 0, 'z'),
+                                     Write(kHeld, kBase + 128, 0, 'b', LogOp::kAlloc)});
+  absl::StatusOr<size_t> here = log_.Apply(first);
+  ASSERT_TRUE(here.ok()) << here.status();
+  EXPECT_EQ(*here, 2u);
+  EXPECT_EQ(Version(kBase), NextVersion(0));
+  EXPECT_EQ(Content(kBase), std::string(64, 'a'));
+  EXPECT_EQ(Content(kBase + 128), std::string(64, 'b'));
+  // Sent again (a retry): nothing moves.
+  here = log_.Apply(first);
+  ASSERT_TRUE(here.ok());
+  EXPECT_EQ(Version(kBase), NextVersion(0)) << "applied twice";
+  EXPECT_EQ(log_.stats().entries_skipped, 2u);
+  // The next write of one object, then the old record once more: still not undone.
+  ASSERT_TRUE(log_.Apply(Commit(2, {Write(kHeld, kBase, NextVersion(0), 'c')})).ok());
+  ASSERT_TRUE(log_.Apply(first).ok());
+  EXPECT_EQ(Content(kBase), std::string(64, 'c'));
+  EXPECT_EQ(Version(kBase), NextVersion(NextVersion(0)));
+  // Only regions held elsewhere: nothing to do here (a copy still to come).
+  here = log_.Apply(Commit(3, {Write(kElsewhere, 64, 0, 'y')}));
+  ASSERT_TRUE(here.ok());
+  EXPECT_EQ(*here, 0u);
+}
+
+TEST_F(BackupApplyTest, AnEntryThatDoesNotFitItsCopyFailsTheRecordWithNothingApplied) {
+  LogEntry past_the_end = Write(kHeld, kRegionBytes - 32, 0, 'x');
+  absl::StatusOr<size_t> here = log_.Apply(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), past_the_end}));
+  EXPECT_EQ(here.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Version(kBase), 0u) << "nothing applied";
+  LogEntry torn = Write(kHeld, kBase + 256, 0, 'x');
+  torn.payload.resize(10);
+  EXPECT_EQ(log_.Apply(Commit(2, {torn})).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(BackupApplyTest, FailoverAppliesOnlyWhatTheCopyLacksInTheRegionsAsked) {
+  ASSERT_TRUE(log_.Apply(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc)})).ok());
+  // A record this copy never got (its primary died before sending it here), gathered
+  // from a survivor, with an entry this copy has already and one elsewhere.
+  const LogRecord gathered = Commit(2, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), Write(kHeld, kBase + 128, 0, 'n', LogOp::kAlloc),
+                                        Write(kElsewhere, 0, 0, 'z')});
+  EXPECT_EQ(log_.ApplyMissing(gathered, {kElsewhere}), 0u) << "a region not asked for";
+  EXPECT_EQ(Version(kBase + 128), 0u);
+  EXPECT_EQ(log_.ApplyMissing(gathered, {kHeld, kElsewhere}), 1u);
+  EXPECT_EQ(Content(kBase + 128), std::string(64, 'n'));
+  EXPECT_EQ(Version(kBase), NextVersion(0)) << "not applied twice";
+  EXPECT_EQ(log_.ApplyMissing(gathered, {kHeld}), 0u) << "idempotent";
+}
+
+}  // namespace
+}  // namespace farm::tx

@@ -1,0 +1,133 @@
+// TxService's side of finishing half-replicated single-machine commits at failover
+// (retained_commits.h): answering kTxRetainedMsgId from every thread's retained records,
+// and, at a new primary, collecting them from the survivors and applying them.
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "farm/base/mutex.h"
+#include "tx/tx_service.h"
+
+namespace farm::tx {
+
+void TxService::AnswerRetained(MsgThread& thread, ReplyTo reply_to, RetainedQuery query) {
+  // Every thread encodes its matches; they meet on `thread`, which replies.
+  struct Fan {
+    size_t left = 0;
+    std::vector<std::vector<std::string>> per_thread;
+  };
+  const size_t threads = contexts_.size();
+  auto fan = std::make_shared<Fan>();
+  fan->left = threads;
+  fan->per_thread.resize(threads);
+  auto regions = std::make_shared<const absl::flat_hash_set<RegionId>>(query.regions.begin(), query.regions.end());
+  MsgThread* answering = &thread;
+  const uint32_t first = query.first;
+  auto reply = [answering, reply_to, first, fan] {
+    std::vector<const std::string*> all;
+    for (const std::vector<std::string>& records : fan->per_thread) {
+      for (const std::string& r : records) all.push_back(&r);
+    }
+    std::string page;
+    uint16_t count = 0;
+    for (size_t i = first; i < all.size() && count < 0xFFFF; ++i) {
+      if (count > 0 && page.size() + all[i]->size() > kMaxRetainedAnswerBytes) break;
+      page += *all[i];
+      ++count;
+    }
+    (void)answering->Reply(reply_to, EncodeRetainedPage(static_cast<uint32_t>(all.size()), count, page));
+  };
+  for (size_t t = 0; t < threads; ++t) {
+    messenger_->thread(t).loop().Post([this, t, regions, fan, answering, reply] {
+      std::vector<std::string> encoded;
+      if (ThreadContext* ctx = contexts_[t].get()) {
+        for (const LogRecord* r : ctx->RetainedTouching(*regions)) {
+          if (!EncodeLogRecord(*r, &encoded.emplace_back()).ok()) encoded.pop_back();
+        }
+      }
+      answering->loop().Post([t, fan, reply, encoded = std::move(encoded)]() mutable {
+        fan->per_thread[t] = std::move(encoded);
+        if (--fan->left == 0) reply();
+      });
+    });
+  }
+}
+
+namespace {
+
+// One answer awaited by a blocked thread; shared with the callback, which may come
+// after the wait gave up.
+template <typename T>
+struct Awaited {
+  Mutex mu;
+  absl::StatusOr<T> result ABSL_GUARDED_BY(mu) = absl::UnknownError("no answer");
+  Notification done;
+
+  void Set(absl::StatusOr<T> r) {
+    {
+      MutexLock lock(&mu);
+      result = std::move(r);
+    }
+    done.Notify();
+  }
+  absl::StatusOr<T> Wait(absl::Duration timeout, absl::string_view what) {
+    if (!done.WaitForNotificationWithTimeout(timeout)) {
+      return absl::UnavailableError(absl::StrFormat("%s: no answer in %s", what, absl::FormatDuration(timeout)));
+    }
+    MutexLock lock(&mu);
+    return std::move(result);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<LogRecord>> TxService::CollectRetained(const std::vector<NodeId>& nodes, uint64_t epoch,
+                                                                  const std::vector<RegionId>& regions,
+                                                                  absl::Duration timeout) {
+  std::vector<LogRecord> records;
+  for (NodeId node : nodes) {
+    RetainedQuery query;
+    query.epoch = epoch;
+    query.regions = regions;
+    for (;;) {
+      absl::StatusOr<std::string> request = EncodeRetainedQuery(query);
+      if (!request.ok()) return request.status();
+      auto awaited = std::make_shared<Awaited<RetainedPage>>();
+      MsgThread& thread = messenger_->thread(0);
+      thread.loop().Post([&thread, node, awaited, request = std::move(*request), timeout] {
+        absl::Status sent = thread.Call(
+            node, kTxRetainedMsgId, request,
+            [awaited](const absl::Status& s, absl::string_view reply) {
+              awaited->Set(s.ok() ? DecodeRetainedPage(reply) : absl::StatusOr<RetainedPage>(s));
+            },
+            timeout);
+        if (!sent.ok()) awaited->Set(sent);
+      });
+      absl::StatusOr<RetainedPage> page =
+          awaited->Wait(timeout + absl::Seconds(1), absl::StrFormat("node %d's retained commit records", node));
+      if (!page.ok()) {
+        return absl::Status(page.status().code(), absl::StrFormat("node %d's retained commit records: %s", node,
+                                                                  page.status().message()));
+      }
+      query.first += static_cast<uint32_t>(page->records.size());
+      for (LogRecord& r : page->records) records.push_back(std::move(r));
+      if (query.first >= page->total || page->records.empty()) break;
+    }
+  }
+  return records;
+}
+
+absl::StatusOr<size_t> TxService::ApplyRetained(const std::vector<LogRecord>& records,
+                                                const std::vector<RegionId>& regions, absl::Duration timeout) {
+  auto awaited = std::make_shared<Awaited<size_t>>();
+  auto shared = std::make_shared<const std::vector<LogRecord>>(records);
+  auto in = std::make_shared<const absl::flat_hash_set<RegionId>>(regions.begin(), regions.end());
+  messenger_->thread(0).loop().Post([this, awaited, shared, in] {
+    ThreadContext* ctx = contexts_[0].get();
+    if (ctx == nullptr) return awaited->Set(absl::CancelledError("the node is stopping"));
+    ctx->ApplyRetained(*shared, *in, [awaited](absl::StatusOr<size_t> n) { awaited->Set(std::move(n)); });
+  });
+  return awaited->Wait(timeout, "applying retained commit records");
+}
+
+}  // namespace farm::tx
