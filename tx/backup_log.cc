@@ -85,18 +85,25 @@ absl::Status BackupLog::Commit(uint64_t transaction) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
+absl::StatusOr<size_t> BackupLog::Missing(const LogRecord& record) const {
   if (record.kind != LogKind::kCommit) return absl::InvalidArgumentError("Apply takes a commit record");
-  size_t here = 0;
+  size_t missing = 0;
   for (const LogEntry& e : record.entries) {
     if (copies_->Find(e.address.region()) == nullptr) continue;
-    if (CopyObjectAt(e) == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
+    const char* object = CopyObjectAt(e);
+    if (object == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "the backup copy of region %d holds no object of %d bytes at %s", e.address.region(), e.size,
           e.address.ToString()));
     }
-    ++here;
+    missing += !AppliedAlready(e, object);
   }
+  return missing;
+}
+
+absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
+  absl::StatusOr<size_t> missing = Missing(record);
+  if (!missing.ok() || *missing == 0) return missing;
   for (const LogEntry& e : record.entries) {
     if (copies_->Find(e.address.region()) == nullptr) continue;
     char* object = CopyObjectAt(e);
@@ -107,7 +114,7 @@ absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
     ApplyEntry(e, object);
   }
   ++stats_.committed;
-  return here;
+  return missing;
 }
 
 size_t BackupLog::ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions) {

@@ -58,9 +58,11 @@ class BackupLog {
   // regions with no copy here are passed over (backed elsewhere, or a copy still to
   // come: it will be sent whole, the commit in it), as are entries the copy has already
   // (the object moved past the version its primary locked it from: a record sent
-  // again). The number of entries in copies here; InvalidArgument, with nothing applied,
-  // for an entry that does not fit the copy of its region.
+  // again). The number of entries applied; InvalidArgument, with nothing applied, for an
+  // entry that does not fit the copy of its region.
   absl::StatusOr<size_t> Apply(const LogRecord& record);
+  // What Apply would apply, without applying it (the same errors).
+  absl::StatusOr<size_t> Missing(const LogRecord& record) const;
   // Failover (retained_commits.h): applies the entries of `record` in `regions` (backup
   // copies held here) that the copy lacks. The number of entries applied.
   size_t ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions);

@@ -13,6 +13,10 @@ bool KnownOp(uint8_t o) { return o >= 1 && o <= static_cast<uint8_t>(LogOp::kFre
 }  // namespace
 
 absl::Status EncodeLogRecord(const LogRecord& record, std::string* out) {
+  return EncodeLogRecordAs(record, record.kind, record.epoch, out);
+}
+
+absl::Status EncodeLogRecordAs(const LogRecord& record, LogKind kind, uint64_t epoch, std::string* out) {
   if (record.entries.size() > kMaxLogEntries) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a log record holds at most %d entries, not %d", kMaxLogEntries, record.entries.size()));
@@ -25,11 +29,11 @@ absl::Status EncodeLogRecord(const LogRecord& record, std::string* out) {
   const size_t start = out->size();
   WireWriter w(out);
   w.Put<uint8_t>(kLogFormat);
-  w.Put<uint8_t>(static_cast<uint8_t>(record.kind));
+  w.Put<uint8_t>(static_cast<uint8_t>(kind));
   w.Put<uint16_t>(static_cast<uint16_t>(record.entries.size()));
   w.Put<uint32_t>(static_cast<uint32_t>(total));
   w.Put<uint64_t>(record.transaction);
-  w.Put<uint64_t>(record.epoch);
+  w.Put<uint64_t>(epoch);
   w.Put<uint32_t>(0);  // checksum, filled in below
   w.Put<uint32_t>(0);
   for (const LogEntry& e : record.entries) {

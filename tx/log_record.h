@@ -87,6 +87,8 @@ struct LogRecord {
 // Appends the encoding of `record` to `out`. InvalidArgument for more than
 // kMaxLogEntries entries or a record over 4 GiB.
 absl::Status EncodeLogRecord(const LogRecord& record, std::string* out);
+// The same, with another kind and epoch than the record's (no copy of its entries).
+absl::Status EncodeLogRecordAs(const LogRecord& record, LogKind kind, uint64_t epoch, std::string* out);
 
 // Decodes one record from the front of `in`; `consumed` gets its length so records can
 // be read back to back from a log.

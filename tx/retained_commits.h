@@ -3,9 +3,9 @@
 //
 // A single-machine commit has no prepare phase: its primary sends the commit record
 // straight to the backups of the regions it writes, and each backup applies it on
-// arrival. The decision is commit from the first send, so a primary that dies after
-// some backups applied the record and before others did leaves survivors that
-// disagree — and the regions it was primary of are promoted to different survivors, so
+// arrival (once logged). The decision is commit as soon as one backup may have applied
+// it, so a primary that dies after some backups applied the record and before others
+// did leaves survivors that disagree — and the regions it was primary of are promoted to different survivors, so
 // without help the promoted copies would hold one part of the transaction and not the
 // other. Two pieces close that gap:
 //

@@ -21,10 +21,10 @@ absl::Duration RetryDelay(int retries) {
 // Departed senders' retained records are kept this long after the failover.
 constexpr absl::Duration kForgetDepartedAfter = absl::Minutes(10);
 
-// Whether `node` holds a replica of a region that `record` writes, in `placement`.
-bool ReplicaOfAny(const membership::Placement& placement, NodeId node, const LogRecord& record) {
-  for (const LogEntry& e : record.entries) {
-    absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(e.address.region());
+// Whether `node` holds a replica of one of `regions` in `placement`.
+bool ReplicaOfAny(const membership::Placement& placement, NodeId node, absl::Span<const RegionId> regions) {
+  for (RegionId region : regions) {
+    absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(region);
     if (rs.ok() && rs->Contains(node)) return true;
   }
   return false;
@@ -61,35 +61,40 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
     (void)participant_.Abort(lock.transaction);
     return done(readable.status());
   }
-  // The commit record goes whole (every entry, at the versions locked from) to every
-  // backup of a region it writes: a backup applies its own copies' entries and keeps the
-  // rest for failover (retained_commits.h).
+  // The commit record goes whole (every entry, at the versions locked from: the
+  // participant's lock record, held until the apply) to every backup of a region it
+  // writes: a backup applies its own copies' entries and keeps the rest for failover
+  // (retained_commits.h).
   const uint64_t transaction = lock.transaction;
+  const LogRecord& held = *participant_.Find(transaction);
   auto rep = std::make_unique<Replication>();
-  rep->record = *participant_.Find(transaction);
-  rep->record.kind = LogKind::kCommit;
-  for (const LogEntry& e : rep->record.entries) {
-    absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(e.address.region());
+  rep->epoch = held.epoch;
+  for (const LogEntry& e : held.entries) {
+    const RegionId region = e.address.region();
+    if (std::find(rep->regions.begin(), rep->regions.end(), region) != rep->regions.end()) continue;
+    absl::StatusOr<membership::ReplicaSet> rs = p->Lookup(region);
     if (!rs.ok() || rs->primary() != self_) {
       (void)participant_.Abort(transaction);
       return done(absl::AbortedError(
           absl::StrFormat("node %d is no longer the primary of %s", self_, e.address.ToString())));
     }
+    rep->regions.push_back(region);
     for (NodeId b : rs->backups()) {
       if (std::find(rep->waiting.begin(), rep->waiting.end(), b) == rep->waiting.end()) rep->waiting.push_back(b);
     }
   }
   rep->sequence = sequencer_.Begin();
-  if (absl::Status s = EncodeApplyRequest(rep->sequence, sequencer_.watermark(), rep->record, &rep->payload);
+  if (absl::Status s = EncodeApplyRequest(rep->sequence, sequencer_.watermark(), held, rep->epoch, &rep->payload);
       !s.ok()) {
     sequencer_.End(rep->sequence);
     (void)participant_.Abort(transaction);
     return done(s);
   }
-  // From the first send on, the decision is commit: a backup may apply the record on
-  // arrival. Nothing takes it back; a backup that does not answer is asked again until
-  // it does or leaves the region's replica set (RetryApply), and the caller hears
-  // "outcome unknown" if that takes longer than rpc_timeout.
+  // Once a backup has applied the record the decision is commit: nothing takes it back;
+  // a backup that does not answer is asked again until it does or leaves the regions'
+  // replica sets (RetryApply), and the caller hears "outcome unknown" if that takes
+  // longer than rpc_timeout. Only when every backup refused it (applied nothing: a full
+  // disk, a fenced epoch) does the transaction abort.
   rep->done = std::move(done);
   std::weak_ptr<ThreadContext*> alive = alive_;
   rep->answer_timer = loop().RunAfter(options_.rpc_timeout, [alive, transaction] {
@@ -97,32 +102,30 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   });
   rep->backups = rep->waiting;
   const absl::InlinedVector<NodeId, 4> backups = rep->backups;
-  Replication& r = *replicating_.emplace(transaction, std::move(rep)).first->second;
-  LogHere(transaction, r);
+  replicating_.emplace(transaction, std::move(rep));
+  LogHere(transaction);
   for (NodeId b : backups) SendApply(transaction, b);
 }
 
-void ThreadContext::LogHere(uint64_t transaction, Replication& r) {
+void ThreadContext::LogHere(uint64_t transaction) {
+  auto it = replicating_.find(transaction);
+  if (it == replicating_.end()) return;
+  it->second->local = Replication::LocalLog::kPending;
   std::weak_ptr<ThreadContext*> alive = alive_;
-  Log(storage::NodeLogType::kTxApplied, r.record, absl::string_view(r.payload).substr(kApplyHeaderBytes),
-      [alive, transaction](const absl::Status& s) {
+  Log(storage::NodeLogType::kTxApplied, *participant_.Find(transaction),
+      absl::string_view(it->second->payload).substr(kApplyHeaderBytes), [alive, transaction](const absl::Status& s) {
         if (alive.expired()) return;
         ThreadContext* self = *alive.lock();
         auto it = self->replicating_.find(transaction);
         if (it == self->replicating_.end()) return;
-        if (s.ok()) {
-          it->second->logged_here = true;
-          return self->FinishIfReplicated(transaction);
+        Replication& r = *it->second;
+        r.local = s.ok() ? Replication::LocalLog::kDurable : Replication::LocalLog::kFailed;
+        if (!s.ok()) {
+          FARM_LOG(kWarning, "node %u: transaction %x: its commit record could not be logged here: %s", self->self_,
+                   transaction, s.ToString());
+          if (r.refusal.ok()) r.refusal = s;
         }
-        // The decision stands (backups may have it): try the append again.
-        FARM_LOG(kWarning, "node %u: transaction %x: its commit record could not be logged (retrying): %s",
-                 self->self_, transaction, s.ToString());
-        self->loop().RunAfter(absl::Milliseconds(100), [alive, transaction] {
-          if (alive.expired()) return;
-          ThreadContext* self = *alive.lock();
-          auto it = self->replicating_.find(transaction);
-          if (it != self->replicating_.end()) self->LogHere(transaction, *it->second);
-        });
+        self->DecideReplication(transaction);
       });
 }
 
@@ -131,7 +134,8 @@ void ThreadContext::SendApply(uint64_t transaction, NodeId backup) {
   if (it == replicating_.end()) return;
   std::weak_ptr<ThreadContext*> alive = alive_;
   if (options_.replication_hook &&
-      !options_.replication_hook(ReplicationEvent::kSend, it->second->record, it->second->backups, backup)) {
+      !options_.replication_hook(ReplicationEvent::kSend, *participant_.Find(transaction), it->second->backups,
+                                 backup)) {
     loop().Post([alive, transaction, backup] {
       if (!alive.expired()) {
         (*alive.lock())->OnApplied(transaction, backup, absl::UnavailableError("dropped by the replication hook"));
@@ -152,47 +156,88 @@ void ThreadContext::SendApply(uint64_t transaction, NodeId backup) {
   }
 }
 
+namespace {
+
+// An answer that may hide an applied record (the message or its reply was lost).
+bool MayHaveApplied(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s);
+}
+
+void Erase(absl::InlinedVector<NodeId, 4>& nodes, NodeId n) {
+  nodes.erase(std::remove(nodes.begin(), nodes.end(), n), nodes.end());
+}
+
+}  // namespace
+
 void ThreadContext::OnApplied(uint64_t transaction, NodeId backup, const absl::Status& s) {
   auto it = replicating_.find(transaction);
   if (it == replicating_.end()) return;
   Replication& r = *it->second;
+  std::weak_ptr<ThreadContext*> alive = alive_;
   if (s.ok()) {
     if (options_.replication_hook) {
-      (void)options_.replication_hook(ReplicationEvent::kAcknowledged, r.record, r.backups, backup);
+      (void)options_.replication_hook(ReplicationEvent::kAcknowledged, *participant_.Find(transaction), r.backups,
+                                      backup);
     }
-    r.waiting.erase(std::remove(r.waiting.begin(), r.waiting.end(), backup), r.waiting.end());
-    return FinishIfReplicated(transaction);
+    Erase(r.waiting, backup);
+    Stand(transaction);
+    return DecideReplication(transaction);
   }
   r.last_error = absl::Status(s.code(), absl::StrFormat("backup %d: %s", backup, s.message()));
+  if (!r.stands && !MayHaveApplied(s)) {
+    // A refusal: that backup applied nothing. With every backup refusing, it aborts.
+    Erase(r.waiting, backup);
+    r.refused.push_back(backup);
+    if (r.refusal.ok()) r.refusal = r.last_error;
+    return DecideReplication(transaction);
+  }
   const int retries = ++r.retries;
   if (retries == 3 || retries % 50 == 0) {
     FARM_LOG(kWarning, "node %u: transaction %x: its commit record has not reached backup %d (%d tries, retrying): %s",
              self_, transaction, backup, retries, s.ToString());
   }
-  std::weak_ptr<ThreadContext*> alive = alive_;
   loop().RunAfter(RetryDelay(retries), [alive, transaction, backup] {
     if (!alive.expired()) (*alive.lock())->RetryApply(transaction, backup);
   });
+}
+
+void ThreadContext::Stand(uint64_t transaction) {
+  Replication& r = *replicating_.at(transaction);
+  r.stands = true;
+  // Those that refused it must take it too.
+  std::weak_ptr<ThreadContext*> alive = alive_;
+  for (NodeId b : r.refused) {
+    r.waiting.push_back(b);
+    loop().Post([alive, transaction, b] {
+      if (!alive.expired()) (*alive.lock())->RetryApply(transaction, b);
+    });
+  }
+  r.refused.clear();
 }
 
 void ThreadContext::RetryApply(uint64_t transaction, NodeId backup) {
   auto it = replicating_.find(transaction);
   if (it == replicating_.end()) return;
   Replication& r = *it->second;
+  if (std::find(r.waiting.begin(), r.waiting.end(), backup) == r.waiting.end()) return;
   std::shared_ptr<const membership::Placement> p = placement();
-  if (p != nullptr && (!p->IsMember(backup) || !ReplicaOfAny(*p, backup, r.record))) {
+  if (p != nullptr && (!p->IsMember(backup) || !ReplicaOfAny(*p, backup, r.regions))) {
     // Gone from the replica sets: a member that left holds nothing the cluster uses, and
-    // one that moved off the regions gets a whole copy if it returns.
-    r.waiting.erase(std::remove(r.waiting.begin(), r.waiting.end(), backup), r.waiting.end());
-    return FinishIfReplicated(transaction);
+    // one that moved off the regions gets a whole copy if it returns. It may have applied
+    // the record (its answer was lost) and retain it, so the commit stands.
+    Erase(r.waiting, backup);
+    Stand(transaction);
+    return DecideReplication(transaction);
   }
-  if (p != nullptr && p->epoch() > r.record.epoch && p->IsMember(self_) && CheckServing().ok()) {
+  if (p != nullptr && p->epoch() > r.epoch && p->IsMember(self_) && CheckServing().ok()) {
     // This node lived through a configuration change (a backup that fenced it refuses
     // the older epoch): the record goes on in the new one. A primary that left is never
     // a member of a newer configuration, so its records stay refused.
-    r.record.epoch = p->epoch();
+    r.epoch = p->epoch();
     r.payload.clear();
-    if (absl::Status s = EncodeApplyRequest(r.sequence, sequencer_.watermark(), r.record, &r.payload); !s.ok()) {
+    if (absl::Status s = EncodeApplyRequest(r.sequence, sequencer_.watermark(), *participant_.Find(transaction),
+                                            r.epoch, &r.payload);
+        !s.ok()) {
       FARM_LOG(kError, "node %u: transaction %x: its commit record cannot be encoded again: %s", self_, transaction,
                s.ToString());
       return;
@@ -201,21 +246,68 @@ void ThreadContext::RetryApply(uint64_t transaction, NodeId backup) {
   SendApply(transaction, backup);
 }
 
-void ThreadContext::FinishIfReplicated(uint64_t transaction) {
+void ThreadContext::DecideReplication(uint64_t transaction) {
   auto it = replicating_.find(transaction);
-  if (it == replicating_.end() || !it->second->waiting.empty() || !it->second->logged_here) return;
+  if (it == replicating_.end()) return;
+  Replication& r = *it->second;
+  using LocalLog = Replication::LocalLog;
+  if (r.stands || r.backups.empty()) {
+    // Commit: once every backup has it and this node's log too.
+    if (r.local == LocalLog::kFailed && r.stands) {
+      // The decision stands (backups have it): try the append again.
+      r.local = LocalLog::kPending;
+      std::weak_ptr<ThreadContext*> alive = alive_;
+      loop().RunAfter(absl::Milliseconds(100), [alive, transaction] {
+        if (!alive.expired()) (*alive.lock())->LogHere(transaction);
+      });
+      return;
+    }
+    if (r.local == LocalLog::kFailed) return FinishReplication(transaction, /*commit=*/false);  // r = 1
+    if (r.waiting.empty() && r.refused.empty() && r.local == LocalLog::kDurable) {
+      return FinishReplication(transaction, /*commit=*/true);
+    }
+    return;
+  }
+  // No backup has it yet: abort once every one refused it and this node's log is settled.
+  if (r.waiting.empty() && r.local != LocalLog::kPending) FinishReplication(transaction, /*commit=*/false);
+}
+
+void ThreadContext::FinishReplication(uint64_t transaction, bool commit) {
+  auto it = replicating_.find(transaction);
+  if (it == replicating_.end()) return;
   std::unique_ptr<Replication> r = std::move(it->second);
   replicating_.erase(it);
-  // The decision goes into the log before the objects are unlocked, so every later
-  // record of them follows it (a checkpoint relies on it: checkpointer.h). It is not
-  // waited for: replay applies the kTxApplied record unless an abort follows it.
-  if (log_->durable()) log_->AppendUnwaited(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction));
-  freed_.clear();
-  absl::Status s = participant_.Commit(transaction, &freed_);
-  if (s.ok()) FreeCommitted(freed_);
   sequencer_.End(r->sequence);
   loop().CancelTimer(r->answer_timer);
-  if (r->done) r->done(s);
+  TxDone done = std::move(r->done);
+  if (commit) {
+    // The decision goes into the log before the objects are unlocked, so every later
+    // record of them follows it (a checkpoint relies on it: checkpointer.h). It is not
+    // waited for: replay applies the kTxApplied record unless an abort follows it.
+    if (log_->durable()) log_->AppendUnwaited(storage::NodeLogType::kTxCommitted, EncodeTransactionId(transaction));
+    freed_.clear();
+    absl::Status s = participant_.Commit(transaction, &freed_);
+    if (s.ok()) FreeCommitted(freed_);
+    if (done) done(s);
+    return;
+  }
+  // Every backup refused it: nothing is applied anywhere. If this node logged it, the
+  // abort after it must be durable before the failure is reported, or replay would
+  // apply what was reported failed.
+  const absl::Status refusal = r->refusal.ok() ? absl::AbortedError("every backup refused the commit") : r->refusal;
+  (void)participant_.Abort(transaction);
+  if (r->local != Replication::LocalLog::kDurable) {
+    if (done) done(refusal);
+    return;
+  }
+  log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
+               [refusal, transaction, done = std::move(done)](const absl::Status& s) mutable {
+                 if (!done) return;
+                 if (s.ok()) return done(refusal);
+                 done(absl::UnavailableError(absl::StrFormat(
+                     "outcome unknown: transaction %x failed (%s) and its abort could not be logged: %s",
+                     transaction, refusal.message(), s.message())));
+               });
 }
 
 void ThreadContext::AnswerUnknown(uint64_t transaction) {
@@ -223,12 +315,16 @@ void ThreadContext::AnswerUnknown(uint64_t transaction) {
   if (it == replicating_.end() || !it->second->done) return;
   Replication& r = *it->second;
   std::exchange(r.done, nullptr)(absl::DeadlineExceededError(absl::StrFormat(
-      "outcome unknown: transaction %x commits once its commit record reaches backup(s) %s (%s)", transaction,
-      absl::StrJoin(r.waiting, ","), r.logged_here ? r.last_error.ToString() : "and this node's log")));
+      "outcome unknown: transaction %x: its commit record has not reached backup(s) %s yet (%s); it %s", transaction,
+      absl::StrJoin(r.waiting, ","), r.last_error.ToString(),
+      r.stands ? "commits once they have it" : "commits or aborts once they answer")));
 }
 
 void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequest request,
                                 absl::string_view encoded, TxDone done) {
+  // Every refusal here (an error that is not Unavailable, DeadlineExceeded or Cancelled:
+  // those the primary cannot tell from a lost message) means nothing of the record was
+  // applied or retained here, so a primary refused by every backup may abort.
   if (gate_ != nullptr && !gate_->serving()) {
     return done(absl::UnavailableError(absl::StrFormat("node %d is not serving", self_)));
   }
@@ -239,14 +335,40 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequ
         "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", request.record.epoch, self_,
         fence_epoch_)));
   }
-  absl::StatusOr<size_t> here = backup_log_.Apply(request.record);
-  if (!here.ok()) return done(here.status());
-  if (*here == 0) {
-    done(absl::OkStatus());  // its copies here are still to come, whole, the commit in them
-  } else {
-    Log(storage::NodeLogType::kTxApplied, request.record, encoded, std::move(done));
+  absl::StatusOr<size_t> missing = backup_log_.Missing(request.record);
+  if (!missing.ok()) return done(missing.status());
+  if (*missing == 0 || !log_->durable()) {
+    // Nothing to apply here (regions backed elsewhere, copies still to come whole, or a
+    // record sent again that an earlier send applied — after logging it), or no log.
+    (void)backup_log_.Apply(request.record);
+    retained_.Retain(sender, sender_thread, request.sequence, request.watermark, std::move(request.record));
+    return done(absl::OkStatus());
   }
-  retained_.Retain(sender, sender_thread, request.sequence, request.watermark, std::move(request.record));
+  // Logged first and applied once durable, so that a record the log refuses (a full
+  // disk) is applied nowhere here and the primary hears a refusal.
+  auto kept = std::make_shared<ApplyRequest>(std::move(request));
+  std::weak_ptr<ThreadContext*> alive = alive_;
+  log_->Append(storage::NodeLogType::kTxApplied, encoded,
+               [alive, sender, sender_thread, kept, done = std::move(done)](const absl::Status& s) mutable {
+                 if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
+                 ThreadContext* self = *alive.lock();
+                 const LogRecord& record = kept->record;
+                 if (!s.ok()) {
+                   // Another send of the record may have been logged and applied meanwhile.
+                   absl::StatusOr<size_t> still = self->backup_log_.Missing(record);
+                   if (!still.ok() || *still > 0) return done(s);
+                 } else if (record.epoch < self->fence_epoch_) {
+                   // Fenced while it was being logged: failover may have gathered this
+                   // thread's records already, so it must stay unapplied here.
+                   return done(absl::AbortedError(absl::StrFormat(
+                       "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", record.epoch,
+                       self->self_, self->fence_epoch_)));
+                 } else if (absl::StatusOr<size_t> applied = self->backup_log_.Apply(record); !applied.ok()) {
+                   return done(applied.status());
+                 }
+                 self->retained_.Retain(sender, sender_thread, kept->sequence, kept->watermark, std::move(kept->record));
+                 done(absl::OkStatus());
+               });
 }
 
 std::vector<const LogRecord*> ThreadContext::RetainedTouching(const absl::flat_hash_set<RegionId>& regions) {

@@ -26,16 +26,20 @@
 //                    commits"). When a read is pinned by another transaction, the locks
 //                    are upgraded to exclusive and the reads validated again instead:
 //                    validation is then the serialization point, so a lock-free reader
-//                    must not see the old value of a write after it. The decision is
-//                    commit from the first send (a backup applies the record on
-//                    arrival): a backup that does not acknowledge is asked again until
-//                    it does or leaves the regions' replica sets, and only then does
-//                    this node apply; the caller hears "outcome unknown"
-//                    (DeadlineExceeded) if that takes longer than rpc_timeout. Each
-//                    backup gets the whole record and retains it until the primary's
-//                    watermark passes it, for failover (retained_commits.h).
-//   ApplyBackup      a backup's side of it: applies the entries of its copies, retains
-//                    the record.
+//                    must not see the old value of a write after it. Once a backup
+//                    may have applied the record (it acknowledged, or its answer was
+//                    lost) the decision is commit: a backup that does not acknowledge is
+//                    asked again until it does or leaves the regions' replica sets, and
+//                    only then does this node apply; the caller hears "outcome unknown"
+//                    (DeadlineExceeded) if that takes longer than rpc_timeout. Only when
+//                    every backup refused the record (applied nothing: its log full, a
+//                    fenced epoch) does the commit abort, its abort logged after this
+//                    node's record. Each backup gets the whole record and retains it
+//                    until the primary's watermark passes it, for failover
+//                    (retained_commits.h).
+//   ApplyBackup      a backup's side of it: logs the record, applies the entries of its
+//                    copies once that is durable, retains it; any error but
+//                    Unavailable, DeadlineExceeded or Cancelled is a refusal.
 //
 // Durability (the node's log, storage/node_log_types.h): every replica the protocol
 // writes to logs what it received, and answers only once that is durable — so a
@@ -269,24 +273,36 @@ class ThreadContext final : public Context {
   // and retried (the locks stay: nothing is readable that a crash could lose).
   void CommitPrimaryWhenDurable(uint64_t transaction, TxDone done);
   // A single-machine commit from its first send to its apply (single_machine_commit.cc).
+  // Its entries are the participant's lock record (held until the apply or abort).
   struct Replication {
-    uint64_t sequence = 0;                   // ApplySequencer's
-    LogRecord record;                        // kCommit: every entry, at the versions locked from
-    std::string payload;                     // its kTxApply request (EncodeApplyRequest)
-    absl::InlinedVector<NodeId, 4> backups;  // every backup it goes to
-    absl::InlinedVector<NodeId, 4> waiting;  // those that have not acknowledged it
-    bool logged_here = false;                // this node's kTxApplied record is durable
-    TxDone done;                             // the caller's; empty once answered
-    TimerId answer_timer = 0;                // answers "outcome unknown" if the backups are slow
+    enum class LocalLog { kPending, kDurable, kFailed };
+    uint64_t sequence = 0;                     // ApplySequencer's
+    uint64_t epoch = 0;                        // the commit record's
+    absl::InlinedVector<RegionId, 4> regions;  // those it writes
+    std::string payload;                       // its kTxApply request (EncodeApplyRequest)
+    absl::InlinedVector<NodeId, 4> backups;    // every backup it goes to
+    absl::InlinedVector<NodeId, 4> waiting;    // no answer yet, or one that may be lost: asked again
+    absl::InlinedVector<NodeId, 4> refused;    // refused it (applied nothing) while none has it
+    bool stands = false;  // a backup applied it (or may have, and left): the commit stands
+    LocalLog local = LocalLog::kPending;       // this node's kTxApplied record
+    absl::Status refusal;                      // the first refusal (a backup's or the log's)
+    TxDone done;                               // the caller's; empty once answered
+    TimerId answer_timer = 0;                  // answers "outcome unknown" if the backups are slow
     int retries = 0;
-    absl::Status last_error;                 // a backup's, for the messages
+    absl::Status last_error;                   // a backup's, for the messages
   };
-  void LogHere(uint64_t transaction, Replication& r);
+  void LogHere(uint64_t transaction);
   void SendApply(uint64_t transaction, NodeId backup);
   void OnApplied(uint64_t transaction, NodeId backup, const absl::Status& s);
   void RetryApply(uint64_t transaction, NodeId backup);
-  // Applies and unlocks once every backup acknowledged and this node logged the record.
-  void FinishIfReplicated(uint64_t transaction);
+  // The commit stands (a backup applied it, or may have): those that refused it are
+  // asked again.
+  void Stand(uint64_t transaction);
+  // What the answers so far allow: apply and unlock once every backup acknowledged and
+  // this node logged the record; abort once every backup refused it (none applied it);
+  // else wait (and retry what failed).
+  void DecideReplication(uint64_t transaction);
+  void FinishReplication(uint64_t transaction, bool commit);
   void AnswerUnknown(uint64_t transaction);
   // Sets the records of `departed` senders aside (RetainedCommits::Departed).
   void ForgetDeparted(const absl::flat_hash_set<NodeId>& departed);

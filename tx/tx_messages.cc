@@ -128,10 +128,11 @@ absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size
   return out;
 }
 
-absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, std::string* out) {
+absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, uint64_t epoch,
+                                std::string* out) {
   WireWriter w(out);
   w.Put(kTxApplyFormat).Bytes(absl::string_view("\0\0\0\0\0\0\0", 7)).Put(sequence).Put(watermark);
-  return EncodeLogRecord(record, out);
+  return EncodeLogRecordAs(record, LogKind::kCommit, epoch, out);
 }
 
 absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes) {

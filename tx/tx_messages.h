@@ -124,7 +124,9 @@ struct ApplyRequest {
   uint64_t watermark = 0;
   LogRecord record;
 };
-absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, std::string* out);
+// `record`'s entries go as a commit record of `epoch`, whatever its own kind and epoch.
+absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, uint64_t epoch,
+                                std::string* out);
 // `record_bytes` (optional) gets the record's encoding within `in`.
 absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes = nullptr);
 

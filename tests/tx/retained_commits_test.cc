@@ -122,7 +122,7 @@ TEST(RetainedCommitsTest, ADepartedSendersRecordsAreSetAsideThenForgotten) {
 TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
   const LogRecord record = Commit(77, {Write(kHeld, 0, 4, 'q'), Write(kElsewhere, 128, 8, 'r')});
   std::string bytes;
-  ASSERT_TRUE(EncodeApplyRequest(12, 9, record, &bytes).ok());
+  ASSERT_TRUE(EncodeApplyRequest(12, 9, record, record.epoch, &bytes).ok());
   absl::string_view record_bytes;
   absl::StatusOr<ApplyRequest> back = DecodeApplyRequest(bytes, &record_bytes);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -137,10 +137,18 @@ TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
   std::string other_format = bytes;
   other_format[0] = 9;
   EXPECT_EQ(DecodeApplyRequest(other_format).status().code(), absl::StatusCode::kInvalidArgument);
+  // A primary's held lock record goes as a commit record, in the epoch given.
   LogRecord lock = record;
   lock.kind = LogKind::kLock;
-  std::string lock_bytes;
-  ASSERT_TRUE(EncodeApplyRequest(1, 1, lock, &lock_bytes).ok());
+  std::string as_commit;
+  ASSERT_TRUE(EncodeApplyRequest(1, 1, lock, 5, &as_commit).ok());
+  absl::StatusOr<ApplyRequest> restamped = DecodeApplyRequest(as_commit);
+  ASSERT_TRUE(restamped.ok()) << restamped.status();
+  EXPECT_EQ(restamped->record.kind, LogKind::kCommit);
+  EXPECT_EQ(restamped->record.epoch, 5u);
+  EXPECT_EQ(restamped->record.entries, record.entries);
+  std::string lock_bytes = as_commit.substr(0, kApplyHeaderBytes);
+  ASSERT_TRUE(EncodeLogRecord(lock, &lock_bytes).ok());
   EXPECT_EQ(DecodeApplyRequest(lock_bytes).status().code(), absl::StatusCode::kInvalidArgument)
       << "a backup applies commit records only";
 }
@@ -205,16 +213,24 @@ TEST_F(BackupApplyTest, ARecordAppliesItsEntriesInCopiesHereOnceAndPassesOverThe
   EXPECT_EQ(Version(kBase), NextVersion(0));
   EXPECT_EQ(Content(kBase), std::string(64, 'a'));
   EXPECT_EQ(Content(kBase + 128), std::string(64, 'b'));
-  // Sent again (a retry): nothing moves.
+  // Sent again (a retry): nothing is missing, nothing moves.
+  EXPECT_EQ(*log_.Missing(first), 0u);
   here = log_.Apply(first);
   ASSERT_TRUE(here.ok());
+  EXPECT_EQ(*here, 0u);
   EXPECT_EQ(Version(kBase), NextVersion(0)) << "applied twice";
-  EXPECT_EQ(log_.stats().entries_skipped, 2u);
   // The next write of one object, then the old record once more: still not undone.
   ASSERT_TRUE(log_.Apply(Commit(2, {Write(kHeld, kBase, NextVersion(0), 'c')})).ok());
   ASSERT_TRUE(log_.Apply(first).ok());
   EXPECT_EQ(Content(kBase), std::string(64, 'c'));
   EXPECT_EQ(Version(kBase), NextVersion(NextVersion(0)));
+  // One entry applied, one not: only the missing one moves.
+  const LogRecord half = Commit(4, {Write(kHeld, kBase, NextVersion(NextVersion(0)), 'd'),
+                                    Write(kHeld, kBase + 128, 0, 'b', LogOp::kAlloc)});
+  EXPECT_EQ(*log_.Missing(half), 1u);
+  EXPECT_EQ(*log_.Apply(half), 1u);
+  EXPECT_EQ(Content(kBase), std::string(64, 'd'));
+  EXPECT_EQ(log_.stats().entries_skipped, 1u);
   // Only regions held elsewhere: nothing to do here (a copy still to come).
   here = log_.Apply(Commit(3, {Write(kElsewhere, 64, 0, 'y')}));
   ASSERT_TRUE(here.ok());
@@ -226,6 +242,7 @@ TEST_F(BackupApplyTest, AnEntryThatDoesNotFitItsCopyFailsTheRecordWithNothingApp
   absl::StatusOr<size_t> here = log_.Apply(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), past_the_end}));
   EXPECT_EQ(here.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Version(kBase), 0u) << "nothing applied";
+  EXPECT_EQ(log_.Missing(Commit(1, {past_the_end})).status().code(), absl::StatusCode::kInvalidArgument);
   LogEntry torn = Write(kHeld, kBase + 256, 0, 'x');
   torn.payload.resize(10);
   EXPECT_EQ(log_.Apply(Commit(2, {torn})).status().code(), absl::StatusCode::kInvalidArgument);
