@@ -23,6 +23,15 @@ bool KeysWithinLimit(Context& ctx, absl::Span<const std::string> keys, MultiGetD
   return true;
 }
 
+bool UpdateWithinLimits(Context& ctx, absl::string_view key, absl::string_view value,
+                        Done<absl::StatusOr<KeyOpResult>>& done) {
+  absl::Status invalid = CheckKeyLimit(key);
+  if (invalid.ok()) invalid = CheckValueLimit(value);
+  if (invalid.ok()) return true;
+  ctx.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
+  return false;
+}
+
 void MultiGetByGets(Context& ctx, absl::Span<const std::string> keys,
                     absl::FunctionRef<void(const std::string& key, GetDone done)> get, MultiGetDone done) {
   struct Gather {

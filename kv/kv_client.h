@@ -81,6 +81,10 @@ struct TableScan {
 // InvalidArgument later on ctx's thread (never inside the call) and nothing is sent.
 bool KeysWithinLimit(Context& ctx, absl::string_view key, GetDone& done);
 bool KeysWithinLimit(Context& ctx, absl::Span<const std::string> keys, MultiGetDone& done);
+// Whether an update's key is within kMaxKeyBytes and its value within kMaxValueBytes;
+// if not, the same (InvalidArgument to `done` later on ctx's thread).
+bool UpdateWithinLimits(Context& ctx, absl::string_view key, absl::string_view value,
+                        Done<absl::StatusOr<KeyOpResult>>& done);
 
 // MultiGet as lookups issued together, one `get` per key (a layout's Get), for layouts
 // whose lookups have no batched form: one result per key, in order, or the first

@@ -1,6 +1,8 @@
 #include "kv/local_kv_cluster.h"
 
+#include "absl/time/clock.h"
 #include "farm/api/log.h"
+#include "kv/chained/chained_node.h"
 
 namespace farm::kv {
 
@@ -33,6 +35,26 @@ absl::StatusOr<std::unique_ptr<LocalKvCluster>> LocalKvCluster::Start(InProcessC
     if (absl::Status s = table->Open(); !s.ok()) return s;
   }
   return kv;
+}
+
+absl::Status LocalKvCluster::WaitForExpansions(absl::Duration timeout) {
+  auto expanding = [this] {
+    for (auto& [id, table] : tables_) {
+      auto* node = dynamic_cast<chained::ChainedNode*>(table.get());
+      const chained::Expander* expander = node != nullptr ? node->host().expander() : nullptr;
+      if (expander == nullptr) continue;
+      for (uint32_t p = 0; p < expander->partitions(); ++p) {
+        if (expander->expanding(p)) return true;
+      }
+    }
+    return false;
+  };
+  const absl::Time deadline = absl::Now() + timeout;
+  while (expanding()) {
+    if (absl::Now() >= deadline) return absl::DeadlineExceededError("chained expansions still running");
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return absl::OkStatus();
 }
 
 LocalKvCluster::~LocalKvCluster() {

@@ -59,6 +59,12 @@ class LocalKvCluster {
     return std::move(*result);
   }
 
+  // Waits until no node's table has background work the load started: the chained
+  // layout's expansions (kv/chained/expander.h), asked of every node's Expander (an
+  // expansion allocates its table before its root shows it); other layouts have none.
+  // DeadlineExceeded after `timeout`. Not from a worker thread.
+  absl::Status WaitForExpansions(absl::Duration timeout = absl::Minutes(10));
+
   // A continuation ran twice: a bug below. Says so on stderr (the first result stands).
   static void ReportDoubleCompletion();
 

@@ -56,6 +56,14 @@ Task<absl::StatusOr<std::vector<Shard>>> AllocateShards(Context& ctx, uint32_t b
 
 }  // namespace
 
+ShardFormat MakeShardFormat(uint32_t format, std::initializer_list<uint32_t> params) {
+  ShardFormat f;
+  f.format = format;
+  WireWriter w(&f.params);
+  for (uint32_t p : params) w.Put<uint32_t>(p);
+  return f;
+}
+
 std::string ShardCatalog::EncodeDirectory(const ShardFormat& format, const std::vector<Shard>& shards) {
   std::string out;
   out.reserve(8 + format.params.size() + shards.size() * kShardBytes);

@@ -37,6 +37,7 @@
 #define FARM_KV_SHARD_CATALOG_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,9 @@ struct ShardFormat {
                         // kChainedDirectoryFormat
   std::string params;   // the layout's parameters (a fixed size per format), compared bytewise
 };
+
+// `format` with its parameters as u32 values, in order (each layout's ShardFormat).
+ShardFormat MakeShardFormat(uint32_t format, std::initializer_list<uint32_t> params);
 
 inline constexpr uint32_t kHopscotchDirectoryFormat = 1;
 inline constexpr uint32_t kLinearDirectoryFormat = 2;

@@ -58,13 +58,8 @@ FatPtr ShardMap::Bucket(uint32_t shard, uint32_t bucket) const {
 }
 
 ShardFormat HopscotchFormat(const TableLayout& layout) {
-  ShardFormat f;
-  f.format = kHopscotchDirectoryFormat;
-  WireWriter w(&f.params);
-  w.Put<uint32_t>(layout.neighbourhood);
-  w.Put<uint32_t>(layout.inline_key_bytes);
-  w.Put<uint32_t>(layout.inline_value_bytes);
-  return f;
+  return MakeShardFormat(kHopscotchDirectoryFormat,
+                         {layout.neighbourhood, layout.inline_key_bytes, layout.inline_value_bytes});
 }
 
 }  // namespace farm::kv

@@ -6,7 +6,6 @@
 #include "absl/strings/str_format.h"
 #include "farm/api/coro.h"
 #include "kv/layout.h"
-#include "kv/messages.h"
 #include "kv/table_txn.h"
 
 namespace farm::kv {
@@ -110,28 +109,13 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Sh
 
 }  // namespace
 
-TableClient::TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg)
-    : ctx_(ctx), map_(std::move(map)), update_msg_(update_msg), reader_(ctx, map_) {}
-
-void TableClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-                         Done<absl::StatusOr<KeyOpResult>> done) {
-  absl::Status invalid = CheckKeyLimit(key);
-  if (invalid.ok()) invalid = CheckValueLimit(value);
-  if (!invalid.ok()) {
-    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
-    return;
-  }
+Addr TableClient::UpdateTarget(absl::string_view key) const {
   const Home home = map_->Locate(HashKey(key));
-  const std::string request = EncodeUpdateRequest(UpdateRequest{kind, key, value, delta});
-  msgSend(ctx_, map_->Bucket(home.shard, home.bucket).addr, update_msg_, request,
-          [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
-            if (!reply.ok()) return done(reply.status());
-            done(DecodeUpdateReply(*reply));
-          });
+  return map_->Bucket(home.shard, home.bucket).addr;
 }
 
-void TableClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx_, map_), std::move(done)); }
+void TableClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx(), map_), std::move(done)); }
 
-std::unique_ptr<StoreTxn> TableClient::BeginTxn() { return std::make_unique<TableTxn>(*this); }
+std::unique_ptr<StoreTxn> TableClient::BeginTxn() { return std::make_unique<TableTxn>(ctx(), HopscotchTxnOps(*map_)); }
 
 }  // namespace farm::kv

@@ -11,12 +11,14 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/api/farm.h"
 #include "kv/kv_client.h"
 #include "kv/messages.h"
+#include "kv/reader_client.h"
 #include "kv/shard_map.h"
 #include "kv/store.h"
 #include "kv/table_ops.h"
@@ -24,35 +26,22 @@
 
 namespace farm::kv {
 
-class TableClient final : public KvClient {
+class TableClient final : public ReaderClient<TableClient, TableReader> {
  public:
   // Updates go to `update_msg` (the table's TableIdentity).
-  TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg = kKvUpdateMsgId);
+  TableClient(Context& ctx, std::shared_ptr<const ShardMap> map, MsgId update_msg = kKvUpdateMsgId)
+      : ReaderClient(ctx, update_msg, map), map_(std::move(map)) {}
 
-  void Get(absl::string_view key, GetDone done) override {
-    if (KeysWithinLimit(ctx_, key, done)) reader_.Get(key, std::move(done));
-  }
-  void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override {
-    if (KeysWithinLimit(ctx_, keys, done)) reader_.MultiGet(keys, std::move(done));
-  }
-  // kPut (value), kRemove, kIncrement (delta). InvalidArgument for a key or value over
-  // the limits (checked here, nothing is sent); the op's own error in its result.
-  void Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-              Done<absl::StatusOr<KeyOpResult>> done) override;
   void Scan(Done<absl::StatusOr<TableScan>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
-  const LookupStats& lookup_stats() const override { return reader_.stats(); }
 
-  Context& ctx() const override { return ctx_; }
+  // The key's home bucket: its shard's primary runs the key's updates.
+  Addr UpdateTarget(absl::string_view key) const;
   const ShardMap& map() const { return *map_; }
   const std::shared_ptr<const ShardMap>& shared_map() const { return map_; }
-  TableReader& reader() { return reader_; }
 
  private:
-  Context& ctx_;
   const std::shared_ptr<const ShardMap> map_;
-  const MsgId update_msg_;
-  TableReader reader_;
 };
 
 }  // namespace farm::kv

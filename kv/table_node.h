@@ -21,34 +21,19 @@
 #include "farm/api/farm.h"
 #include "farm/api/host.h"
 #include "kv/kv_table.h"
+#include "kv/layout_node.h"
 #include "kv/table_client.h"
 #include "kv/table_host.h"
 
 namespace farm::kv {
 
-class TableNode final : public KvTable {
+class TableNode final : public LayoutNode<TableHost, TableClient> {
  public:
   // Registers the table's handlers; call before the node starts.
   static absl::StatusOr<std::unique_ptr<TableNode>> Install(Host& host, TableOptions options);
-  ~TableNode() override;
-  TableNode(const TableNode&) = delete;
-  TableNode& operator=(const TableNode&) = delete;
-
-  const std::string& layout() const override { return layout_; }
-  absl::Status CreateShards() override;
-  absl::Status Open() override;
-  bool open() const override { return !clients_.empty(); }
-  // After Open; on worker thread t only.
-  TableClient& client(size_t t) override { return *clients_.at(t); }
-
-  TableHost& host() { return *host_; }
 
  private:
-  TableNode(Host& node, std::unique_ptr<TableHost> host) : node_(node), host_(std::move(host)) {}
-  const std::string layout_ = "hopscotch";
-  Host& node_;
-  std::unique_ptr<TableHost> host_;
-  std::vector<std::unique_ptr<TableClient>> clients_;
+  using LayoutNode::LayoutNode;
 };
 
 }  // namespace farm::kv

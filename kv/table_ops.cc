@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kv/tx_operation.h"
 
 namespace farm::kv {
 namespace {
@@ -33,14 +34,6 @@ struct Neighbourhood {
   std::optional<std::string> value;
   FatPtr value_object;              // when the pair is out of line
 };
-
-// A block or value object freed (or reallocated) under the transaction: it conflicts.
-absl::Status Retryable(absl::Status s) {
-  if (s.code() == absl::StatusCode::kFailedPrecondition) {
-    return absl::AbortedError(absl::StrCat("the table changed meanwhile: ", s.message()));
-  }
-  return s;
-}
 
 std::span<char> SlotOf(const TableLayout& layout, const SlotAt& at) {
   std::span<char> data = at.object->data();

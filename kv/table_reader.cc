@@ -26,14 +26,7 @@ TableReader::TableReader(Context& ctx, std::shared_ptr<const ShardMap> map)
 TableReader::~TableReader() = default;
 
 void TableReader::Get(absl::string_view key, GetDone done) {
-  Lookup* l;
-  if (free_.empty()) {
-    lookups_.push_back(std::make_unique<Lookup>());
-    l = lookups_.back().get();
-  } else {
-    l = free_.back();
-    free_.pop_back();
-  }
+  Lookup* l = pool_.Take();
   ++stats_.lookups;
   l->key.assign(key.data(), key.size());
   l->hash = HashKey(key);
@@ -59,7 +52,7 @@ void TableReader::ReadBuckets(Lookup* l) {
 }
 
 void TableReader::OnBuckets(Lookup* l, absl::StatusOr<std::span<const LockFreeObject>> r) {
-  if (!r.ok()) return Finish(l, r.status());
+  if (!r.ok()) return pool_.Finish(l, r.status());
   std::span<const char> home = (*r)[0].data;
   std::span<const char> next = (*r)[1].data;
   if (FrontVersion(home) != BackVersion(next)) return Restart(l, "joint versions differ");
@@ -74,7 +67,7 @@ bool TableReader::Scan(Lookup* l, std::span<const char> object, bool bucket) {
   for (uint32_t i = 0; i < slots; ++i) {
     std::span<const char> slot = bucket ? BucketSlot(object, layout, i) : BlockSlot(object, layout, i);
     if (absl::Status s = CheckSlot(slot, layout); !s.ok()) {
-      Finish(l, s);
+      pool_.Finish(l, s);
       return true;
     }
     switch (KindOf(slot)) {
@@ -82,7 +75,7 @@ bool TableReader::Scan(Lookup* l, std::span<const char> object, bool bucket) {
         break;
       case SlotKind::kInline:
         if (InlineKey(slot) == l->key) {
-          Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
+          pool_.Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
           return true;
         }
         break;
@@ -106,7 +99,7 @@ void TableReader::Continue(Lookup* l) {
     if (before_block_) return before_block_(l->key, l->blocks, [this, l] { ReadBlock(l); });
     return ReadBlock(l);
   }
-  Finish(l, std::optional<absl::string_view>());
+  pool_.Finish(l, std::optional<absl::string_view>());
 }
 
 void TableReader::ReadBlock(Lookup* l) {
@@ -119,20 +112,20 @@ void TableReader::ReadBlock(Lookup* l) {
 void TableReader::OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r) {
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kFailedPrecondition) return Restart(l, "value replaced");
-    return Finish(l, r.status());
+    return pool_.Finish(l, r.status());
   }
   absl::StatusOr<std::pair<absl::string_view, absl::string_view>> kv = ParseValueObject(r->data);
-  if (!kv.ok()) return Finish(l, kv.status());
-  if (kv->first == l->key) return Finish(l, std::optional<absl::string_view>(kv->second));
+  if (!kv.ok()) return pool_.Finish(l, kv.status());
+  if (kv->first == l->key) return pool_.Finish(l, std::optional<absl::string_view>(kv->second));
   Continue(l);  // another key with the same hash
 }
 
 void TableReader::OnBlock(Lookup* l, absl::StatusOr<LockFreeObject> r) {
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kFailedPrecondition) return Restart(l, "chain changed");
-    return Finish(l, r.status());
+    return pool_.Finish(l, r.status());
   }
-  if (++l->blocks > (uint64_t{1} << 20)) return Finish(l, absl::InternalError("an overflow chain is cyclic"));
+  if (++l->blocks > (uint64_t{1} << 20)) return pool_.Finish(l, absl::InternalError("an overflow chain is cyclic"));
   if (Scan(l, r->data, false)) return;
   l->next_block = NextOf(r->data, map_->layout());
   Continue(l);
@@ -141,20 +134,12 @@ void TableReader::OnBlock(Lookup* l, absl::StatusOr<LockFreeObject> r) {
 void TableReader::Restart(Lookup* l, absl::string_view why) {
   ++stats_.restarts;
   if (++l->restarts > kMaxRestarts) {
-    return Finish(l, absl::DeadlineExceededError(absl::StrFormat(
+    return pool_.Finish(l, absl::DeadlineExceededError(absl::StrFormat(
                          "lookup restarted %d times (last: %s)", kMaxRestarts, why)));
   }
   // A new lock-free operation: the old one's memory guarantees are not needed any more.
   l->op.emplace(lockFreeStart(ctx_));
   ReadBuckets(l);
-}
-
-void TableReader::Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result) {
-  GetDone done = std::move(l->done);
-  // The value points into the read's copy: end the operation after the continuation.
-  done(std::move(result));
-  l->op.reset();
-  free_.push_back(l);
 }
 
 void TableReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {

@@ -29,6 +29,7 @@
 #include "absl/types/span.h"
 #include "farm/api/farm.h"
 #include "kv/kv_client.h"
+#include "kv/lookup_pool.h"
 #include "kv/shard_map.h"
 
 namespace farm::kv {
@@ -75,12 +76,10 @@ class TableReader {
   void ReadBlock(Lookup* l);
   void OnBlock(Lookup* l, absl::StatusOr<LockFreeObject> r);
   void Restart(Lookup* l, absl::string_view why);
-  void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
 
   Context& ctx_;
   const std::shared_ptr<const ShardMap> map_;
-  std::vector<std::unique_ptr<Lookup>> lookups_;
-  std::vector<Lookup*> free_;
+  LookupPool<Lookup> pool_;
   LookupStats stats_;
   BeforeBlockHook before_block_;
 };

@@ -1,37 +1,43 @@
 // TableTxn: a transaction over several keys of the hopscotch table (kv/store.h's
-// StoreTxn; Redis MULTI/EXEC and WATCH): the table's operations (kv/table_ops.h) in one
-// distributed FaRM transaction, one operation at a time, with the joint versions sealed
-// at commit. Made by TableClient::BeginTxn; used on the client's thread only.
+// StoreTxn; Redis MULTI/EXEC and WATCH): a LayoutTxn (kv/layout_txn.h) over the table's
+// operations (kv/table_ops.h), with the joint versions of the buckets it wrote sealed at
+// commit. Made by TableClient::BeginTxn; used on the client's thread only. The map
+// must outlive it.
 #ifndef FARM_KV_TABLE_TXN_H_
 #define FARM_KV_TABLE_TXN_H_
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "kv/store.h"
-#include "kv/table_client.h"
+#include "kv/layout_txn.h"
+#include "kv/shard_map.h"
 #include "kv/table_ops.h"
-#include "kv/tx_operation.h"
 
 namespace farm::kv {
 
-class TableTxn final : public StoreTxn {
+// The hopscotch table's Ops for LayoutTxn.
+class HopscotchTxnOps {
  public:
-  explicit TableTxn(TableClient& client) : client_(client), tx_(txCreate(client.ctx())) {}
-
-  void Get(absl::string_view key, Done<absl::StatusOr<std::optional<std::string>>> done) override;
-  void Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) override;
-  void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override;
-  void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) override;
-  void Commit(Done<absl::Status> done) override;
+  explicit HopscotchTxnOps(const ShardMap& map) : map_(&map) {}
+  Task<absl::StatusOr<std::optional<std::string>>> Lookup(Tx& tx, std::string key) const {
+    return LookupInTx(tx, *map_, std::move(key));
+  }
+  // The buckets it writes are remembered for BeforeCommit.
+  Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
+                                                       std::vector<KeyOp> ops) {
+    return ApplyToKey(tx, *map_, writes_, std::move(key), std::move(ops));
+  }
+  // Invariant 3 of kv/table_ops.h, once, after the last Apply.
+  void BeforeCommit() { writes_.Seal(); }
 
  private:
-  void Apply(absl::string_view key, KeyOp op, Done<absl::StatusOr<KeyOpResult>> done);
-
-  TableClient& client_;
-  TxHandle tx_;
+  const ShardMap* map_;
   BucketWrites writes_;
 };
+
+using TableTxn = LayoutTxn<HopscotchTxnOps>;
 
 }  // namespace farm::kv
 

@@ -6,9 +6,9 @@
 
 #include "farm/api/coro.h"
 #include "kv/chained/bucket_format.h"
-#include "kv/chained/chained_txn.h"
+#include "kv/chained/chained_ops.h"
 #include "kv/layout.h"
-#include "kv/messages.h"
+#include "kv/layout_txn.h"
 
 namespace farm::kv::chained {
 namespace {
@@ -125,29 +125,14 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, ChainedReader& reader, C
 
 }  // namespace
 
-ChainedClient::ChainedClient(Context& ctx, ChainedTable table, MsgId update_msg)
-    : ctx_(ctx), table_(std::move(table)), update_msg_(update_msg), reader_(ctx, table_) {}
-
-void ChainedClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-                           Done<absl::StatusOr<KeyOpResult>> done) {
-  absl::Status invalid = CheckKeyLimit(key);
-  if (invalid.ok()) invalid = CheckValueLimit(value);
-  if (!invalid.ok()) {
-    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
-    return;
-  }
-  const Addr root = table_.map->partition(table_.map->PartitionOf(HashKey(key))).root.addr;
-  const std::string request = EncodeUpdateRequest(UpdateRequest{kind, key, value, delta});
-  msgSend(ctx_, root, update_msg_, request, [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
-    if (!reply.ok()) return done(reply.status());
-    done(DecodeUpdateReply(*reply));
-  });
+Addr ChainedClient::UpdateTarget(absl::string_view key) const {
+  return table_.map->partition(table_.map->PartitionOf(HashKey(key))).root.addr;
 }
 
 void ChainedClient::Scan(Done<absl::StatusOr<TableScan>> done) {
-  Spawn(ScanTable(ctx_, reader_, table_), std::move(done));
+  Spawn(ScanTable(ctx(), reader(), table_), std::move(done));
 }
 
-std::unique_ptr<StoreTxn> ChainedClient::BeginTxn() { return std::make_unique<ChainedTxn>(*this); }
+std::unique_ptr<StoreTxn> ChainedClient::BeginTxn() { return std::make_unique<LayoutTxn<TxnOpsOf<ChainedTable>>>(ctx(), TxnOpsOf<ChainedTable>(table_)); }
 
 }  // namespace farm::kv::chained

@@ -2,7 +2,9 @@
 // (kv/kv_client.h): lock-free lookups and multi-gets (ChainedReader), updates shipped
 // to the primary of the key's partition root (the table's update message, run there by
 // the update executor with flat combining as single-machine transactions: every table
-// of a partition lives on the root's machine), transactions (kv/chained/chained_txn.h)
+// of a partition lives on the root's machine), transactions (a LayoutTxn over
+// kv/chained/chained_ops.h, kv/layout_txn.h; their inserts are not counted by the
+// expansion trigger)
 // and a scan.
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
@@ -12,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -19,39 +22,29 @@
 #include "kv/chained/chained_reader.h"
 #include "kv/chained/partition_map.h"
 #include "kv/kv_client.h"
+#include "kv/reader_client.h"
 
 namespace farm::kv::chained {
 
-class ChainedClient final : public KvClient {
+class ChainedClient final : public ReaderClient<ChainedClient, ChainedReader> {
  public:
-  ChainedClient(Context& ctx, ChainedTable table, MsgId update_msg);
+  ChainedClient(Context& ctx, ChainedTable table, MsgId update_msg)
+      : ReaderClient(ctx, update_msg, table), table_(std::move(table)) {}
 
-  void Get(absl::string_view key, GetDone done) override {
-    if (KeysWithinLimit(ctx_, key, done)) reader_.Get(key, std::move(done));
-  }
-  void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override {
-    if (KeysWithinLimit(ctx_, keys, done)) reader_.MultiGet(keys, std::move(done));
-  }
-  // InvalidArgument for a key or value over the limits (checked here, nothing is sent).
-  void Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-              Done<absl::StatusOr<KeyOpResult>> done) override;
   // Every partition's current table (and next, while expanding): bucket_slots are the
   // slots of the heads that hold pairs' homes (S per unmoved current head, 2S per moved
   // one), pairs_in_buckets the pairs in heads, overflow_blocks and longest_chain the
   // chains' blocks, buckets_in_use the heads holding a pair.
   void Scan(Done<absl::StatusOr<TableScan>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
-  const LookupStats& lookup_stats() const override { return reader_.stats(); }
-  Context& ctx() const override { return ctx_; }
 
-  ChainedReader& reader() { return reader_; }
+  // The key's partition root: its primary holds every table of the partition and runs
+  // the key's updates.
+  Addr UpdateTarget(absl::string_view key) const;
   const ChainedTable& table() const { return table_; }
 
  private:
-  Context& ctx_;
   const ChainedTable table_;
-  const MsgId update_msg_;
-  ChainedReader reader_;
 };
 
 }  // namespace farm::kv::chained

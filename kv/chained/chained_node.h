@@ -15,33 +15,19 @@
 #include "kv/chained/chained_client.h"
 #include "kv/chained/chained_host.h"
 #include "kv/kv_table.h"
+#include "kv/layout_node.h"
 
 namespace farm::kv::chained {
 
-class ChainedNode final : public KvTable {
+class ChainedNode final : public LayoutNode<ChainedHost, ChainedClient> {
  public:
   // Registers the table's handlers; call before the node starts. `layout` is the name
   // it was made by (kv/table_layouts.h).
-  static absl::StatusOr<std::unique_ptr<ChainedNode>> Install(Host& host, ChainedOptions options, std::string layout);
-  ~ChainedNode() override;
-  ChainedNode(const ChainedNode&) = delete;
-  ChainedNode& operator=(const ChainedNode&) = delete;
-
-  const std::string& layout() const override { return layout_; }
-  absl::Status CreateShards() override;
-  absl::Status Open() override;
-  bool open() const override { return !clients_.empty(); }
-  ChainedClient& client(size_t t) override { return *clients_.at(t); }
-
-  ChainedHost& host() { return *host_; }
+  static absl::StatusOr<std::unique_ptr<ChainedNode>> Install(Host& host, ChainedOptions options,
+                                                              std::string layout);
 
  private:
-  ChainedNode(Host& node, std::unique_ptr<ChainedHost> host, std::string layout)
-      : layout_(std::move(layout)), node_(node), host_(std::move(host)) {}
-  const std::string layout_;
-  Host& node_;
-  std::unique_ptr<ChainedHost> host_;
-  std::vector<std::unique_ptr<ChainedClient>> clients_;
+  using LayoutNode::LayoutNode;
 };
 
 }  // namespace farm::kv::chained

@@ -6,17 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kv/layout.h"
+#include "kv/tx_operation.h"
 
 namespace farm::kv::chained {
 namespace {
-
-// A freed or reused object seen by a transaction: the table changed meanwhile.
-absl::Status Retryable(absl::Status s) {
-  if (s.code() == absl::StatusCode::kFailedPrecondition) {
-    return absl::AbortedError(absl::StrCat("the chained table changed meanwhile: ", s.message()));
-  }
-  return s;
-}
 
 // One bucket as a transaction read it: its head, its chain's blocks and its pairs'
 // slots (copies, in chain order).

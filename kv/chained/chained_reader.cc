@@ -43,15 +43,8 @@ ChainedReader::ChainedReader(Context& ctx, ChainedTable table) : ctx_(ctx), tabl
 ChainedReader::~ChainedReader() = default;
 
 void ChainedReader::Get(absl::string_view key, GetDone done) {
-  Lookup* l;
-  if (free_.empty()) {
-    lookups_.push_back(std::make_unique<Lookup>());
-    l = lookups_.back().get();
-    l->reader = this;
-  } else {
-    l = free_.back();
-    free_.pop_back();
-  }
+  Lookup* l = pool_.Take();
+  l->reader = this;
   ++stats_.lookups;
   l->key.assign(key.data(), key.size());
   l->hash = HashKey(key);
@@ -86,7 +79,7 @@ void ChainedReader::Read(Lookup* l, Stage stage, FatPtr object) {
 
 void ChainedReader::OnRead(Lookup* l, absl::StatusOr<LockFreeObject> r) {
   if (!r.ok()) {
-    if (!Stale(r.status())) return Finish(l, r.status());
+    if (!Stale(r.status())) return pool_.Finish(l, r.status());
     // A freed head: its table ended (refresh the view); a freed block or value: the
     // bucket changed (try again).
     return Restart(l, l->stage == Stage::kHead);
@@ -96,23 +89,23 @@ void ChainedReader::OnRead(Lookup* l, absl::StatusOr<LockFreeObject> r) {
   switch (l->stage) {
     case Stage::kValue: {
       absl::StatusOr<std::pair<absl::string_view, absl::string_view>> kv = ParseValueObject(r->data);
-      if (!kv.ok()) return Finish(l, kv.status());
+      if (!kv.ok()) return pool_.Finish(l, kv.status());
       if (kv->first == l->key) {
         l->value.assign(kv->second.data(), kv->second.size());
-        return Finish(l, std::optional<absl::string_view>(l->value));
+        return pool_.Finish(l, std::optional<absl::string_view>(l->value));
       }
       return Scan(l);  // a hash collision: the rest of the object
     }
     case Stage::kRecheck:
       if (r->version != l->head_version) return Restart(l, false);
-      return Finish(l, std::optional<absl::string_view>());
+      return pool_.Finish(l, std::optional<absl::string_view>());
     case Stage::kHead:
     case Stage::kBlock:
       break;
   }
   l->object.assign(r->data.data(), r->data.size());
   const std::span<const char> data(l->object.data(), l->object.size());
-  if (absl::Status s = CheckBucket(data, layout); !s.ok()) return Finish(l, s);
+  if (absl::Status s = CheckBucket(data, layout); !s.ok()) return pool_.Finish(l, s);
   if (l->stage == Stage::kHead) {
     if (IsMoved(data)) {
       if (l->in_next || l->view.next == nullptr) return Restart(l, true);
@@ -134,13 +127,13 @@ void ChainedReader::OnRead(Lookup* l, absl::StatusOr<LockFreeObject> r) {
 void ChainedReader::Scan(Lookup* l) {
   const BucketLayout& layout = table_.map->layout();
   const std::span<const char> data(l->object.data(), l->object.size());
-  if (data[0] == 0) return Finish(l, std::optional<absl::string_view>());  // never written: empty
+  if (data[0] == 0) return pool_.Finish(l, std::optional<absl::string_view>());  // never written: empty
   for (uint32_t i = l->next_slot; i < layout.slots_per_bucket; ++i) {
     std::span<const char> slot = BucketSlotAt(data, layout, i);
     const SlotKind kind = KindOf(slot);
     if (kind == SlotKind::kEmpty) break;
     if (kind == SlotKind::kInline) {
-      if (InlineKey(slot) == l->key) return Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
+      if (InlineKey(slot) == l->key) return pool_.Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
       continue;
     }
     if (OutOfLineHash(slot) != l->hash) continue;
@@ -150,11 +143,11 @@ void ChainedReader::Scan(Lookup* l) {
   }
   const FatPtr next = NextBlock(data);
   if (!next.is_null()) {
-    if (++l->blocks > (1u << 16)) return Finish(l, absl::InternalError("chained: a chain that does not end"));
+    if (++l->blocks > (1u << 16)) return pool_.Finish(l, absl::InternalError("chained: a chain that does not end"));
     ++chain_.block_reads;
     return Read(l, Stage::kBlock, next);
   }
-  if (!l->chained) return Finish(l, std::optional<absl::string_view>());  // the head alone: one copy
+  if (!l->chained) return pool_.Finish(l, std::optional<absl::string_view>());  // the head alone: one copy
   // Absent from the whole chain: valid only if the head did not change meanwhile.
   ++chain_.recheck_reads;
   Read(l, Stage::kRecheck, l->head);
@@ -164,21 +157,14 @@ void ChainedReader::Restart(Lookup* l, bool refresh) {
   ++stats_.restarts;
   l->op.reset();
   if (++l->restarts > kMaxRestarts) {
-    return Finish(l, absl::DeadlineExceededError(absl::StrFormat(
+    return pool_.Finish(l, absl::DeadlineExceededError(absl::StrFormat(
                          "chained: lookup restarted %d times (the table kept changing under it)", kMaxRestarts)));
   }
   if (!refresh) return Attempt(l);
   Spawn(Refresh(l->partition), [this, l](absl::StatusOr<PartitionView> view) {
-    if (!view.ok() && !Stale(view.status())) return Finish(l, view.status());
+    if (!view.ok() && !Stale(view.status())) return pool_.Finish(l, view.status());
     Attempt(l);
   });
-}
-
-void ChainedReader::Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result) {
-  l->op.reset();
-  GetDone done = std::move(l->done);
-  done(std::move(result));  // views into l's buffers stay valid during the call
-  free_.push_back(l);
 }
 
 Task<absl::StatusOr<PartitionView>> ChainedReader::Refresh(uint32_t partition) {

@@ -53,6 +53,7 @@
 #include "farm/api/farm.h"
 #include "kv/chained/partition_map.h"
 #include "kv/kv_client.h"
+#include "kv/lookup_pool.h"
 
 namespace farm::kv::chained {
 
@@ -102,13 +103,11 @@ class ChainedReader {
   // block or the head again, or finishes.
   void Scan(Lookup* l);
   void Restart(Lookup* l, bool refresh);
-  void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
 
   Context& ctx_;
   const ChainedTable table_;
   std::vector<PartitionView> views_;  // index = partition
-  std::vector<std::unique_ptr<Lookup>> lookups_;
-  std::vector<Lookup*> free_;
+  LookupPool<Lookup> pool_;
   LookupStats stats_;
   ChainStats chain_;
 };

@@ -100,12 +100,7 @@ void CuckooClient::MultiGet(absl::Span<const std::string> keys, MultiGetDone don
 
 void CuckooClient::Update(OpKind kind, absl::string_view key, absl::string_view value,
                           int64_t delta, Done<absl::StatusOr<KeyOpResult>> done) {
-  absl::Status invalid = CheckKeyLimit(key);
-  if (invalid.ok()) invalid = CheckValueLimit(value);
-  if (!invalid.ok()) {
-    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
-    return;
-  }
+  if (!UpdateWithinLimits(ctx_, key, value, done)) return;
   Spawn(ops_.Update(kind, std::string(key), std::string(value), delta), std::move(done));
 }
 

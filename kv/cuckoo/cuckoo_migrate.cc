@@ -38,7 +38,7 @@ Task<void> CuckooOps::Pause(MigrationStep step, absl::string_view key) {
 Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64_t ite,
                                                            uint32_t depth) {
   if (ite == 0) co_return Moved::kDone;  // emptied meanwhile
-  absl::StatusOr<EntryRead> entry = co_await ReadEntry(ite);
+  absl::StatusOr<EntryRead> entry = co_await ReadEntry(ite, ReadFor::kUpdate);
   if (!entry.ok()) co_return entry.status();
   // Changed, or an operation on that key in flight (invariant 2): leave it alone.
   if (entry->found != Found::kEntry) {
@@ -54,7 +54,7 @@ Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64
   uint32_t occupied_count = 0;
   for (uint32_t j = 0; j < map_.ways() && !destination; ++j) {
     if (alternatives[j] == slot) continue;
-    absl::StatusOr<uint64_t> alt = co_await ReadIte(alternatives[j]);
+    absl::StatusOr<uint64_t> alt = co_await ReadIte(alternatives[j], ReadFor::kUpdate);
     if (!alt.ok()) co_return alt.status();
     if (*alt == 0) {
       destination = alternatives[j];
@@ -69,7 +69,7 @@ Task<absl::StatusOr<CuckooOps::Moved>> CuckooOps::FreeSlot(uint64_t slot, uint64
     if (!deeper.ok()) co_return deeper.status();
     if (*deeper == Moved::kRetry) co_return Moved::kRetry;
     if (*deeper == Moved::kDone) {
-      absl::StatusOr<uint64_t> now = co_await ReadIte(occupied[j].first);
+      absl::StatusOr<uint64_t> now = co_await ReadIte(occupied[j].first, ReadFor::kUpdate);
       if (!now.ok()) co_return now.status();
       if (*now != 0) co_return Moved::kRetry;
       destination = occupied[j].first;

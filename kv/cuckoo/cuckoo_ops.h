@@ -72,6 +72,8 @@ struct CuckooLimits {
 // A thread's counts of its updates (the lookups' are in LookupStats).
 struct UpdateStats {
   uint64_t updates = 0;
+  uint64_t reads = 0;             // one-sided READs of PUT, INCR, DELETE and MIGRATE
+  uint64_t bytes_read = 0;        // the bytes they returned
   uint64_t migrations = 0;        // pairs moved by MIGRATE
   uint64_t migration_aborts = 0;  // MIGRATEs rolled back or abandoned
   uint64_t rollbacks = 0;         // PUT ITE CASes undone by the reverse pass
@@ -128,12 +130,17 @@ class CuckooOps {
     }
   };
   enum class Moved { kDone, kRetry, kFull };
+  // Whose READs these are: a GET's (LookupStats) or an update's or MIGRATE's
+  // (UpdateStats), so that lookup_stats() counts lookups only (kv/kv_client.h).
+  enum class ReadFor { kLookup, kUpdate };
 
-  Task<absl::StatusOr<uint64_t>> ReadIte(uint64_t slot);
-  Task<absl::StatusOr<EntryRead>> ReadEntry(uint64_t ite);
+  Task<absl::StatusOr<uint64_t>> ReadIte(uint64_t slot, ReadFor read_for);
+  Task<absl::StatusOr<EntryRead>> ReadEntry(uint64_t ite, ReadFor read_for);
   // Re-reads candidates [0, n) but `skip` in reverse order: true iff all equal `ites`.
   Task<absl::StatusOr<bool>> Unchanged(const std::array<uint64_t, kMaxWays>& slots,
-                                       const std::array<uint64_t, kMaxWays>& ites, int skip);
+                                       const std::array<uint64_t, kMaxWays>& ites, int skip,
+                                       ReadFor read_for);
+  void CountRead(ReadFor read_for, uint64_t bytes);
   Task<absl::StatusOr<bool>> CasIte(uint64_t slot, uint64_t expected, uint64_t desired);
   // A fresh DTE of this thread holding (key, value), written invalid.
   Task<absl::StatusOr<EntryRef>> WriteEntry(absl::string_view key, absl::string_view value);

@@ -19,17 +19,26 @@ bool Addressable(const CuckooMap& map, const EntryRef& ref) {
 
 }  // namespace
 
-Task<absl::StatusOr<uint64_t>> CuckooOps::ReadIte(uint64_t slot) {
+void CuckooOps::CountRead(ReadFor read_for, uint64_t bytes) {
+  if (read_for == ReadFor::kLookup) {
+    ++lookups_.reads;
+    lookups_.bytes_read += bytes;
+  } else {
+    ++updates_.reads;
+    updates_.bytes_read += bytes;
+  }
+}
+
+Task<absl::StatusOr<uint64_t>> CuckooOps::ReadIte(uint64_t slot, ReadFor read_for) {
   const RawLocation at = map_.IndexWord(slot);
   absl::StatusOr<RawCopy> copy =
       co_await RawRead(ctx_, at.object, at.offset, 8);  // one word: atomic
-  ++lookups_.reads;
-  lookups_.bytes_read += 8;
+  CountRead(read_for, 8);
   if (!copy.ok()) co_return copy.status();
   co_return LoadLe<uint64_t>(copy->data.data());
 }
 
-Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
+Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite, ReadFor read_for) {
   const EntryRef ref = DecodeIte(ite);
   if (!Addressable(map_, ref)) {
     co_return absl::DataLossError(
@@ -39,8 +48,7 @@ Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
   const uint32_t class_bytes = kClassBytes[ref.size_class];
   const uint32_t first = std::min(class_bytes, kFirstReadBytes);
   absl::StatusOr<RawCopy> copy = co_await RawRead(ctx_, at.object, at.offset, first);
-  ++lookups_.reads;
-  lookups_.bytes_read += first;
+  CountRead(read_for, first);
   if (!copy.ok()) co_return copy.status();
   EntryRead r;
   r.bytes = std::move(copy->data);
@@ -56,8 +64,7 @@ Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
     // incarnation.
     absl::StatusOr<RawCopy> rest =
         co_await RawRead(ctx_, at.object, at.offset + first, static_cast<uint32_t>(need - first));
-    ++lookups_.reads;
-    lookups_.bytes_read += need - first;
+    CountRead(read_for, need - first);
     if (!rest.ok()) co_return rest.status();
     r.bytes.append(rest->data);
     torn = torn || rest->torn;
@@ -72,10 +79,10 @@ Task<absl::StatusOr<CuckooOps::EntryRead>> CuckooOps::ReadEntry(uint64_t ite) {
 
 Task<absl::StatusOr<bool>> CuckooOps::Unchanged(const std::array<uint64_t, kMaxWays>& slots,
                                                 const std::array<uint64_t, kMaxWays>& ites,
-                                                int skip) {
+                                                int skip, ReadFor read_for) {
   for (int i = static_cast<int>(map_.ways()) - 1; i >= 0; --i) {
     if (i == skip) continue;
-    absl::StatusOr<uint64_t> now = co_await ReadIte(slots[i]);
+    absl::StatusOr<uint64_t> now = co_await ReadIte(slots[i], read_for);
     if (!now.ok()) co_return now.status();
     if (*now != ites[i]) co_return false;
   }
@@ -105,11 +112,11 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
     std::array<uint64_t, kMaxWays> ites{};
     bool again = false;
     for (uint32_t i = 0; i < map_.ways(); ++i) {
-      absl::StatusOr<uint64_t> ite = co_await ReadIte(slots[i]);
+      absl::StatusOr<uint64_t> ite = co_await ReadIte(slots[i], ReadFor::kLookup);
       if (!ite.ok()) co_return ite.status();
       ites[i] = *ite;
       if (*ite == 0 || IteFilter(*ite) != filter) continue;
-      absl::StatusOr<EntryRead> entry = co_await ReadEntry(*ite);
+      absl::StatusOr<EntryRead> entry = co_await ReadEntry(*ite, ReadFor::kLookup);
       if (!entry.ok()) co_return entry.status();
       if (entry->found == Found::kChanged) {
         again = true;  // the ITE moved on since it was read
@@ -123,7 +130,7 @@ Task<absl::StatusOr<std::optional<std::string>>> CuckooOps::Get(std::string key)
       }
     }
     if (again) continue;
-    absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, -1);
+    absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, -1, ReadFor::kLookup);
     if (!unchanged.ok()) co_return unchanged.status();
     if (*unchanged) co_return std::optional<std::string>();
   }

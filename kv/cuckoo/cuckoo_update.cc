@@ -98,7 +98,7 @@ Task<absl::StatusOr<KeyOpResult>> CuckooOps::Update(OpKind kind, std::string key
     bool again = false;
     EntryRead matched;
     for (int i = 0; i < ways && !again; ++i) {
-      absl::StatusOr<uint64_t> ite = co_await ReadIte(slots[i]);
+      absl::StatusOr<uint64_t> ite = co_await ReadIte(slots[i], ReadFor::kUpdate);
       if (!ite.ok()) co_return ite.status();
       ites[i] = *ite;
       if (*ite == 0) {
@@ -106,7 +106,7 @@ Task<absl::StatusOr<KeyOpResult>> CuckooOps::Update(OpKind kind, std::string key
         continue;
       }
       if (IteFilter(*ite) != filter) continue;
-      absl::StatusOr<EntryRead> entry = co_await ReadEntry(*ite);
+      absl::StatusOr<EntryRead> entry = co_await ReadEntry(*ite, ReadFor::kUpdate);
       if (!entry.ok()) co_return entry.status();
       if (entry->found == Found::kChanged) {
         again = true;
@@ -130,7 +130,7 @@ Task<absl::StatusOr<KeyOpResult>> CuckooOps::Update(OpKind kind, std::string key
       // Nothing to write (a remove of an absent key, a failed increment): linearized at
       // the valid DTE's ITE READ, or, for an absent key, by the reverse pass.
       if (match >= 0) co_return results[0];
-      absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, -1);
+      absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, -1, ReadFor::kUpdate);
       if (!unchanged.ok()) co_return unchanged.status();
       if (*unchanged) co_return results[0];
       continue;
@@ -171,7 +171,7 @@ Task<absl::StatusOr<KeyOpResult>> CuckooOps::Update(OpKind kind, std::string key
       continue;
     }
     // Reverse pass (invariant 3): no other candidate changed while the DTE went in.
-    absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, target);
+    absl::StatusOr<bool> unchanged = co_await Unchanged(slots, ites, target, ReadFor::kUpdate);
     if (!unchanged.ok()) co_return unchanged.status();
     if (!*unchanged) {
       ++updates_.rollbacks;

@@ -6,9 +6,9 @@
 
 #include "farm/api/coro.h"
 #include "kv/layout.h"
-#include "kv/linear/linear_txn.h"
+#include "kv/layout_txn.h"
+#include "kv/linear/linear_ops.h"
 #include "kv/linear/slot_format.h"
-#include "kv/messages.h"
 
 namespace farm::kv::linear {
 namespace {
@@ -75,28 +75,13 @@ Task<absl::StatusOr<TableScan>> ScanTable(Context& ctx, std::shared_ptr<const Li
 
 }  // namespace
 
-LinearClient::LinearClient(Context& ctx, std::shared_ptr<const LinearTable> table, MsgId update_msg)
-    : ctx_(ctx), table_(std::move(table)), update_msg_(update_msg), reader_(ctx, table_) {}
-
-void LinearClient::Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-                          Done<absl::StatusOr<KeyOpResult>> done) {
-  absl::Status invalid = CheckKeyLimit(key);
-  if (invalid.ok()) invalid = CheckValueLimit(value);
-  if (!invalid.ok()) {
-    ctx_.Defer([invalid, done = std::move(done)]() mutable { done(invalid); });
-    return;
-  }
+Addr LinearClient::UpdateTarget(absl::string_view key) const {
   const ProbeMap& map = *table_->map;
-  const Addr home = map.Group(map.GroupOf(map.HomeOf(HashKey(key)))).addr;
-  const std::string request = EncodeUpdateRequest(UpdateRequest{kind, key, value, delta});
-  msgSend(ctx_, home, update_msg_, request, [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
-    if (!reply.ok()) return done(reply.status());
-    done(DecodeUpdateReply(*reply));
-  });
+  return map.Group(map.GroupOf(map.HomeOf(HashKey(key)))).addr;
 }
 
-void LinearClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx_, table_), std::move(done)); }
+void LinearClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx(), table_), std::move(done)); }
 
-std::unique_ptr<StoreTxn> LinearClient::BeginTxn() { return std::make_unique<LinearTxn>(*this); }
+std::unique_ptr<StoreTxn> LinearClient::BeginTxn() { return std::make_unique<LayoutTxn<TxnOpsOf<ProbeMap>>>(ctx(), TxnOpsOf<ProbeMap>(map())); }
 
 }  // namespace farm::kv::linear

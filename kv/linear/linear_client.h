@@ -2,7 +2,8 @@
 // (kv/kv_client.h): lock-free lookups and multi-gets (LinearReader), updates shipped
 // to the primary of the key's home group (the table's update message, run there by the
 // update executor with flat combining: single-machine transactions while the key's
-// probe stays in its home shard), transactions (kv/linear/linear_txn.h) and a scan.
+// probe stays in its home shard), transactions (a LayoutTxn over kv/linear/linear_ops.h,
+// kv/layout_txn.h) and a scan.
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
 // client must outlive its operations in flight.
@@ -11,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -18,36 +20,25 @@
 #include "kv/kv_client.h"
 #include "kv/linear/linear_reader.h"
 #include "kv/linear/linear_table.h"
+#include "kv/reader_client.h"
 
 namespace farm::kv::linear {
 
-class LinearClient final : public KvClient {
+class LinearClient final : public ReaderClient<LinearClient, LinearReader> {
  public:
-  LinearClient(Context& ctx, std::shared_ptr<const LinearTable> table, MsgId update_msg);
+  LinearClient(Context& ctx, std::shared_ptr<const LinearTable> table, MsgId update_msg)
+      : ReaderClient(ctx, update_msg, table), table_(std::move(table)) {}
 
-  void Get(absl::string_view key, GetDone done) override {
-    if (KeysWithinLimit(ctx_, key, done)) reader_.Get(key, std::move(done));
-  }
-  void MultiGet(absl::Span<const std::string> keys, MultiGetDone done) override {
-    if (KeysWithinLimit(ctx_, keys, done)) reader_.MultiGet(keys, std::move(done));
-  }
-  // InvalidArgument for a key or value over the limits (checked here, nothing is sent).
-  void Update(OpKind kind, absl::string_view key, absl::string_view value, int64_t delta,
-              Done<absl::StatusOr<KeyOpResult>> done) override;
   void Scan(Done<absl::StatusOr<TableScan>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
-  const LookupStats& lookup_stats() const override { return reader_.stats(); }
-  Context& ctx() const override { return ctx_; }
 
-  LinearReader& reader() { return reader_; }
+  // The key's home group: its primary runs the key's updates.
+  Addr UpdateTarget(absl::string_view key) const;
   const ProbeMap& map() const { return *table_->map; }
   const LinearTable& table() const { return *table_; }
 
  private:
-  Context& ctx_;
   const std::shared_ptr<const LinearTable> table_;
-  const MsgId update_msg_;
-  LinearReader reader_;
 };
 
 }  // namespace farm::kv::linear

@@ -13,35 +13,21 @@
 #include "absl/status/statusor.h"
 #include "farm/api/host.h"
 #include "kv/kv_table.h"
+#include "kv/layout_node.h"
 #include "kv/linear/linear_client.h"
 #include "kv/linear/linear_host.h"
 
 namespace farm::kv::linear {
 
-class LinearNode final : public KvTable {
+class LinearNode final : public LayoutNode<LinearHost, LinearClient> {
  public:
   // Registers the table's handlers; call before the node starts. `layout` is the name
   // it was made by (kv/table_layouts.h).
-  static absl::StatusOr<std::unique_ptr<LinearNode>> Install(Host& host, LinearOptions options, std::string layout);
-  ~LinearNode() override;
-  LinearNode(const LinearNode&) = delete;
-  LinearNode& operator=(const LinearNode&) = delete;
-
-  const std::string& layout() const override { return layout_; }
-  absl::Status CreateShards() override;
-  absl::Status Open() override;
-  bool open() const override { return !clients_.empty(); }
-  LinearClient& client(size_t t) override { return *clients_.at(t); }
-
-  LinearHost& host() { return *host_; }
+  static absl::StatusOr<std::unique_ptr<LinearNode>> Install(Host& host, LinearOptions options,
+                                                             std::string layout);
 
  private:
-  LinearNode(Host& node, std::unique_ptr<LinearHost> host, std::string layout)
-      : layout_(std::move(layout)), node_(node), host_(std::move(host)) {}
-  const std::string layout_;
-  Host& node_;
-  std::unique_ptr<LinearHost> host_;
-  std::vector<std::unique_ptr<LinearClient>> clients_;
+  using LayoutNode::LayoutNode;
 };
 
 }  // namespace farm::kv::linear

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "kv/layout.h"
 #include "kv/linear/slot_format.h"
+#include "kv/tx_operation.h"
 
 namespace farm::kv::linear {
 namespace {
@@ -29,14 +30,6 @@ struct Probe {
   std::optional<std::string> value;
   FatPtr value_object;          // when the pair is out of line
 };
-
-// A value object freed (or reallocated) under the transaction: it conflicts.
-absl::Status Retryable(absl::Status s) {
-  if (s.code() == absl::StatusCode::kFailedPrecondition) {
-    return absl::AbortedError(absl::StrCat("the table changed meanwhile: ", s.message()));
-  }
-  return s;
-}
 
 std::span<char> SlotOf(const Probe& p, const SlotLayout& layout, size_t seen) {
   const SlotAt& at = p.seen[seen];

@@ -39,15 +39,8 @@ LinearReader::LinearReader(Context& ctx, std::shared_ptr<const LinearTable> tabl
 LinearReader::~LinearReader() = default;  // drops alive_: samples still in flight find it expired
 
 void LinearReader::Get(absl::string_view key, GetDone done) {
-  Lookup* l;
-  if (free_.empty()) {
-    lookups_.push_back(std::make_unique<Lookup>());
-    l = lookups_.back().get();
-    l->reader = this;
-  } else {
-    l = free_.back();
-    free_.pop_back();
-  }
+  Lookup* l = pool_.Take();
+  l->reader = this;
   ++stats_.lookups;
   l->key.assign(key.data(), key.size());
   l->hash = HashKey(key);
@@ -104,7 +97,7 @@ void LinearReader::OnRead(Lookup* l, size_t run, absl::StatusOr<std::span<const 
     }
   }
   if (--l->pending > 0) return;
-  if (!l->error.ok()) return Finish(l, l->error);  // groups are never freed: any error is one
+  if (!l->error.ok()) return pool_.Finish(l, l->error);  // groups are never freed: any error is one
   Scan(l);
 }
 
@@ -118,10 +111,10 @@ void LinearReader::Scan(Lookup* l) {
     const uint64_t pos = first + examined;
     const std::span<const char> group = copies.subspan((pos / g) * layout.group_bytes(), layout.group_bytes());
     if (examined == 0 || pos % g == 0) {
-      if (absl::Status s = CheckGroup(group, layout); !s.ok()) return Finish(l, s);
+      if (absl::Status s = CheckGroup(group, layout); !s.ok()) return pool_.Finish(l, s);
     }
     const std::span<const char> slot = GroupSlot(group, layout, static_cast<uint32_t>(pos % g));
-    if (absl::Status s = CheckLinearSlot(slot, layout); !s.ok()) return Finish(l, s);
+    if (absl::Status s = CheckLinearSlot(slot, layout); !s.ok()) return pool_.Finish(l, s);
     ++l->probed;
     const Kind kind = KindOfSlot(slot);
     if (kind == Kind::kEmpty) {
@@ -132,7 +125,7 @@ void LinearReader::Scan(Lookup* l) {
     if (kind == Kind::kInline) {
       if (InlineKey(slot) == l->key) {
         probe_.slots_probed += examined + 1;
-        return Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
+        return pool_.Finish(l, std::optional<absl::string_view>(InlineValue(slot)));
       }
     } else if (kind == Kind::kOutOfLine && OutOfLineHash(slot) == l->hash) {
       l->candidates.push_back(OutOfLineValue(slot));
@@ -154,24 +147,24 @@ void LinearReader::Continue(Lookup* l) {
     return lockFreeRead(*l->op, value, [this, l](absl::StatusOr<LockFreeObject> r) { OnValue(l, std::move(r)); });
   }
   if (!l->ended) return StartRound(l);
-  Finish(l, std::optional<absl::string_view>());
+  pool_.Finish(l, std::optional<absl::string_view>());
 }
 
 void LinearReader::OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r) {
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kFailedPrecondition) return Restart(l, "value replaced");
-    return Finish(l, r.status());
+    return pool_.Finish(l, r.status());
   }
   absl::StatusOr<std::pair<absl::string_view, absl::string_view>> kv = ParseValueObject(r->data);
-  if (!kv.ok()) return Finish(l, kv.status());
-  if (kv->first == l->key) return Finish(l, std::optional<absl::string_view>(kv->second));
+  if (!kv.ok()) return pool_.Finish(l, kv.status());
+  if (kv->first == l->key) return pool_.Finish(l, std::optional<absl::string_view>(kv->second));
   Continue(l);  // another key with the same hash
 }
 
 void LinearReader::Restart(Lookup* l, absl::string_view why) {
   ++stats_.restarts;
   if (++l->restarts > kMaxRestarts) {
-    return Finish(l, absl::DeadlineExceededError(absl::StrFormat("lookup restarted %d times (last: %s)",
+    return pool_.Finish(l, absl::DeadlineExceededError(absl::StrFormat("lookup restarted %d times (last: %s)",
                                                                  kMaxRestarts, why)));
   }
   // A new lock-free operation: the old one's memory guarantees are not needed any more.
@@ -182,14 +175,6 @@ void LinearReader::Restart(Lookup* l, absl::string_view why) {
   l->candidates.clear();
   l->next_candidate = 0;
   StartRound(l);
-}
-
-void LinearReader::Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result) {
-  GetDone done = std::move(l->done);
-  // The value points into the round's copies or the value's read: end after the continuation.
-  done(std::move(result));
-  l->op.reset();
-  free_.push_back(l);
 }
 
 void LinearReader::MultiGet(absl::Span<const std::string> keys, MultiGetDone done) {

@@ -50,6 +50,7 @@
 #include "absl/types/span.h"
 #include "farm/api/farm.h"
 #include "kv/kv_client.h"
+#include "kv/lookup_pool.h"
 #include "kv/linear/linear_table.h"
 
 namespace farm::kv::linear {
@@ -96,14 +97,12 @@ class LinearReader {
   void Continue(Lookup* l);
   void OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r);
   void Restart(Lookup* l, absl::string_view why);
-  void Finish(Lookup* l, absl::StatusOr<std::optional<absl::string_view>> result);
   void IssueSample(Done<absl::Status> done);
 
   Context& ctx_;
   const std::shared_ptr<const LinearTable> table_;
   const ProbeMap& map_;
-  std::vector<std::unique_ptr<Lookup>> lookups_;
-  std::vector<Lookup*> free_;
+  LookupPool<Lookup> pool_;
   LoadEstimate load_;
   uint32_t since_sample_ = 0;
   bool sampling_ = false;  // a periodic sample is in flight

@@ -1,8 +1,8 @@
 // The key-value table on a 3-node in-process cluster (shm and tcp), for every table
 // layout (hopscotch, linear, chained and cuckoo): round trips of every size class, updates
 // and increments, a fill to 90% occupancy without resizing (hopscotch with H = 8; the
-// chained layout expands instead), and bad
-// input; for hopscotch, overflow chains that grow and collapse.
+// chained layout expands instead), bad input, and lookup counts that updates leave
+// alone; for hopscotch, overflow chains that grow and collapse.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -130,6 +130,36 @@ TEST_P(TableTest, IncrementsAndErrors) {
       << "a lookup of a key no pair can have is refused, not answered absent";
   EXPECT_EQ(kv->Put(1, "big", std::string(kMaxValueBytes + 1, 'v')).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(kv->Get(1, "big")->has_value());
+}
+
+// A client's LookupStats are its lookups' own (kv/kv_client.h), whatever its updates
+// cost: the cuckoo layout's updates READ the index and data entries themselves, and
+// once counted those READs as lookups' (YCSB-A showed 10 READs per lookup).
+TEST_P(TableTest, LookupStatsCountLookupsOnly) {
+  std::unique_ptr<KvCluster> kv = Start(TableOptions{}, "kv_lookup_stats");
+  ASSERT_NE(kv, nullptr);
+  auto stats = [&] {
+    return kv->kv().Run<absl::StatusOr<LookupStats>>(
+        1, 0, [](KvClient& c, auto finish) { finish(c.lookup_stats()); });
+  };
+  const absl::StatusOr<LookupStats> before = stats();
+  ASSERT_TRUE(before.ok()) << before.status();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(kv->Put(1, absl::StrCat("k", i), "v").ok());
+    ASSERT_TRUE(kv->Put(1, absl::StrCat("k", i), "w").ok());  // an overwrite reads the old entry
+    ASSERT_TRUE(kv->Update(1, OpKind::kIncrement, absl::StrCat("n", i), "", 1).ok());
+    ASSERT_TRUE(kv->Remove(1, absl::StrCat("n", i)).ok());
+  }
+  const absl::StatusOr<LookupStats> updated = stats();
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->lookups, before->lookups);
+  EXPECT_EQ(updated->reads, before->reads) << "updates' READs counted as lookups'";
+  EXPECT_EQ(updated->bytes_read, before->bytes_read);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(**kv->Get(1, absl::StrCat("k", i)), "w");
+  const absl::StatusOr<LookupStats> looked = stats();
+  ASSERT_TRUE(looked.ok()) << looked.status();
+  EXPECT_EQ(looked->lookups, before->lookups + 20);
+  EXPECT_GE(looked->reads, before->reads + 20);  // at least one READ each
 }
 
 TEST_P(HopscotchTableTest, ChainsGrowAndCollapse) {

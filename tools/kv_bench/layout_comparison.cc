@@ -117,21 +117,8 @@ absl::StatusOr<LayoutRow> MeasureLayout(const LayoutComparisonOptions& o, const 
   if (!load.ok()) return load.status();
   row.inserts_per_s = load->per_second();
 
-  // Chained: the expansions the load started run to their end before measuring (an
-  // expansion allocates its table before the root shows it: ask the expanders too).
-  auto expanding = [&]() -> bool {
-    for (NodeId n = 1; n <= static_cast<NodeId>(o.storage_nodes); ++n) {
-      auto* node = dynamic_cast<chained::ChainedNode*>(&kv.table(n));
-      if (node == nullptr) return false;
-      const chained::Expander* expander = node->host().expander();
-      if (expander == nullptr) continue;
-      for (uint32_t p = 0; p < expander->partitions(); ++p) {
-        if (expander->expanding(p)) return true;
-      }
-    }
-    return false;
-  };
-  for (int i = 0; i < 60000 && expanding(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  // Chained: the expansions the load started run to their end before measuring.
+  if (absl::Status s = kv.WaitForExpansions(); !s.ok()) return s;
 
   // Linear probing: the load estimate brought up to date before measuring.
   if (auto* lc = dynamic_cast<linear::LinearClient*>(c)) {

@@ -6,7 +6,9 @@
 //   1. Starts the cluster and the table, sized so that the loaded records fill
 //      `occupancy` of the bucket slots (the table does not resize).
 //   2. Load phase: the records split evenly across all application threads, progress on
-//      stderr; any failed insert fails the run, and a scan must then count them all.
+//      stderr; any failed insert fails the run. The chained layout's expansions that the
+//      load started run to their end (DriverRunOptions::after_load); a scan must then
+//      count every record.
 //   3. Transaction phase: as the synchronous runner's (sync_runner.h): by time after a
 //      warm-up, or by operation count.
 //   4. The RunReport, with figures: nodes, app_threads, window; reads_per_lookup,
@@ -20,6 +22,7 @@
 #define FARM_TOOLS_YCSB_FARM_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <utility>
@@ -71,6 +74,10 @@ struct DriverRunOptions {
   // The table holds exactly the loaded records (a table of the run's own); else at
   // least them (a running cluster's table, which may hold other keys).
   bool exact_pair_count = true;
+  // Runs after the load, before the table is scanned and the workload measured (the
+  // in-process cluster: waits for the chained layout's expansions); its error ends the
+  // run.
+  std::function<absl::Status()> after_load;
 };
 
 // Steps 2 to 4 above, with one FarmDriver per place (each on its own thread), on any

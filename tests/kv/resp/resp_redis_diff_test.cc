@@ -19,11 +19,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -167,25 +169,47 @@ struct DecodedRepliesPair {
   testing::DecodedReplies ours;
 };
 
-TEST(RespRedisDiffTest, SameRepliesAsRedisServer) {
-  if (::access(kRedisServer, X_OK) != 0) {
-    GTEST_SKIP() << kRedisServer << " is not installed (Debian package redis-server)";
+// A redis-server and one connection to it for each test (skipped without redis-server).
+class RespRedisDiffTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(kRedisServer, X_OK) != 0) {
+      GTEST_SKIP() << kRedisServer << " is not installed (Debian package redis-server)";
+    }
+    server_.emplace();
+    redis_.emplace(server_->Connect());
+    ASSERT_TRUE(redis_->ok()) << "redis-server did not start";
   }
-  RedisServer server;
-  RedisConnection redis(server.Connect());
-  ASSERT_TRUE(redis.ok()) << "redis-server did not start";
 
-  const int64_t commands = EnvInt("FARM_DIFF_COMMANDS", 3000);
-  std::vector<uint64_t> seeds = {1, 2, 3, 4};
-  if (const int64_t seed = EnvInt("FARM_DIFF_SEED", -1); seed >= 0)
-    seeds = {static_cast<uint64_t>(seed)};
-  for (uint64_t seed : seeds) {
-    SCOPED_TRACE(absl::StrCat("seed ", seed, " (replay: FARM_DIFF_SEED=", seed, ")"));
-    ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+  // Runs `body` on each seed's random sequence of FARM_DIFF_COMMANDS commands (3000 by
+  // default) with redis-server flushed first: the `seeds` given, or FARM_DIFF_SEED's.
+  // Stops at the first fatal failure.
+  void ForEachSequence(std::vector<uint64_t> seeds,
+                       absl::FunctionRef<void(Rng& rng, const std::vector<Words>& sequence)> body) {
+    const int64_t commands = EnvInt("FARM_DIFF_COMMANDS", 3000);
+    if (const int64_t seed = EnvInt("FARM_DIFF_SEED", -1); seed >= 0) seeds = {static_cast<uint64_t>(seed)};
+    for (uint64_t seed : seeds) {
+      SCOPED_TRACE(absl::StrCat("seed ", seed, " (replay: FARM_DIFF_SEED=", seed, ")"));
+      ASSERT_EQ(redis_->Call({"FLUSHALL"}), "+OK\r\n");
+      Rng rng(seed);
+      const std::vector<Words> sequence = RandomSequence(rng, commands, {});
+      body(rng, sequence);
+      if (HasFatalFailure()) return;
+    }
+  }
+
+  RedisConnection& redis() { return *redis_; }
+
+ private:
+  std::optional<RedisServer> server_;
+  std::optional<RedisConnection> redis_;
+};
+
+TEST_F(RespRedisDiffTest, SameRepliesAsRedisServer) {
+  ForEachSequence({1, 2, 3, 4}, [&](Rng&, const std::vector<Words>& sequence) {
+    RedisConnection& redis = this->redis();
     SessionEnv env;
     auto session = env.NewSession();
-    Rng rng(seed);
-    const std::vector<Words> sequence = RandomSequence(rng, commands, {});
     std::vector<std::string> history;
     for (size_t i = 0; i < sequence.size(); ++i) {
       const Words& words = sequence[i];
@@ -205,29 +229,15 @@ TEST(RespRedisDiffTest, SameRepliesAsRedisServer) {
     // End any transaction the sequence left open, on both.
     redis.Call({"DISCARD"});
     redis.Call({"UNWATCH"});
-  }
+  });
 }
 
 // The same sequences, each sent to our session as a pipeline in chunks of random sizes
 // (so that lookups are batched and writes of a key combined), against redis-server's
 // replies one command at a time.
-TEST(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
-  if (::access(kRedisServer, X_OK) != 0) {
-    GTEST_SKIP() << kRedisServer << " is not installed (Debian package redis-server)";
-  }
-  RedisServer server;
-  RedisConnection redis(server.Connect());
-  ASSERT_TRUE(redis.ok()) << "redis-server did not start";
-
-  const int64_t commands = EnvInt("FARM_DIFF_COMMANDS", 3000);
-  std::vector<uint64_t> seeds = {11, 12, 13, 14};
-  if (const int64_t seed = EnvInt("FARM_DIFF_SEED", -1); seed >= 0)
-    seeds = {static_cast<uint64_t>(seed)};
-  for (uint64_t seed : seeds) {
-    SCOPED_TRACE(absl::StrCat("seed ", seed, " (replay: FARM_DIFF_SEED=", seed, ")"));
-    ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
-    Rng rng(seed);
-    const std::vector<Words> sequence = RandomSequence(rng, commands, {});
+TEST_F(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
+  ForEachSequence({11, 12, 13, 14}, [&](Rng& rng, const std::vector<Words>& sequence) {
+    RedisConnection& redis = this->redis();
     std::string expected, pipeline;
     for (const Words& words : sequence) {
       expected += redis.Call(words);
@@ -258,7 +268,7 @@ TEST(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
           << "command " << i << ": " << Printable(sequence[i]);
     }
     EXPECT_EQ(got, expected);  // byte for byte, nothing more
-  }
+  });
 }
 
 }  // namespace
