@@ -369,13 +369,16 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap
   co_return results;
 }
 
-Task<absl::StatusOr<std::vector<KeyOpResult>>> HopscotchApplier::Apply(Tx& tx, std::string key,
-                                                                       std::vector<KeyOp> ops) const {
+Task<absl::StatusOr<size_t>> HopscotchApplier::Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                                     uint64_t max_write_bytes) const {
   BucketWrites writes;
-  absl::StatusOr<std::vector<KeyOpResult>> results =
-      co_await ApplyToKey(tx, *map_, writes, std::move(key), std::move(ops));
-  if (results.ok()) writes.Seal();
-  co_return results;
+  const ShardMap& map = *map_;
+  absl::StatusOr<size_t> applied =
+      co_await ApplyKeysInOrder(tx, keys, max_write_bytes, [&tx, &map, &writes](std::string key, std::vector<KeyOp> ops) {
+        return ApplyToKey(tx, map, writes, std::move(key), std::move(ops));
+      });
+  if (applied.ok()) writes.Seal();
+  co_return applied;
 }
 
 Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ShardMap& map, std::string key) {

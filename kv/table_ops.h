@@ -33,6 +33,7 @@
 #include "absl/types/span.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
+#include "kv/key_batch.h"
 #include "kv/key_ops.h"
 #include "kv/shard_map.h"
 #include "kv/update_executor.h"
@@ -72,12 +73,13 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap
                                                           BucketWrites& writes, std::string key,
                                                           std::vector<KeyOp> ops);
 
-// ApplyToKey for the update executor (kv/update_executor.h): the batch, then Seal.
+// ApplyToKey for the update executor (kv/update_executor.h): each key of the batch with
+// one BucketWrites (a later key may move a pair an earlier one wrote), then Seal.
 class HopscotchApplier final : public KeyOpsApplier {
  public:
   explicit HopscotchApplier(std::shared_ptr<const ShardMap> map) : map_(std::move(map)) {}
-  Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
-                                                       std::vector<KeyOp> ops) const override;
+  Task<absl::StatusOr<size_t>> Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                     uint64_t max_write_bytes) const override;
   const std::shared_ptr<const ShardMap>& map() const { return map_; }
 
  private:

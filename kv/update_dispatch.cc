@@ -52,7 +52,9 @@ UpdateExecutorStats UpdateDispatch::stats() const {
     if (e == nullptr) continue;
     sum.updates += e->stats().updates;
     sum.transactions += e->stats().transactions;
+    sum.keys += e->stats().keys;
     sum.retries += e->stats().retries;
+    sum.splits += e->stats().splits;
   }
   return sum;
 }

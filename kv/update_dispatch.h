@@ -1,7 +1,7 @@
 // UpdateDispatch: a table's handler for shipped updates (kKvUpdateMsgId or the table's
 // TableIdentity::update_msg) on one machine, for any layout: it decodes each update and
-// runs it in the receiving thread's UpdateExecutor (flat combining, single-machine
-// transactions where the layout keeps a key's objects together). A thread's first
+// runs it in the receiving thread's UpdateExecutor (flat combining across keys,
+// single-machine transactions where the layout keeps a key's objects together). A thread's first
 // update opens the table there first (it is open on the sender, so every member has
 // published its shards), through the layout's `open`, which yields its applier.
 //

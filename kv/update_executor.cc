@@ -6,77 +6,160 @@
 #include "absl/strings/str_cat.h"
 
 namespace farm::kv {
+namespace {
 
-UpdateExecutor::UpdateExecutor(Context& ctx, std::shared_ptr<const KeyOpsApplier> applier)
-    : ctx_(ctx), applier_(std::move(applier)) {}
+class MessageReplier final : public UpdateReplier {
+ public:
+  void Reply(Context& ctx, const Message& to, const KeyOpResult& result) const override {
+    (void)msgReply(ctx, to, EncodeUpdateReply(result));
+  }
+  void ReplyError(Context& ctx, const Message& to, const absl::Status& error) const override {
+    (void)msgReplyError(ctx, to, error);
+  }
+};
+
+bool IsConflict(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kAborted || s.code() == absl::StatusCode::kFailedPrecondition;
+}
+
+}  // namespace
+
+UpdateExecutor::UpdateExecutor(Context& ctx, std::shared_ptr<const KeyOpsApplier> applier,
+                               UpdateExecutorOptions options, std::shared_ptr<const UpdateReplier> replier)
+    : ctx_(ctx),
+      applier_(std::move(applier)),
+      options_(options),
+      replier_(replier != nullptr ? std::move(replier) : std::make_shared<const MessageReplier>()) {}
 
 void UpdateExecutor::Submit(const UpdateRequest& request, const Message& message) {
   ++stats_.updates;
-  Waiting w;
-  w.op.kind = request.kind;
-  w.op.value.assign(request.value.data(), request.value.size());
-  w.op.delta = request.delta;
-  w.reply_to = message;
-  w.reply_to.payload = {};
-  std::string key(request.key);
-  auto [it, idle] = running_.try_emplace(key, nullptr);
-  if (idle) it->second = std::make_unique<KeyQueue>();
-  it->second->queued.push_back(std::move(w));
-  if (idle) RunBatch(key);
+  queue_.Push(request, message);
+  MaybeStartPass();
 }
 
-void UpdateExecutor::RunBatch(const std::string& key) {
-  KeyQueue& queue = *running_.at(key);
-  std::vector<Waiting> batch = std::move(queue.queued);
-  queue.queued.clear();
-  std::vector<KeyOp> ops;
-  ops.reserve(batch.size());
-  for (Waiting& w : batch) ops.push_back(std::move(w.op));
-  Spawn(Execute(key, std::move(ops)),
-        [this, key, batch = std::move(batch)](absl::StatusOr<std::vector<KeyOpResult>> results) {
-          for (size_t i = 0; i < batch.size(); ++i) {
-            if (results.ok()) {
-              (void)msgReply(ctx_, batch[i].reply_to, EncodeUpdateReply((*results)[i]));
-            } else {
-              (void)msgReplyError(ctx_, batch[i].reply_to, results.status());
-            }
-          }
-          auto it = running_.find(key);
-          if (it->second->queued.empty()) {
-            running_.erase(it);
-          } else {
-            RunBatch(key);
-          }
-        });
+UpdateExecutor::Running* UpdateExecutor::Acquire() {
+  if (spare_.empty()) {
+    batches_.push_back(std::make_unique<Running>());
+    spare_.push_back(batches_.back().get());
+  }
+  Running* run = spare_.back();
+  spare_.pop_back();
+  ++running_;
+  return run;
 }
 
-Task<absl::StatusOr<std::vector<KeyOpResult>>> UpdateExecutor::Execute(std::string key,
-                                                                       std::vector<KeyOp> ops) {
-  const absl::Time give_up = absl::Now() + kRetryFor;
+void UpdateExecutor::MaybeStartPass() {
+  while (passes_ < options_.max_passes && queue_.size() > 0) {
+    Running* run = Acquire();
+    queue_.TakeBatch(options_.max_batch_keys, run->batch);
+    if (run->batch.empty()) {  // every waiting update's key is in a running batch
+      --running_;
+      spare_.push_back(run);
+      return;
+    }
+    run->pass = true;
+    ++passes_;
+    Spawn(Run(run));
+  }
+}
+
+void UpdateExecutor::Demote(Running& run) {
+  if (!run.pass) return;
+  run.pass = false;
+  --passes_;
+  MaybeStartPass();
+}
+
+void UpdateExecutor::Finish(Running* run) {
+  --running_;
+  if (run->pass) {
+    run->pass = false;
+    --passes_;
+  }
+  spare_.push_back(run);
+  MaybeStartPass();  // this batch's keys are free: their waiting updates may go now
+}
+
+void UpdateExecutor::Committed(Running& run, size_t n) {
+  ++stats_.transactions;
+  stats_.keys += n;
+  absl::Span<KeyUpdates> keys = run.batch.remaining();
+  for (size_t k = 0; k < n; ++k) {
+    const KeyUpdates& u = keys[k];
+    applier_->OnCommitted(ctx_, u.key, u.ops, u.results);
+    absl::Span<const Message> to = run.batch.reply_to(k);
+    for (size_t i = 0; i < to.size(); ++i) replier_->Reply(ctx_, to[i], u.results[i]);
+    queue_.Release(u.key);
+  }
+  run.batch.Consume(n);
+}
+
+void UpdateExecutor::Fail(Running& run, const absl::Status& error) {
+  absl::Span<KeyUpdates> keys = run.batch.remaining();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    for (const Message& to : run.batch.reply_to(k)) replier_->ReplyError(ctx_, to, error);
+    queue_.Release(keys[k].key);
+  }
+  run.batch.Consume(keys.size());
+}
+
+void UpdateExecutor::Split(Running& run) {
+  ++stats_.splits;
+  Running* half = Acquire();
+  run.batch.MoveTailTo(run.batch.remaining_keys() / 2, half->batch);
+  half->pass = false;
+  Spawn(Run(half));
+  Demote(run);
+}
+
+Task<void> UpdateExecutor::Run(Running* run) {
+  absl::Time give_up = absl::Now() + kRetryFor;
   absl::Duration backoff = absl::Microseconds(5);
-  while (true) {
+  int conflicts = 0;
+  while (!run->batch.empty()) {
+    absl::Span<KeyUpdates> keys = run->batch.remaining();
     TxHandle tx = txCreate(ctx_);
-    absl::StatusOr<std::vector<KeyOpResult>> results = co_await applier_->Apply(*tx, key, ops);
-    absl::Status status = results.status();
+    absl::StatusOr<size_t> applied = co_await applier_->Apply(*tx, keys, options_.max_write_bytes);
+    absl::Status status = applied.status();
+    // Whether the transaction certainly committed nothing: so its updates may run again.
+    bool nothing_committed = true;
     if (status.ok()) {
       status = co_await TxCommit(*tx);
       if (status.ok()) {
-        ++stats_.transactions;
-        applier_->OnCommitted(ctx_, key, ops, *results);
-        co_return results;
+        Committed(*run, *applied);
+        give_up = absl::Now() + kRetryFor;
+        backoff = absl::Microseconds(5);
+        conflicts = 0;
+        continue;
       }
+      nothing_committed = IsConflict(status) || status.code() == absl::StatusCode::kInvalidArgument;
     } else {
       txAbort(*tx);
     }
-    const bool conflict = status.code() == absl::StatusCode::kAborted ||
-                          status.code() == absl::StatusCode::kFailedPrecondition;
-    if (!conflict) co_return status;
-    if (absl::Now() >= give_up) co_return absl::AbortedError(absl::StrCat("gave up after conflicts: ", status.message()));
-    ++stats_.retries;
     tx.reset();
+    const bool conflict = IsConflict(status);
+    if (conflict) ++conflicts;
+    const bool keeps_conflicting = conflicts >= options_.conflicts_before_split;
+    if (keys.size() > 1 && nothing_committed && (!conflict || keeps_conflicting)) {
+      Split(*run);
+      conflicts = 0;
+      continue;
+    }
+    if (!conflict) {
+      Fail(*run, status);
+      break;
+    }
+    // A single key that keeps conflicting: the next pass need not wait for it.
+    if (keeps_conflicting) Demote(*run);
+    if (absl::Now() >= give_up) {
+      Fail(*run, absl::AbortedError(absl::StrCat("gave up after conflicts: ", status.message())));
+      break;
+    }
+    ++stats_.retries;
     co_await SleepFor(ctx_, absl::Nanoseconds(absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(backoff) + 1)));
     backoff = std::min(backoff * 2, absl::Milliseconds(1));
   }
+  Finish(run);
 }
 
 }  // namespace farm::kv

@@ -257,7 +257,7 @@ Task<absl::StatusOr<bool>> MigrateBucketInTx(Tx& tx, const ChainedTable& table, 
   co_return true;
 }
 
-int PairDelta(const std::vector<KeyOp>& ops, const std::vector<KeyOpResult>& results) {
+int PairDelta(absl::Span<const KeyOp> ops, absl::Span<const KeyOpResult> results) {
   if (results.empty() || results.size() != ops.size()) return 0;
   const bool before = results[0].existed;
   bool present = before;
@@ -268,8 +268,16 @@ int PairDelta(const std::vector<KeyOp>& ops, const std::vector<KeyOpResult>& res
   return int{present} - int{before};
 }
 
-void ChainedApplier::OnCommitted(Context& ctx, absl::string_view key, const std::vector<KeyOp>& ops,
-                                 const std::vector<KeyOpResult>& results) const {
+Task<absl::StatusOr<size_t>> ChainedApplier::Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                                   uint64_t max_write_bytes) const {
+  const ChainedTable& table = table_;
+  co_return co_await ApplyKeysInOrder(tx, keys, max_write_bytes, [&tx, &table](std::string key, std::vector<KeyOp> ops) {
+    return ApplyToKey(tx, table, std::move(key), std::move(ops));
+  });
+}
+
+void ChainedApplier::OnCommitted(Context& ctx, absl::string_view key, absl::Span<const KeyOp> ops,
+                                 absl::Span<const KeyOpResult> results) const {
   const int delta = PairDelta(ops, results);
   if (delta != 0) committed_(ctx, table_.map->PartitionOf(HashKey(key)), delta);
 }

@@ -77,21 +77,19 @@ Task<absl::StatusOr<bool>> MigrateBucketInTx(Tx& tx, const ChainedTable& table, 
 
 // The pairs in chains a committed batch added (+1), removed (-1) or neither (0): from
 // the first op's `existed` and the ops that succeeded.
-int PairDelta(const std::vector<KeyOp>& ops, const std::vector<KeyOpResult>& results);
+int PairDelta(absl::Span<const KeyOp> ops, absl::Span<const KeyOpResult> results);
 
-// ApplyToKey for the update executor; `committed(partition, delta)` hears each
-// committed batch's PairDelta (the expansion trigger's count).
+// ApplyToKey for the update executor, key by key; `committed(partition, delta)` hears
+// each committed key's PairDelta (the expansion trigger's count).
 class ChainedApplier final : public KeyOpsApplier {
  public:
   using Committed = std::function<void(Context& ctx, uint32_t partition, int delta)>;
   ChainedApplier(ChainedTable table, Committed committed)
       : table_(std::move(table)), committed_(std::move(committed)) {}
-  Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
-                                                       std::vector<KeyOp> ops) const override {
-    return ApplyToKey(tx, table_, std::move(key), std::move(ops));
-  }
-  void OnCommitted(Context& ctx, absl::string_view key, const std::vector<KeyOp>& ops,
-                   const std::vector<KeyOpResult>& results) const override;
+  Task<absl::StatusOr<size_t>> Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                     uint64_t max_write_bytes) const override;
+  void OnCommitted(Context& ctx, absl::string_view key, absl::Span<const KeyOp> ops,
+                   absl::Span<const KeyOpResult> results) const override;
 
  private:
   const ChainedTable table_;

@@ -224,4 +224,12 @@ Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ProbeM
   co_return std::move(p.value);
 }
 
+Task<absl::StatusOr<size_t>> LinearApplier::Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                                  uint64_t max_write_bytes) const {
+  const ProbeMap& map = *map_;
+  co_return co_await ApplyKeysInOrder(tx, keys, max_write_bytes, [&tx, &map](std::string key, std::vector<KeyOp> ops) {
+    return ApplyToKey(tx, map, std::move(key), std::move(ops));
+  });
+}
+
 }  // namespace farm::kv::linear

@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
+#include "kv/key_batch.h"
 #include "kv/key_ops.h"
 #include "kv/linear/probe_map.h"
 #include "kv/update_executor.h"
@@ -58,14 +59,13 @@ Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ProbeMap
 // The key's value as this transaction sees it.
 Task<absl::StatusOr<std::optional<std::string>>> LookupInTx(Tx& tx, const ProbeMap& map, std::string key);
 
-// ApplyToKey for the update executor.
+// ApplyToKey for the update executor, key by key (a later key's probe sees what an
+// earlier one wrote: the transaction's copies).
 class LinearApplier final : public KeyOpsApplier {
  public:
   explicit LinearApplier(std::shared_ptr<const ProbeMap> map) : map_(std::move(map)) {}
-  Task<absl::StatusOr<std::vector<KeyOpResult>>> Apply(Tx& tx, std::string key,
-                                                       std::vector<KeyOp> ops) const override {
-    return ApplyToKey(tx, *map_, std::move(key), std::move(ops));
-  }
+  Task<absl::StatusOr<size_t>> Apply(Tx& tx, absl::Span<KeyUpdates> keys,
+                                     uint64_t max_write_bytes) const override;
 
  private:
   const std::shared_ptr<const ProbeMap> map_;
