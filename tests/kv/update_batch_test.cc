@@ -146,11 +146,29 @@ struct BatchRun {
   UpdateExecutorStats stats;
 };
 
-// Submits every op (keys prefixed with `prefix`) at once to a fresh executor on node 1's
-// thread 0, and waits for every answer.
+// Submits `ops` under `keys` to `executor`: all at once (per_turn 0), or per_turn at a
+// time with 50 us between (so that later ones arrive while earlier ones run).
+Task<void> SubmitInTurns(Context& ctx, std::shared_ptr<UpdateExecutor> executor,
+                         std::shared_ptr<const std::vector<std::string>> keys, const std::vector<Op>* ops,
+                         size_t per_turn) {
+  const size_t step = per_turn == 0 ? ops->size() : per_turn;
+  for (size_t from = 0; from < ops->size(); from += step) {
+    for (size_t i = from; i < std::min(ops->size(), from + step); ++i) {
+      const Op& op = (*ops)[i];
+      Message m;
+      m.reply_to.rpc_id = i + 1;
+      executor->Submit(UpdateRequest{op.kind, (*keys)[i], op.value, op.delta}, m);
+    }
+    if (from + step < ops->size()) co_await SleepFor(ctx, absl::Microseconds(50));
+  }
+}
+
+// Submits the ops (keys prefixed with `prefix`) to a fresh executor on node 1's thread 0
+// — all at once, or `per_turn` per event-loop turn (so that later ones arrive while
+// earlier ones run) — and waits for every answer.
 BatchRun RunBatched(KvCluster& kv, std::shared_ptr<const KeyOpsApplier> applier, UpdateExecutorOptions options,
                     const std::string& prefix, const std::vector<Op>& ops,
-                    std::function<void(Recorder&)> setup = nullptr) {
+                    std::function<void(Recorder&)> setup = nullptr, size_t per_turn = 0) {
   auto recorder = std::make_shared<Recorder>(ops.size());
   if (setup) setup(*recorder);
   auto finished = std::make_shared<Notification>();
@@ -158,7 +176,7 @@ BatchRun RunBatched(KvCluster& kv, std::shared_ptr<const KeyOpsApplier> applier,
   auto keys = std::make_shared<std::vector<std::string>>();
   for (const Op& op : ops) keys->push_back(prefix + op.key);
   Context& ctx = kv.host(1).context(0);
-  ctx.Post([&ctx, applier, options, recorder, finished, run, keys, &ops] {
+  ctx.Post([&ctx, applier, options, recorder, finished, run, keys, &ops, per_turn] {
     auto executor = std::make_shared<UpdateExecutor>(ctx, applier, options, recorder);
     recorder->on_all = [&ctx, executor, recorder, finished, run] {
       // The executor's tasks end right after their last answer: look once they have.
@@ -174,11 +192,7 @@ BatchRun RunBatched(KvCluster& kv, std::shared_ptr<const KeyOpsApplier> applier,
         finished->Notify();
       });
     };
-    for (size_t i = 0; i < ops.size(); ++i) {
-      Message m;
-      m.reply_to.rpc_id = i + 1;
-      executor->Submit(UpdateRequest{ops[i].kind, (*keys)[i], ops[i].value, ops[i].delta}, m);
-    }
+    Spawn(SubmitInTurns(ctx, executor, keys, &ops, per_turn));
   });
   EXPECT_TRUE(finished->WaitForNotificationWithTimeout(absl::Seconds(120))) << "updates were not all answered";
   return std::move(*run);
@@ -307,8 +321,27 @@ TEST_P(UpdateBatchTest, ABatchStopsTakingKeysAtTheWriteBudget) {
   for (const Op& op : ops) EXPECT_EQ(**kv_->Get(2, "budget/" + op.key), op.value);
 }
 
+// Delays every other transaction by up to 300 us before it reads anything, so that two
+// passes in flight finish in either order: only the executor's rule (a key in one
+// running batch at most) keeps a key's updates in order.
+class DelayingApplier final : public KeyOpsApplier {
+ public:
+  DelayingApplier(Context& ctx, std::shared_ptr<const KeyOpsApplier> inner) : ctx_(ctx), inner_(std::move(inner)) {}
+  Task<absl::StatusOr<size_t>> Apply(Tx& tx, absl::Span<KeyUpdates> keys, uint64_t max_write_bytes) const override {
+    if (++calls_ % 2 == 1) co_await SleepFor(ctx_, absl::Microseconds(rng_() % 300));
+    co_return co_await inner_->Apply(tx, keys, max_write_bytes);
+  }
+
+ private:
+  Context& ctx_;
+  const std::shared_ptr<const KeyOpsApplier> inner_;
+  mutable uint64_t calls_ = 0;
+  mutable std::mt19937 rng_{3};
+};
+
 // Per key, updates apply in arrival order even when a key's updates are spread over many
-// passes (one key per batch, many keys): increments answer the running sum.
+// passes (they arrive three per loop turn while earlier ones run; two keys per batch,
+// two passes in flight, finishing in either order): increments answer the running sum.
 TEST_P(UpdateBatchTest, ManyPassesKeepEachKeysOrder) {
   std::vector<Op> ops;
   std::map<std::string, int64_t> sum;
@@ -325,13 +358,15 @@ TEST_P(UpdateBatchTest, ManyPassesKeepEachKeysOrder) {
   UpdateExecutorOptions options;
   options.max_batch_keys = 2;
   options.max_passes = 2;
-  BatchRun run = RunBatched(*kv_, Applier(), options, "order/", ops);
+  auto applier = std::make_shared<DelayingApplier>(kv_->host(1).context(0), Applier());
+  BatchRun run = RunBatched(*kv_, applier, options, "order/", ops, nullptr, /*per_turn=*/3);
   ASSERT_EQ(run.outcomes.size(), ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     ASSERT_TRUE(run.outcomes[i].ok()) << i << ": " << run.outcomes[i].status();
     EXPECT_EQ(run.outcomes[i]->number, expected[i]) << "update " << i << " of " << ops[i].key;
   }
   for (const auto& [key, total] : sum) EXPECT_EQ(**kv_->Get(1, "order/" + key), absl::StrCat(total));
+  EXPECT_GT(run.stats.transactions, 10u);
 }
 
 // Injects Aborted into every transaction that carries `hot` while `conflicting()` says
@@ -364,38 +399,47 @@ class ConflictingApplier final : public KeyOpsApplier {
 
 // The hot key conflicts until every other update is answered (or 4 s pass: then the
 // others were starved and the test fails): they must all complete meanwhile, batched
-// around it, and the hot key's updates after.
+// around it, and the hot key's updates after. Twice: the hot key's update first (it runs
+// alone, and the next pass must not wait for it) and second (it shares a batch, which
+// must split).
 TEST_P(UpdateBatchTest, AKeyThatKeepsConflictingDoesNotHoldTheOthersBack) {
-  std::vector<Op> ops = RandomOps(42, 200, 12);
-  // Not the first update: that one runs alone, before the others arrive.
-  for (size_t i = 1; i < ops.size(); i += 4) ops[i] = Op{OpKind::kIncrement, "key0", "", 1};
-  size_t others = 0;
-  for (const Op& op : ops) others += op.key != "key0";
-  auto answered_others = std::make_shared<std::atomic<size_t>>(0);
-  const absl::Time deadline = absl::Now() + absl::Seconds(4);
-  auto applier = std::make_shared<ConflictingApplier>(Applier(), "hot/key0", [answered_others, others, deadline] {
-    return answered_others->load() < others && absl::Now() < deadline;
-  });
-  BatchRun run = RunBatched(*kv_, applier, {}, "hot/", ops, [&ops, answered_others](Recorder& r) {
-    r.on_one = [&ops, answered_others](size_t i) {
-      if (ops[i].key != "key0") answered_others->fetch_add(1);
-    };
-  });
-  ASSERT_EQ(run.outcomes.size(), ops.size());
-  ExpectSameAnswers(ops, run.outcomes, RunOneAtATime(*kv_, "cold/", ops));
-  ExpectSameValues(*kv_, ops, "hot/", "cold/");
-  size_t first_hot = run.order.size();
-  for (size_t j = 0; j < run.order.size(); ++j) {
-    if (ops[run.order[j]].key == "key0") {
-      first_hot = j;
-      break;
+  for (const size_t first_hot_op : {0, 1}) {
+    SCOPED_TRACE(first_hot_op == 0 ? "the hot key first" : "the hot key in the batch");
+    const std::string hot = absl::StrCat("hot", first_hot_op, "/"), cold = absl::StrCat("cold", first_hot_op, "/");
+    std::vector<Op> ops = RandomOps(42, 200, 12);
+    for (size_t i = first_hot_op; i < ops.size(); i += 4) ops[i] = Op{OpKind::kIncrement, "key0", "", 1};
+    size_t others = 0;
+    for (const Op& op : ops) others += op.key != "key0";
+    auto answered_others = std::make_shared<std::atomic<size_t>>(0);
+    const absl::Time deadline = absl::Now() + absl::Seconds(4);
+    auto applier = std::make_shared<ConflictingApplier>(Applier(), hot + "key0", [answered_others, others, deadline] {
+      return answered_others->load() < others && absl::Now() < deadline;
+    });
+    BatchRun run = RunBatched(*kv_, applier, {}, hot, ops, [&ops, answered_others](Recorder& r) {
+      r.on_one = [&ops, answered_others](size_t i) {
+        if (ops[i].key != "key0") answered_others->fetch_add(1);
+      };
+    });
+    ASSERT_EQ(run.outcomes.size(), ops.size());
+    ExpectSameAnswers(ops, run.outcomes, RunOneAtATime(*kv_, cold, ops));
+    ExpectSameValues(*kv_, ops, hot, cold);
+    size_t first_hot = run.order.size();
+    for (size_t j = 0; j < run.order.size(); ++j) {
+      if (ops[run.order[j]].key == "key0") {
+        first_hot = j;
+        break;
+      }
     }
+    EXPECT_EQ(first_hot, others) << "every other update is answered while the hot key conflicts";
+    if (first_hot_op == 0) {
+      EXPECT_EQ(applier->injected_in_batches_, 0) << "its first update ran alone, the rest waited (busy)";
+    } else {
+      EXPECT_GE(applier->injected_in_batches_, 2) << "the hot key shared batches before it was split off";
+      EXPECT_GE(run.stats.splits, 1u);
+    }
+    EXPECT_GE(applier->injected_alone_, 2);
+    EXPECT_GE(run.stats.retries, 1u);
   }
-  EXPECT_EQ(first_hot, others) << "every other update is answered while the hot key conflicts";
-  EXPECT_GE(applier->injected_in_batches_, 2) << "the hot key shared batches before it was split off";
-  EXPECT_GE(applier->injected_alone_, 1);
-  EXPECT_GE(run.stats.splits, 1u);
-  EXPECT_GE(run.stats.retries, 1u);
 }
 
 // The store's own path: every thread of every node keeps 16 increments in flight over
