@@ -256,6 +256,13 @@ absl::StatusOr<RunReport> RunDrivers(const RunConfig& config, CoreWorkload& work
     report.AddFigure("exclusive_commit_share",
                      static_cast<double>(after->commits.exclusive - before->commits.exclusive) / served);
   }
+  // Single-machine commits served per second over the run (warm-up included): against
+  // the UPDATE rate, how many updates one commit carries (the primaries' combining).
+  if (const double seconds = Seconds(run_end - run_start); seconds > 0) {
+    report.AddFigure("served_commits_per_s",
+                     static_cast<double>(after->commits.single_machine_served -
+                                         before->commits.single_machine_served) / seconds);
+  }
   if (const uint64_t ended = after->commits.committed + after->commits.failed - before->commits.committed -
                              before->commits.failed;
       ended > 0) {
