@@ -69,11 +69,11 @@ struct UpdateExecutorStats {
 // A layout's transaction code for a batch of keys: applies each key's ops to it in `tx`,
 // in order, as if one after another (KeyUpdates::results set for each key applied), and
 // leaves `tx` ready to commit (the executor commits or aborts it). Keys are distinct.
-// Before each key after the first it stops when FitsBatch(txWriteBytes(tx), i, key,
-// max_write_bytes) is false. Returns how many keys it applied (a prefix, at least one),
-// or the transaction's error: Aborted, FailedPrecondition (retried), a corrupt table
-// (Internal), InvalidArgument, ResourceExhausted. Called on one worker thread at a time;
-// shared by the threads.
+// Before each key after the first it stops when WriteBudget(max_write_bytes) says the key
+// does not fit (kv/key_batch.h; ApplyKeysInOrder is that loop). Returns how many keys it
+// applied (a prefix, at least one), or the transaction's error: Aborted,
+// FailedPrecondition (retried), a corrupt table (Internal), InvalidArgument,
+// ResourceExhausted. Called on one worker thread at a time; shared by the threads.
 class KeyOpsApplier {
  public:
   virtual ~KeyOpsApplier() = default;
