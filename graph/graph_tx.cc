@@ -689,6 +689,10 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
     tail = *t;
     tail_block = std::move(*b);
   }
+  // The edges go into the tail's room, then into new blocks of kMaxBlockBytes; the last
+  // new block's object is sized for what it holds (BlockAllocBytes), so a short list
+  // (most of a load's) costs its edges, not a whole block, in memory and in the commit
+  // record; a later step of the load fills its room before it starts another.
   uint64_t visible = 0;
   std::vector<std::pair<ObjBuf*, Block>> fresh_blocks;
   Block* into = tail ? &tail_block : nullptr;
@@ -696,15 +700,20 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   for (const Link& l : links) {
     Edge e = Edge::Of(l);
     if (into == nullptr || e.EncodedBytes() > room) {
-      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, kMaxBlockBytes, hint);
-      if (!object.ok()) co_return object.status();
-      fresh_blocks.emplace_back(*object, Block{});
+      fresh_blocks.emplace_back(nullptr, Block{});
       into = &fresh_blocks.back().second;
       room = kMaxBlockBytes - kBlockHeaderBytes;
     }
     room -= e.EncodedBytes();
     visible += l.visibility == Visibility::kVisible ? 1 : 0;
     into->edges.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < fresh_blocks.size(); ++i) {
+    const uint32_t bytes =
+        i + 1 < fresh_blocks.size() ? kMaxBlockBytes : BlockAllocBytes(fresh_blocks[i].second.EncodedBytes());
+    absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, bytes, hint);
+    if (!object.ok()) co_return object.status();
+    fresh_blocks[i].first = *object;
   }
   // Link the new blocks after the tail, and write what changed.
   for (size_t i = 0; i + 1 < fresh_blocks.size(); ++i) fresh_blocks[i].second.next = fresh_blocks[i + 1].first->ptr();
