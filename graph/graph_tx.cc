@@ -455,11 +455,11 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
   co_return absl::OkStatus();
 }
 
-Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
-                                        uint64_t max_write_bytes, absl::Span<const std::vector<FatPtr>> chunks) {
+Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, absl::Span<const Node> nodes, uint64_t max_write_bytes,
+                                        absl::Span<const std::vector<FatPtr>> chunks) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i > 0 && txWriteBytes(s.tx) >= max_write_bytes) co_return i;
-    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, first + static_cast<int64_t>(i));
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, nodes[i].id);
     if (!vertex.ok()) co_return vertex.status();
     if (absl::Status st = FreeChunks(s.tx, vertex->v); !st.ok()) co_return st;
     SetNode(vertex->v, nodes[i], chunks.empty() ? std::vector<FatPtr>{} : chunks[i]);

@@ -58,12 +58,12 @@ Task<absl::StatusOr<VertexInTx>> ReadVertex(TxScope& s, int64_t id);
 Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex);
 
 // Nodes. `chunks`: each node's data already written as chunk objects (data over
-// kMaxInlineNodeData), else empty and the data inline. PutNodesTx writes the nodes at
-// ids first, first+1, ... (ids reserved by the caller: graph_client.h) until the
-// transaction writes max_write_bytes (txWriteBytes) or more, and returns how many it
-// wrote: at least one, a prefix of `nodes`.
-Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes, uint64_t max_write_bytes,
-                              absl::Span<const std::vector<FatPtr>> chunks);
+// kMaxInlineNodeData), else empty and the data inline (or `chunks` empty for all).
+// PutNodesTx writes each node at its `id` (ids reserved by the caller: graph_client.h)
+// until the transaction writes max_write_bytes (txWriteBytes) or more, and returns how
+// many it wrote: at least one, a prefix of `nodes`.
+Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, absl::Span<const Node> nodes, uint64_t max_write_bytes,
+                                        absl::Span<const std::vector<FatPtr>> chunks);
 Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks);
 Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type);
 Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);

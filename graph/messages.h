@@ -14,9 +14,15 @@
 //              kGetLinks    u32 n, n × i64 id2
 //              kGetLinkList i64 min_time, i64 max_time, u32 offset, u32 limit
 //              kLoadLinks   u64 token, u32 n, n edges
+//              kPutNodes    u32 n, n × (i64 id, i32 type, i64 version, i32 time, u32 data
+//                           bytes, u8 chunks; the data when chunks is 0, else that many
+//                           chunk FatPtrs: u64 address, u32 size, u32 incarnation)
+//            (kPutNodes carries several ids, all of whose index entries are in one region,
+//            the header's id1 one of them: the request goes to its machine)
 //   reply    u8 version, u8 op, then by op:
 //              kAddLinks    u64 links added, u32 links applied (a prefix of the request's)
 //              kLoadLinks   u8 appended (0: the load goes on by kAddLinks), u64 links added
+//              kPutNodes    u64 nodes written (all of them)
 //              kDeleteLink  u8 found
 //              kGetLinks,
 //              kGetLinkList u32 n, n edges
@@ -40,8 +46,18 @@ inline constexpr MsgId kGraphShipMsgId = kGraphMsgIds[3];
 inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
 // A reply's size at most (bytes); a page larger than this is not shipped.
 inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
+// A kPutNodes request's size at most (bytes; the executor splits it into
+// transactions that fit a commit record).
+inline constexpr uint32_t kMaxShippedLoadBytes = 48 * 1024;
 
-enum class ShipOp : uint8_t { kAddLinks = 1, kDeleteLink = 2, kGetLinks = 3, kGetLinkList = 4, kLoadLinks = 5 };
+enum class ShipOp : uint8_t {
+  kAddLinks = 1,
+  kDeleteLink = 2,
+  kGetLinks = 3,
+  kGetLinkList = 4,
+  kLoadLinks = 5,
+  kPutNodes = 6,
+};
 
 struct ShipRequest {
   ShipOp op = ShipOp::kAddLinks;
@@ -53,16 +69,21 @@ struct ShipRequest {
   std::vector<int64_t> id2s;   // kGetLinks
   LinkRange range;             // kGetLinkList (id1 and type taken from the request)
   uint64_t token = 0;          // kLoadLinks
+  std::vector<Node> nodes;     // kPutNodes: each at its id
+  std::vector<std::vector<FatPtr>> chunks;  // kPutNodes: each node's chunks (empty: data inline)
 };
 
 struct ShipReply {
   ShipOp op = ShipOp::kAddLinks;
-  uint64_t added = 0;       // kAddLinks, kLoadLinks
+  uint64_t added = 0;       // kAddLinks, kLoadLinks; kPutNodes: nodes written
   bool appended = false;    // kLoadLinks
   uint32_t applied = 0;     // kAddLinks
   bool found = false;       // kDeleteLink
   std::vector<Link> links;  // kGetLinks, kGetLinkList
 };
+
+// What one node adds to a kPutNodes request (bytes).
+uint64_t ShippedNodeBytes(const Node& node, size_t chunks);
 
 std::string EncodeShipRequest(const ShipRequest& r);
 absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes);

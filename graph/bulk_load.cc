@@ -1,0 +1,228 @@
+#include "graph/bulk_load.h"
+
+#include <algorithm>
+#include <coroutine>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "graph/chunks.h"
+#include "graph/graph_client.h"
+#include "graph/graph_tx.h"
+#include "graph/index.h"
+#include "graph/join_all.h"
+#include "graph/layout.h"
+
+namespace farm::graph {
+namespace {
+
+// co_await ReserveNodeIds(index, n) -> StatusOr<int64_t>: the first of n consecutive
+// node ids, taken by an increment of the id counter shipped to its primary (combined
+// there with the others: no conflicts, whatever the number of writers).
+class ReserveNodeIds {
+ public:
+  ReserveNodeIds(kv::TableClient& index, uint64_t n) : index_(index), n_(n) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    index_.Update(kv::OpKind::kIncrement, kNextNodeIdKey, "", static_cast<int64_t>(n_),
+                  [this, h](absl::StatusOr<kv::KeyOpResult> r) {
+                    if (!r.ok()) {
+                      result_ = r.status();
+                    } else if (!r->status.ok()) {
+                      result_ = r->status;
+                    } else {
+                      result_ = r->number - static_cast<int64_t>(n_) + 1;
+                    }
+                    h.resume();
+                  });
+  }
+  absl::StatusOr<int64_t> await_resume() { return std::move(result_); }
+
+ private:
+  kv::TableClient& index_;
+  uint64_t n_;
+  absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
+};
+
+// One shipped request of a bulk write; its reply's count added to *added.
+Task<absl::Status> ShipCounted(GraphClient& client, ShipRequest request, uint64_t* added) {
+  absl::StatusOr<ShipReply> reply = co_await ShipAwait(client, std::move(request));
+  if (!reply.ok()) co_return reply.status();
+  *added += reply->added;
+  co_return absl::OkStatus();
+}
+
+// Requests of one op, one open per region of the ids' index entries, each up to
+// kMaxShippedLoadBytes: Add returns the request the next item (of `bytes`) goes into.
+class RequestsByRegion {
+ public:
+  explicit RequestsByRegion(ShipOp op, uint64_t token) : op_(op), token_(token) {}
+  ShipRequest& Add(Addr home, int64_t id, uint64_t bytes) {
+    auto [it, fresh] = open_.try_emplace(home.region(), requests_.size());
+    if (!fresh && bytes_[it->second] + bytes > kMaxShippedLoadBytes) {
+      it->second = requests_.size();
+      fresh = true;
+    }
+    if (fresh) {
+      ShipRequest& r = requests_.emplace_back();
+      r.op = op_;
+      r.id1 = id;  // routes the request to the region's machine (messages.h)
+      r.token = token_;
+      bytes_.push_back(32);
+    }
+    bytes_[it->second] += bytes;
+    return requests_[it->second];
+  }
+  std::vector<ShipRequest>& requests() { return requests_; }
+
+ private:
+  const ShipOp op_;
+  const uint64_t token_;
+  absl::flat_hash_map<uint32_t, size_t> open_;  // region -> its open request
+  std::vector<ShipRequest> requests_;
+  std::vector<uint64_t> bytes_;
+};
+
+// Items by the address of their index entries: a request's transactions, which take
+// consecutive items (Parts), then touch buckets of disjoint ranges, and transactions
+// run at once conflict only at the ranges' ends.
+void SortByHome(std::vector<std::pair<Addr, size_t>>& order) {
+  std::sort(order.begin(), order.end(), [](const std::pair<Addr, size_t>& a, const std::pair<Addr, size_t>& b) {
+    return a.first.raw() < b.first.raw();
+  });
+}
+
+// What a new node adds to its transaction's commit record: its vertex object as
+// StoreVertex allocates it (VertexAllocBytes: room for two lists), stored with its
+// header and line versions, and the id index's insert (up to two adjacent buckets).
+uint64_t NewNodeCommitBytes(const kv::ShardMap& index, const Node& node, size_t chunks) {
+  Vertex v;
+  v.has_node = true;
+  if (chunks == 0) {
+    v.inline_data = node.data;
+  } else {
+    v.chunks.resize(chunks);
+  }
+  return objStoredBytes(VertexAllocBytes(v)) + 2 * objStoredBytes(index.layout().bucket_bytes());
+}
+
+// [begin, end) ranges of items in order, each of at most `max_items` and about
+// `budget` estimated bytes (a single item over it alone).
+template <typename Estimate>
+std::vector<std::pair<size_t, size_t>> Parts(size_t n, Estimate estimate, uint64_t budget, size_t max_items) {
+  std::vector<std::pair<size_t, size_t>> parts;
+  for (size_t at = 0; at < n;) {
+    size_t end = at;
+    uint64_t bytes = 0;
+    while (end < n && end - at < max_items) {
+      const uint64_t b = estimate(end);
+      if (end > at && bytes + b > budget) break;
+      bytes += b;
+      ++end;
+    }
+    parts.emplace_back(at, end);
+    at = end;
+  }
+  return parts;
+}
+
+// Nodes of one part, as many per transaction as PutNodesTx fits under the budget,
+// until every one is written; on a failure the chunks of the nodes not written are
+// freed.
+Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                absl::Span<const Node> nodes, absl::Span<const std::vector<FatPtr>> chunks) {
+  size_t at = 0;
+  absl::Status failed;
+  while (at < nodes.size()) {
+    absl::StatusOr<size_t> put = co_await RunTx<size_t>(ctx, index, stats, [&](TxScope& s) {
+      return PutNodesTx(s, nodes.subspan(at), kMaxLoadBytesPerTx, chunks.subspan(at));
+    });
+    if (!put.ok()) {
+      failed = put.status();
+      break;
+    }
+    at += *put;
+  }
+  // A commit whose outcome is unknown may have written nodes with their chunks: those
+  // leak rather than dangle.
+  if (failed.ok() || absl::IsUnavailable(failed) || absl::IsDeadlineExceeded(failed)) co_return failed;
+  std::vector<FatPtr> left;
+  for (size_t i = at; i < chunks.size(); ++i) left.insert(left.end(), chunks[i].begin(), chunks[i].end());
+  (void)co_await FreeNodeChunks(ctx, index, stats, std::move(left));
+  co_return failed;
+}
+
+}  // namespace
+
+Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, kv::TableClient& ids,
+                                           std::vector<Node> nodes) {
+  Context& ctx = client.ctx();
+  const std::shared_ptr<const kv::ShardMap> index = client.index_map();
+  std::vector<std::vector<FatPtr>> chunks(nodes.size());
+  absl::Status failed;
+  for (size_t i = 0; i < nodes.size() && failed.ok(); ++i) {
+    if (nodes[i].data.size() <= kMaxInlineNodeData) continue;
+    // The node's id is not known yet: spread the chunks over the index's shards (a
+    // compute-only member has no memory of its own to put them in).
+    const kv::Shard& shard = index->shards()[absl::HashOf(nodes[i].data, i) % index->shards().size()];
+    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteNodeChunks(ctx, index, stats, nodes[i].data, shard.first);
+    if (c.ok()) {
+      chunks[i] = std::move(*c);
+    } else {
+      failed = c.status();
+    }
+  }
+  absl::StatusOr<int64_t> first = absl::UnknownError("no ids yet");
+  if (failed.ok()) {
+    first = co_await ReserveNodeIds(ids, nodes.size());
+  } else {
+    first = failed;
+  }
+  if (!first.ok()) {
+    for (std::vector<FatPtr>& c : chunks) (void)co_await FreeNodeChunks(ctx, index, stats, std::move(c));
+    co_return first;
+  }
+  // From here the executors own the chunks (they free those of nodes they fail to write).
+  std::vector<std::pair<Addr, size_t>> order(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].id = *first + static_cast<int64_t>(i);
+    order[i] = {VertexHome(*index, nodes[i].id), i};
+  }
+  SortByHome(order);
+  RequestsByRegion requests(ShipOp::kPutNodes, 0);
+  for (const auto& [home, i] : order) {
+    ShipRequest& r = requests.Add(home, nodes[i].id, ShippedNodeBytes(nodes[i], chunks[i].size()));
+    r.nodes.push_back(std::move(nodes[i]));
+    r.chunks.push_back(std::move(chunks[i]));
+  }
+  uint64_t written = 0;
+  std::vector<Task<absl::Status>> ships;
+  for (ShipRequest& r : requests.requests()) ships.push_back(ShipCounted(client, std::move(r), &written));
+  if (absl::Status st = co_await JoinAll(std::move(ships)); !st.ok()) co_return st;
+  if (written != nodes.size()) {
+    co_return absl::InternalError(absl::StrCat("wrote ", written, " of ", nodes.size(), " nodes"));
+  }
+  co_return first;
+}
+
+Task<absl::StatusOr<ShipReply>> ExecutePutNodes(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                                ClientStats* stats, const ShipRequest& r) {
+  const absl::Span<const Node> nodes(r.nodes);
+  const absl::Span<const std::vector<FatPtr>> chunks(r.chunks);
+  if (chunks.size() != nodes.size()) co_return absl::InvalidArgumentError("kPutNodes: a chunk list per node");
+  std::vector<Task<absl::Status>> parts;
+  for (auto [begin, end] : Parts(
+           nodes.size(), [&](size_t i) { return NewNodeCommitBytes(*index, nodes[i], chunks[i].size()); },
+           kMaxLoadBytesPerTx, kMaxNodesPerTx)) {
+    parts.push_back(
+        PutNodesPart(ctx, index, stats, nodes.subspan(begin, end - begin), chunks.subspan(begin, end - begin)));
+  }
+  if (absl::Status st = co_await JoinAll(std::move(parts)); !st.ok()) co_return st;
+  ShipReply reply;
+  reply.op = r.op;
+  reply.added = nodes.size();
+  co_return reply;
+}
+
+}  // namespace farm::graph
