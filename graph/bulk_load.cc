@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "graph/chunks.h"
@@ -45,11 +46,39 @@ class ReserveNodeIds {
   absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
 };
 
+// co_await LoadAloneAwait(client, list, load) -> StatusOr<uint64_t>: GraphClient::LoadLinks.
+class LoadAloneAwait {
+ public:
+  LoadAloneAwait(GraphClient& client, LinkList list, uint64_t load)
+      : client_(client), list_(std::move(list)), load_(load) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    client_.LoadLinks(list_.id1, list_.type, std::move(list_.links), load_, [this, h](absl::StatusOr<uint64_t> r) {
+      result_ = std::move(r);
+      h.resume();
+    });
+  }
+  absl::StatusOr<uint64_t> await_resume() { return std::move(result_); }
+
+ private:
+  GraphClient& client_;
+  LinkList list_;
+  uint64_t load_;
+  absl::StatusOr<uint64_t> result_ = absl::UnknownError("not completed");
+};
+
 // One shipped request of a bulk write; its reply's count added to *added.
 Task<absl::Status> ShipCounted(GraphClient& client, ShipRequest request, uint64_t* added) {
   absl::StatusOr<ShipReply> reply = co_await ShipAwait(client, std::move(request));
   if (!reply.ok()) co_return reply.status();
   *added += reply->added;
+  co_return absl::OkStatus();
+}
+
+Task<absl::Status> LoadAlone(GraphClient& client, LinkList list, uint64_t load, uint64_t* added) {
+  absl::StatusOr<uint64_t> n = co_await LoadAloneAwait(client, std::move(list), load);
+  if (!n.ok()) co_return n.status();
+  *added += *n;
   co_return absl::OkStatus();
 }
 
@@ -107,6 +136,14 @@ uint64_t NewNodeCommitBytes(const kv::ShardMap& index, const Node& node, size_t 
   return objStoredBytes(VertexAllocBytes(v)) + 2 * objStoredBytes(index.layout().bucket_bytes());
 }
 
+// What a list's first load step adds to its commit record, about: its block (sized for
+// it) and its vertex written back.
+uint64_t NewListCommitBytes(const LinkList& list) {
+  uint32_t bytes = kBlockHeaderBytes;
+  for (const Link& l : list.links) bytes += kEdgeHeaderBytes + static_cast<uint32_t>(l.data.size());
+  return objStoredBytes(BlockAllocBytes(bytes)) + objStoredBytes(512);
+}
+
 // [begin, end) ranges of items in order, each of at most `max_items` and about
 // `budget` estimated bytes (a single item over it alone).
 template <typename Estimate>
@@ -151,6 +188,42 @@ Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap
   for (size_t i = at; i < chunks.size(); ++i) left.insert(left.end(), chunks[i].begin(), chunks[i].end());
   (void)co_await FreeNodeChunks(ctx, index, stats, std::move(left));
   co_return failed;
+}
+
+// Upserts of one list (a load's step declined it), a transaction per AddLinksTx prefix.
+Task<absl::Status> UpsertList(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                              const LinkList& list, uint64_t* added) {
+  const absl::Span<const Link> links(list.links);
+  for (size_t at = 0; at < links.size();) {
+    absl::StatusOr<AddLinksResult> r = co_await RunTx<AddLinksResult>(ctx, index, stats, [&](TxScope& s) {
+      return AddLinksTx(s, list.id1, list.type, links.subspan(at));
+    });
+    if (!r.ok()) co_return r.status();
+    if (r->applied == 0 || r->applied > links.size() - at) co_return absl::InternalError("AddLinksTx applied no link");
+    *added += r->added;
+    at += r->applied;
+  }
+  co_return absl::OkStatus();
+}
+
+// Lists of one part, as many per transaction as LoadListsTx fits under the budget; the
+// lists it declined are upserted afterwards.
+Task<absl::Status> LoadListsPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                 absl::Span<const LinkList> lists, uint64_t token, uint64_t* added) {
+  std::vector<size_t> declined;
+  for (size_t at = 0; at < lists.size();) {
+    absl::StatusOr<LoadListsResult> r = co_await RunTx<LoadListsResult>(ctx, index, stats, [&](TxScope& s) {
+      return LoadListsTx(s, lists.subspan(at), token, kMaxLoadBytesPerTx);
+    });
+    if (!r.ok()) co_return r.status();
+    *added += r->added;
+    for (size_t d : r->declined) declined.push_back(at + d);
+    at += r->taken;
+  }
+  for (size_t d : declined) {
+    if (absl::Status st = co_await UpsertList(ctx, index, stats, lists[d], added); !st.ok()) co_return st;
+  }
+  co_return absl::OkStatus();
 }
 
 }  // namespace
@@ -206,6 +279,36 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* sta
   co_return first;
 }
 
+Task<absl::StatusOr<uint64_t>> LoadListsTask(GraphClient& client, std::vector<LinkList> lists, uint64_t load) {
+  const kv::ShardMap& index = *client.index_map();
+  uint64_t added = 0;
+  std::vector<Task<absl::Status>> tasks;
+  std::vector<std::pair<Addr, size_t>> order;
+  absl::flat_hash_set<int64_t> id2s;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    LinkList& list = lists[i];
+    if (list.links.empty()) continue;
+    id2s.clear();
+    bool repeats = false;
+    for (const Link& l : list.links) repeats = !id2s.insert(l.id2).second || repeats;
+    if (repeats || ShippedListBytes(list) > kMaxListedLoadEdgeBytes) {
+      tasks.push_back(LoadAlone(client, std::move(list), load, &added));
+      continue;
+    }
+    std::stable_sort(list.links.begin(), list.links.end(),
+                     [](const Link& a, const Link& b) { return EdgeBefore(a.time, a.id2, b.time, b.id2); });
+    order.emplace_back(VertexHome(index, list.id1), i);
+  }
+  SortByHome(order);
+  RequestsByRegion requests(ShipOp::kLoadLists, load);
+  for (const auto& [home, i] : order) {
+    requests.Add(home, lists[i].id1, ShippedListBytes(lists[i])).lists.push_back(std::move(lists[i]));
+  }
+  for (ShipRequest& r : requests.requests()) tasks.push_back(ShipCounted(client, std::move(r), &added));
+  if (absl::Status st = co_await JoinAll(std::move(tasks)); !st.ok()) co_return st;
+  co_return added;
+}
+
 Task<absl::StatusOr<ShipReply>> ExecutePutNodes(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
                                                 ClientStats* stats, const ShipRequest& r) {
   const absl::Span<const Node> nodes(r.nodes);
@@ -222,6 +325,21 @@ Task<absl::StatusOr<ShipReply>> ExecutePutNodes(Context& ctx, std::shared_ptr<co
   ShipReply reply;
   reply.op = r.op;
   reply.added = nodes.size();
+  co_return reply;
+}
+
+Task<absl::StatusOr<ShipReply>> ExecuteLoadLists(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                                 ClientStats* stats, const ShipRequest& r) {
+  const absl::Span<const LinkList> lists(r.lists);
+  if (r.token == 0) co_return absl::InvalidArgumentError("kLoadLists: a load token");
+  ShipReply reply;
+  reply.op = r.op;
+  std::vector<Task<absl::Status>> parts;
+  for (auto [begin, end] :
+       Parts(lists.size(), [&](size_t i) { return NewListCommitBytes(lists[i]); }, kMaxLoadBytesPerTx, SIZE_MAX)) {
+    parts.push_back(LoadListsPart(ctx, index, stats, lists.subspan(begin, end - begin), r.token, &reply.added));
+  }
+  if (absl::Status st = co_await JoinAll(std::move(parts)); !st.ok()) co_return st;
   co_return reply;
 }
 

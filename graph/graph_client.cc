@@ -88,6 +88,8 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
     }
     case ShipOp::kPutNodes:
       co_return co_await ExecutePutNodes(ctx, index, stats, r);
+    case ShipOp::kLoadLists:
+      co_return co_await ExecuteLoadLists(ctx, index, stats, r);
     case ShipOp::kGetLinkList: {
       if (absl::Status st = CheckRange(r.range); !st.ok()) co_return st;
       absl::StatusOr<std::vector<Link>> page = co_await RunTx<std::vector<Link>>(ctx, index, stats, [&](TxScope& s) {
@@ -222,6 +224,17 @@ void GraphClient::LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, 
     if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
   }
   Finish(AddLinksTask(this, id1, type, std::move(links), load | 1), std::move(done));
+}
+
+void GraphClient::LoadLinkLists(std::vector<LinkList> lists, uint64_t load, Done<absl::StatusOr<uint64_t>> done) {
+  for (LinkList& list : lists) {
+    for (Link& l : list.links) {
+      l.id1 = list.id1;
+      l.type = list.type;
+      if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
+    }
+  }
+  Finish(LoadListsTask(*this, std::move(lists), load | 1), std::move(done));
 }
 
 void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) {

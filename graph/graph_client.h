@@ -5,7 +5,8 @@
 // by an increment of the id counter shipped to the counter's primary (kv's combined
 // updates: no conflicts between writers; an AddNode that fails after it leaves a gap
 // in the ids, as an auto-increment does), then ship the nodes to their vertices'
-// machines, grouped (bulk_load.h). Transactions are retried with backoff on conflicts. AddLinks sends its links newest first in transactions of at most
+// machines, grouped (bulk_load.h), as LoadLinkLists ships a load's lists. Transactions
+// are retried with backoff on conflicts. AddLinks sends its links newest first in transactions of at most
 // kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
 // that fits one is atomic (two links always do), a larger one (a load) is applied in
 // several; a load into an empty list appends (graph_tx.h, LoadLinksTx). GetLinks reads
@@ -64,6 +65,7 @@ class GraphClient final : public GraphStore {
   void AddLinks(int64_t id1, int64_t type, std::vector<Link> links, Done<absl::StatusOr<uint64_t>> done) override;
   void LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
                  Done<absl::StatusOr<uint64_t>> done) override;
+  void LoadLinkLists(std::vector<LinkList> lists, uint64_t load, Done<absl::StatusOr<uint64_t>> done) override;
   void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) override;
   void GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
                 Done<absl::StatusOr<std::vector<Link>>> done) override;

@@ -744,6 +744,23 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   co_return Result(links.size());
 }
 
+Task<absl::StatusOr<LoadListsResult>> LoadListsTx(TxScope& s, absl::Span<const LinkList> lists, uint64_t token,
+                                                  uint64_t max_write_bytes) {
+  LoadListsResult r;
+  for (; r.taken < lists.size(); ++r.taken) {
+    if (r.taken > 0 && txWriteBytes(s.tx) >= max_write_bytes) break;
+    const LinkList& list = lists[r.taken];
+    absl::StatusOr<std::optional<uint64_t>> added = co_await LoadLinksTx(s, list.id1, list.type, token, list.links);
+    if (!added.ok()) co_return added.status();
+    if (added->has_value()) {
+      r.added += **added;
+    } else {
+      r.declined.push_back(r.taken);
+    }
+  }
+  co_return r;
+}
+
 Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range) {
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, range.id1);
   if (!vertex.ok()) co_return vertex.status();

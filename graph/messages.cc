@@ -76,6 +76,7 @@ bool GetEdges(Reader& r, int64_t id1, int64_t type, std::vector<Link>* links) {
 
 constexpr uint64_t kNodeHeaderBytes = 8 + 4 + 8 + 4 + 4 + 1;
 constexpr uint64_t kShippedPtrBytes = 16;
+constexpr uint64_t kListHeaderBytes = 8 + 8 + 4;
 
 void PutPtr(std::string& out, const FatPtr& p) {
   Put<uint64_t>(out, p.addr.raw());
@@ -139,10 +140,37 @@ bool GetNodes(Reader& r, ShipRequest* req) {
   return true;
 }
 
+void PutLists(std::string& out, const ShipRequest& r) {
+  Put<uint64_t>(out, r.token);
+  Put<uint32_t>(out, static_cast<uint32_t>(r.lists.size()));
+  for (const LinkList& list : r.lists) {
+    Put<int64_t>(out, list.id1);
+    Put<int64_t>(out, list.type);
+    Put<uint32_t>(out, static_cast<uint32_t>(list.links.size()));
+    for (const Link& l : list.links) PutEdge(out, l);
+  }
+}
+
+bool GetLists(Reader& r, ShipRequest* req) {
+  uint32_t n = 0;
+  if (!r.Get(&req->token) || !r.Get(&n) || n > r.left() / kListHeaderBytes) return false;
+  req->lists.resize(n);
+  for (LinkList& list : req->lists) {
+    if (!r.Get(&list.id1) || !r.Get(&list.type) || !GetEdges(r, list.id1, list.type, &list.links)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t ShippedNodeBytes(const Node& node, size_t chunks) {
   return kNodeHeaderBytes + (chunks == 0 ? node.data.size() : chunks * kShippedPtrBytes);
+}
+
+uint64_t ShippedListBytes(const LinkList& list) {
+  uint64_t bytes = kListHeaderBytes;
+  for (const Link& l : list.links) bytes += kEdgeHeaderBytes + l.data.size();
+  return bytes;
 }
 
 std::string EncodeShipRequest(const ShipRequest& r) {
@@ -175,6 +203,9 @@ std::string EncodeShipRequest(const ShipRequest& r) {
       break;
     case ShipOp::kPutNodes:
       PutNodes(out, r);
+      break;
+    case ShipOp::kLoadLists:
+      PutLists(out, r);
       break;
   }
   return out;
@@ -218,6 +249,9 @@ absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
     case ShipOp::kPutNodes:
       if (!GetNodes(r, &req)) return Malformed("nodes");
       break;
+    case ShipOp::kLoadLists:
+      if (!GetLists(r, &req)) return Malformed("lists");
+      break;
     default:
       return Malformed(absl::StrCat("operation ", op));
   }
@@ -239,6 +273,7 @@ std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
       Put<uint32_t>(out, r.applied);
       break;
     case ShipOp::kPutNodes:
+    case ShipOp::kLoadLists:
       Put<uint64_t>(out, r.added);
       break;
     case ShipOp::kDeleteLink:
@@ -272,6 +307,7 @@ absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, 
       if (!r.Get(&reply.added) || !r.Get(&reply.applied)) return Malformed("reply count");
       break;
     case ShipOp::kPutNodes:
+    case ShipOp::kLoadLists:
       if (!r.Get(&reply.added)) return Malformed("reply count");
       break;
     case ShipOp::kDeleteLink: {

@@ -17,12 +17,14 @@
 //              kPutNodes    u32 n, n × (i64 id, i32 type, i64 version, i32 time, u32 data
 //                           bytes, u8 chunks; the data when chunks is 0, else that many
 //                           chunk FatPtrs: u64 address, u32 size, u32 incarnation)
-//            (kPutNodes carries several ids, all of whose index entries are in one region,
-//            the header's id1 one of them: the request goes to its machine)
+//              kLoadLists   u64 token, u32 lists, each i64 id1, i64 type, u32 n, n edges
+//            (kPutNodes and kLoadLists carry several ids, all of whose index entries are
+//            in one region, the header's id1 one of them: the request goes to its machine)
 //   reply    u8 version, u8 op, then by op:
 //              kAddLinks    u64 links added, u32 links applied (a prefix of the request's)
 //              kLoadLinks   u8 appended (0: the load goes on by kAddLinks), u64 links added
 //              kPutNodes    u64 nodes written (all of them)
+//              kLoadLists   u64 links added
 //              kDeleteLink  u8 found
 //              kGetLinks,
 //              kGetLinkList u32 n, n edges
@@ -46,7 +48,7 @@ inline constexpr MsgId kGraphShipMsgId = kGraphMsgIds[3];
 inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
 // A reply's size at most (bytes); a page larger than this is not shipped.
 inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
-// A kPutNodes request's size at most (bytes; the executor splits it into
+// A kPutNodes or kLoadLists request's size at most (bytes; the executor splits it into
 // transactions that fit a commit record).
 inline constexpr uint32_t kMaxShippedLoadBytes = 48 * 1024;
 
@@ -57,6 +59,7 @@ enum class ShipOp : uint8_t {
   kGetLinkList = 4,
   kLoadLinks = 5,
   kPutNodes = 6,
+  kLoadLists = 7,
 };
 
 struct ShipRequest {
@@ -68,22 +71,24 @@ struct ShipRequest {
   bool expunge = false;        // kDeleteLink
   std::vector<int64_t> id2s;   // kGetLinks
   LinkRange range;             // kGetLinkList (id1 and type taken from the request)
-  uint64_t token = 0;          // kLoadLinks
+  uint64_t token = 0;          // kLoadLinks, kLoadLists
   std::vector<Node> nodes;     // kPutNodes: each at its id
   std::vector<std::vector<FatPtr>> chunks;  // kPutNodes: each node's chunks (empty: data inline)
+  std::vector<LinkList> lists;              // kLoadLists
 };
 
 struct ShipReply {
   ShipOp op = ShipOp::kAddLinks;
-  uint64_t added = 0;       // kAddLinks, kLoadLinks; kPutNodes: nodes written
+  uint64_t added = 0;       // kAddLinks, kLoadLinks, kLoadLists; kPutNodes: nodes written
   bool appended = false;    // kLoadLinks
   uint32_t applied = 0;     // kAddLinks
   bool found = false;       // kDeleteLink
   std::vector<Link> links;  // kGetLinks, kGetLinkList
 };
 
-// What one node adds to a kPutNodes request (bytes).
+// What one node or one list adds to a kPutNodes or kLoadLists request (bytes).
 uint64_t ShippedNodeBytes(const Node& node, size_t chunks);
+uint64_t ShippedListBytes(const LinkList& list);
 
 std::string EncodeShipRequest(const ShipRequest& r);
 absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes);

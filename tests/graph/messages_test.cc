@@ -40,6 +40,33 @@ TEST(GraphMessagesTest, PutNodesRoundTripsWithChunksAsPointers) {
             EncodeShipRequest(r).size() - 18);
 }
 
+TEST(GraphMessagesTest, LoadListsRoundTrip) {
+  ShipRequest r;
+  r.op = ShipOp::kLoadLists;
+  r.id1 = 5;
+  r.token = 0xfeed;
+  r.lists.push_back(LinkList{5, 123, {Link{5, 123, 6, Visibility::kVisible, 0, 99, "x"},
+                                      Link{5, 123, 7, Visibility::kHidden, 2, 98, std::string(255, 'y')}}});
+  r.lists.push_back(LinkList{8, 124, {}});
+  const std::string bytes = EncodeShipRequest(r);
+  EXPECT_EQ(bytes.size(), 18 + 12 + ShippedListBytes(r.lists[0]) + ShippedListBytes(r.lists[1]));
+  absl::StatusOr<ShipRequest> d = DecodeShipRequest(bytes);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->token, 0xfeedu);
+  ASSERT_EQ(d->lists.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(d->lists[i].id1, r.lists[i].id1);
+    EXPECT_EQ(d->lists[i].type, r.lists[i].type);
+    EXPECT_EQ(d->lists[i].links, r.lists[i].links);
+  }
+  ShipReply reply;
+  reply.op = ShipOp::kLoadLists;
+  reply.added = 12345;
+  absl::StatusOr<ShipReply> rd = DecodeShipReply(EncodeShipReply(5, 0, reply), 5, 0);
+  ASSERT_TRUE(rd.ok()) << rd.status();
+  EXPECT_EQ(rd->added, 12345u);
+}
+
 TEST(GraphMessagesTest, MalformedBulkRequestsAreRefused) {
   const std::string good = EncodeShipRequest(PutNodes());
   for (size_t cut = 18; cut < good.size(); cut += 7) {
@@ -53,7 +80,12 @@ TEST(GraphMessagesTest, MalformedBulkRequestsAreRefused) {
   ShipRequest wrong = PutNodes();
   wrong.chunks[1].pop_back();
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipRequest(EncodeShipRequest(wrong)).status()));
-  std::string bytes = EncodeShipRequest(PutNodes());
+  ShipRequest lists;
+  lists.op = ShipOp::kLoadLists;
+  lists.lists.push_back(LinkList{1, 2, {Link{1, 2, 3, Visibility::kVisible, 0, 4, "d"}}});
+  std::string bytes = EncodeShipRequest(lists);
+  bytes.back() = 'x';  // still well-formed (data byte): decodes
+  EXPECT_TRUE(DecodeShipRequest(bytes).ok());
   bytes.push_back(0);  // a trailing byte
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipRequest(bytes).status()));
 }
