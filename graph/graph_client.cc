@@ -109,7 +109,8 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
 }  // namespace
 
 // AddLinks: newest first (unless an id2 repeats: then in the caller's order), in
-// shipped transactions of at most kMaxShippedEdgeBytes of edges.
+// shipped transactions of at most kMaxShippedEdgeBytes of edges (a load's steps:
+// kMaxShippedLoadEdgeBytes).
 Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                          std::vector<Link> links, uint64_t load) {
   absl::flat_hash_set<int64_t> id2s;
@@ -136,7 +137,8 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
     ShipRequest r{token != 0 ? ShipOp::kLoadLinks : ShipOp::kAddLinks, id1, type, {}, 0, false, {}, {}, token};
     uint32_t bytes = 0;
     const size_t first = at;
-    while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= kMaxShippedEdgeBytes)) {
+    const uint32_t limit = token != 0 ? kMaxShippedLoadEdgeBytes : kMaxShippedEdgeBytes;
+    while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= limit)) {
       bytes += kEdgeHeaderBytes + static_cast<uint32_t>(links[at].data.size());
       r.links.push_back(links[at++]);
     }

@@ -46,6 +46,11 @@ inline constexpr MsgId kGraphShipMsgId = kGraphMsgIds[3];
 // Edges a shipped AddLinks carries at most (bytes): a request and the commit record of
 // its transaction must each fit one message (a quarter of a 256 KiB ring).
 inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
+// Edges one step of a load into an empty list (kLoadLinks) carries at most (bytes): its
+// transaction writes at most 10 new blocks, the tail and the head (12 objects of
+// kMaxBlockBytes, about 51 KB stored) and the vertex, under the 65,504 bytes of a
+// commit record; fewer, larger steps (the hub's list is loaded one step after another).
+inline constexpr uint32_t kMaxShippedLoadEdgeBytes = 36 * 1024;
 // A reply's size at most (bytes); a page larger than this is not shipped.
 inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
 // A kPutNodes or kLoadLists request's size at most (bytes; the executor splits it into

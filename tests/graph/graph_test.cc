@@ -404,6 +404,26 @@ TEST_P(GraphTest, BulkLoadsOfManyListsMatchTheModel) {
   EXPECT_EQ(*g_->LoadLinkLists(2, {}, 0x9abc), 0u);
 }
 
+// A load's step carries up to kMaxShippedLoadEdgeBytes of edges: with the largest link
+// data, onto a vertex with the largest inline node, its commit record still fits one
+// message.
+TEST_P(GraphTest, LoadStepsOfTheLargestLinksFitTheirCommitRecords) {
+  ASSERT_TRUE(g_->ResetNodeIds(1, 1).ok());
+  ASSERT_EQ(*g_->AddNode(1, Node{0, 2048, 1, 1, std::string(kMaxInlineNodeData, 'n')}), 1);
+  std::vector<Link> links;
+  MemoryGraph model;
+  for (int j = 0; j < 1000; ++j) {  // about 7 steps
+    links.push_back(L(1, 10 + j, 1'000'000 - j, Visibility::kVisible, std::string(kMaxLinkDataBytes, 'x')));
+    ASSERT_TRUE(model.AddLink(links.back()).ok());
+  }
+  absl::StatusOr<uint64_t> added = g_->AddLinks(2, 1, kDefaultLinkType, links);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, 1000u);
+  EXPECT_EQ(*g_->CountLinks(3, 1, kDefaultLinkType), 1000u);
+  EXPECT_EQ(*g_->GetLinkList(3, LinkRange{1, kDefaultLinkType}), *model.GetLinkList(LinkRange{1, kDefaultLinkType}));
+  EXPECT_EQ((*g_->GetNode(3, 1, 2048))->data, std::string(kMaxInlineNodeData, 'n'));
+}
+
 // Random operations on the cluster and on the model, from random nodes; every result
 // must be the model's. Lists grow past one block, split, lose blocks and move links.
 TEST_P(GraphTest, RandomOperationsMatchTheModel) {
