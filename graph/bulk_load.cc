@@ -145,16 +145,19 @@ uint64_t NewListCommitBytes(const LinkList& list) {
 }
 
 // [begin, end) ranges of items in order, each of at most `max_items` and about
-// `budget` estimated bytes (a single item over it alone).
-template <typename Estimate>
-std::vector<std::pair<size_t, size_t>> Parts(size_t n, Estimate estimate, uint64_t budget, size_t max_items) {
+// `budget` estimated bytes (a single item over it alone), never ending between two
+// items of one home bucket (`home(i)`): transactions run at once would both write it.
+template <typename Estimate, typename Home>
+std::vector<std::pair<size_t, size_t>> Parts(size_t n, Estimate estimate, Home home, uint64_t budget,
+                                             size_t max_items) {
   std::vector<std::pair<size_t, size_t>> parts;
   for (size_t at = 0; at < n;) {
     size_t end = at;
     uint64_t bytes = 0;
-    while (end < n && end - at < max_items) {
+    while (end < n) {
+      const bool same_home = end > at && home(end) == home(end - 1);
       const uint64_t b = estimate(end);
-      if (end > at && bytes + b > budget) break;
+      if (!same_home && end > at && (end - at >= max_items || bytes + b > budget)) break;
       bytes += b;
       ++end;
     }
@@ -164,6 +167,32 @@ std::vector<std::pair<size_t, size_t>> Parts(size_t n, Estimate estimate, uint64
   return parts;
 }
 
+// How many items a bulk write's next attempt may take: all that fit at first, after a
+// conflict half as many as the failed attempt took (at least one), so a transaction
+// that keeps meeting locks held by others (each held across a replicated commit)
+// shrinks until it gets through, instead of retrying its whole read set until the
+// retry budget runs out. RunTx calls its op once per attempt: Next there, Took once the
+// op knows how many it took.
+class Shrinking {
+ public:
+  size_t Next() {
+    if (retry_) limit_ = std::max<size_t>(1, took_ / 2);
+    retry_ = true;
+    return limit_;
+  }
+  void Took(size_t n) { took_ = n; }
+  // After a commit: the next transaction may take all again.
+  void Committed() {
+    retry_ = false;
+    limit_ = SIZE_MAX;
+  }
+
+ private:
+  bool retry_ = false;
+  size_t limit_ = SIZE_MAX;
+  size_t took_ = 0;
+};
+
 // Nodes of one part, as many per transaction as PutNodesTx fits under the budget,
 // until every one is written; on a failure the chunks of the nodes not written are
 // freed.
@@ -171,14 +200,19 @@ Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap
                                 absl::Span<const Node> nodes, absl::Span<const std::vector<FatPtr>> chunks) {
   size_t at = 0;
   absl::Status failed;
+  Shrinking size;
   while (at < nodes.size()) {
-    absl::StatusOr<size_t> put = co_await RunTx<size_t>(ctx, index, stats, [&](TxScope& s) {
-      return PutNodesTx(s, nodes.subspan(at), kMaxLoadBytesPerTx, chunks.subspan(at));
+    absl::StatusOr<size_t> put = co_await RunTx<size_t>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<size_t>> {
+      const size_t n = std::min(size.Next(), nodes.size() - at);
+      absl::StatusOr<size_t> took = co_await PutNodesTx(s, nodes.subspan(at, n), kMaxLoadBytesPerTx, chunks.subspan(at, n));
+      if (took.ok()) size.Took(*took);
+      co_return took;
     });
     if (!put.ok()) {
       failed = put.status();
       break;
     }
+    size.Committed();
     at += *put;
   }
   // A commit whose outcome is unknown may have written nodes with their chunks: those
@@ -211,11 +245,17 @@ Task<absl::Status> UpsertList(Context& ctx, std::shared_ptr<const kv::ShardMap> 
 Task<absl::Status> LoadListsPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                  absl::Span<const LinkList> lists, uint64_t token, uint64_t* added) {
   std::vector<size_t> declined;
+  Shrinking size;
   for (size_t at = 0; at < lists.size();) {
-    absl::StatusOr<LoadListsResult> r = co_await RunTx<LoadListsResult>(ctx, index, stats, [&](TxScope& s) {
-      return LoadListsTx(s, lists.subspan(at), token, kMaxLoadBytesPerTx);
-    });
+    absl::StatusOr<LoadListsResult> r =
+        co_await RunTx<LoadListsResult>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<LoadListsResult>> {
+          const size_t n = std::min(size.Next(), lists.size() - at);
+          absl::StatusOr<LoadListsResult> took = co_await LoadListsTx(s, lists.subspan(at, n), token, kMaxLoadBytesPerTx);
+          if (took.ok()) size.Took(took->taken);
+          co_return took;
+        });
     if (!r.ok()) co_return r.status();
+    size.Committed();
     *added += r->added;
     for (size_t d : r->declined) declined.push_back(at + d);
     at += r->taken;
@@ -317,7 +357,7 @@ Task<absl::StatusOr<ShipReply>> ExecutePutNodes(Context& ctx, std::shared_ptr<co
   std::vector<Task<absl::Status>> parts;
   for (auto [begin, end] : Parts(
            nodes.size(), [&](size_t i) { return NewNodeCommitBytes(*index, nodes[i], chunks[i].size()); },
-           kMaxLoadBytesPerTx, kMaxNodesPerTx)) {
+           [&](size_t i) { return VertexHome(*index, nodes[i].id); }, kMaxLoadBytesPerTx, kMaxNodesPerTx)) {
     parts.push_back(
         PutNodesPart(ctx, index, stats, nodes.subspan(begin, end - begin), chunks.subspan(begin, end - begin)));
   }
@@ -336,7 +376,9 @@ Task<absl::StatusOr<ShipReply>> ExecuteLoadLists(Context& ctx, std::shared_ptr<c
   reply.op = r.op;
   std::vector<Task<absl::Status>> parts;
   for (auto [begin, end] :
-       Parts(lists.size(), [&](size_t i) { return NewListCommitBytes(lists[i]); }, kMaxLoadBytesPerTx, SIZE_MAX)) {
+       Parts(
+           lists.size(), [&](size_t i) { return NewListCommitBytes(lists[i]); },
+           [&](size_t i) { return VertexHome(*index, lists[i].id1); }, kMaxLoadBytesPerTx, SIZE_MAX)) {
     parts.push_back(LoadListsPart(ctx, index, stats, lists.subspan(begin, end - begin), r.token, &reply.added));
   }
   if (absl::Status st = co_await JoinAll(std::move(parts)); !st.ok()) co_return st;

@@ -404,6 +404,45 @@ TEST_P(GraphTest, BulkLoadsOfManyListsMatchTheModel) {
   EXPECT_EQ(*g_->LoadLinkLists(2, {}, 0x9abc), 0u);
 }
 
+// Loaders on every node at once, into lists of ids without nodes (each list's
+// transaction makes its vertex: index inserts) in a small index (buckets shared by
+// many ids, chains), the loaders' ids interleaved: their transactions conflict. Every
+// batch gets through, every list and count as loaded.
+TEST_P(GraphTest, ConcurrentBulkLoadsIntoASmallIndexAllGetThrough) {
+  absl::StatusOr<std::unique_ptr<GraphCluster>> small =
+      GraphCluster::Start(GetParam(), 3, "graph_bulk_conflicts", 3, {}, /*index_buckets=*/64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  constexpr int kLoaders = 3, kBatches = 4, kIdsPerBatch = 150;
+  std::vector<std::thread> loaders;
+  for (int k = 0; k < kLoaders; ++k) {
+    loaders.emplace_back([&, k] {
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<LinkList> lists;
+        for (int i = 0; i < kIdsPerBatch; ++i) {
+          const int64_t id1 = 1 + (b * kIdsPerBatch + i) * kLoaders + k;  // loaders interleave
+          for (int64_t type : {kDefaultLinkType, kDefaultLinkType + 1}) {
+            lists.push_back(LinkList{id1, type, {L(id1, 1, 10, Visibility::kVisible, "a"), L(id1, 2, 20, Visibility::kHidden, "b"),
+                                                 L(id1, 3, 30, Visibility::kVisible, "c")}});
+            for (Link& l : lists.back().links) l.type = type;
+          }
+        }
+        absl::StatusOr<uint64_t> added = (*small)->LoadLinkLists(1 + k, std::move(lists), 0x100 + k);
+        ASSERT_TRUE(added.ok()) << "loader " << k << " batch " << b << ": " << added.status();
+        EXPECT_EQ(*added, 3u * 2 * kIdsPerBatch);
+      }
+    });
+  }
+  for (std::thread& t : loaders) t.join();
+  for (int64_t id1 = 1; id1 <= kLoaders * kBatches * kIdsPerBatch; id1 += 17) {
+    EXPECT_EQ(*(*small)->CountLinks(1 + id1 % 3, id1, kDefaultLinkType + 1), 2u) << id1;
+    absl::StatusOr<std::vector<Link>> page = (*small)->GetLinkList(1 + id1 % 3, LinkRange{id1, kDefaultLinkType});
+    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_EQ(page->size(), 2u) << id1;
+    EXPECT_EQ((*page)[0].id2, 3);
+    EXPECT_EQ((*page)[1].id2, 1);
+  }
+}
+
 // A load's step carries up to kMaxShippedLoadEdgeBytes of edges: with the largest link
 // data, onto a vertex with the largest inline node, its commit record still fits one
 // message.
