@@ -7,9 +7,10 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "graph/bulk_load.h"
+#include "graph/chunks.h"
 #include "graph/index.h"
 #include "kv/layout.h"
 #include "farm/api/coro.h"
@@ -23,40 +24,6 @@
 namespace farm::graph {
 namespace {
 
-// Node data over kMaxInlineNodeData as chunk objects, one transaction each, near `hint`
-// (a storage member's address); empty for data that stays inline.
-Task<absl::StatusOr<std::vector<FatPtr>>> WriteChunks(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
-                                                      ClientStats* stats, const std::string& data, Addr hint) {
-  std::vector<FatPtr> chunks;
-  if (data.size() <= kMaxInlineNodeData) co_return chunks;
-  for (size_t at = 0; at < data.size(); at += kChunkDataBytes) {
-    const std::string chunk = EncodeChunk(absl::string_view(data).substr(at, kChunkDataBytes));
-    absl::StatusOr<FatPtr> ptr = co_await RunTx<FatPtr>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<FatPtr>> {
-      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, static_cast<uint32_t>(chunk.size()), hint);
-      if (!object.ok()) co_return object.status();
-      std::copy(chunk.begin(), chunk.end(), (*object)->data().begin());
-      if (absl::Status st = txWrite(s.tx, *object); !st.ok()) co_return st;
-      co_return (*object)->ptr();
-    });
-    if (!ptr.ok()) co_return ptr.status();
-    chunks.push_back(*ptr);
-  }
-  co_return chunks;
-}
-
-// Frees chunks no node took (its transaction failed).
-Task<absl::Status> FreeChunks(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                              std::vector<FatPtr> chunks) {
-  if (chunks.empty()) co_return absl::OkStatus();
-  absl::StatusOr<bool> freed = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
-    for (const FatPtr& c : chunks) {
-      if (absl::Status st = txFree(s.tx, c); !st.ok()) co_return st;
-    }
-    co_return true;
-  });
-  co_return freed.status();
-}
-
 template <typename T, typename Done>
 void Finish(Task<absl::StatusOr<T>> task, Done done) {
   Spawn(std::move(task), std::move(done));
@@ -67,173 +34,17 @@ void Fail(Context& ctx, absl::Status s, Done done) {
   ctx.Defer([s, done = std::move(done)]() mutable { done(absl::StatusOr<T>(s)); });
 }
 
-// co_await JoinAll(tasks) -> the first error: runs the tasks at once (spawned on this
-// thread) and resumes when every one has finished.
-class JoinAll {
- public:
-  explicit JoinAll(std::vector<Task<absl::Status>> tasks) : tasks_(std::move(tasks)) {}
-  bool await_ready() const noexcept { return tasks_.empty(); }
-  bool await_suspend(std::coroutine_handle<> h) {
-    state_->waiter = h;
-    state_->left = tasks_.size() + 1;  // +1 until every task is spawned
-    for (Task<absl::Status>& t : tasks_) {
-      Spawn(std::move(t), [state = state_](absl::Status s) {
-        if (!s.ok() && state->error.ok()) state->error = s;
-        if (--state->left == 0) state->waiter.resume();
-      });
-    }
-    return --state_->left != 0;  // all done already (never, as continuations are deferred)
-  }
-  absl::Status await_resume() { return state_->error; }
-
- private:
-  struct State {
-    std::coroutine_handle<> waiter;
-    size_t left = 0;
-    absl::Status error;
-  };
-  std::vector<Task<absl::Status>> tasks_;
-  std::shared_ptr<State> state_ = std::make_shared<State>();
-};
-
-// Nodes at ids first, first+1, ... (a part of AddNodes' batch): as many per transaction
-// as PutNodesTx fits under kMaxNodeBytesPerTx, until every one is written. The chunks
-// of the nodes a transaction committed are theirs: their vectors are emptied, so that
-// what is left in `chunks` after a failure is what no node took.
-Task<absl::Status> PutNodesPart(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                int64_t first, absl::Span<const Node> nodes,
-                                absl::Span<std::vector<FatPtr>> chunks) {
-  for (size_t at = 0; at < nodes.size();) {
-    const absl::Span<const std::vector<FatPtr>> rest =
-        chunks.empty() ? absl::Span<const std::vector<FatPtr>>() : absl::Span<const std::vector<FatPtr>>(chunks).subspan(at);
-    absl::StatusOr<size_t> put = co_await RunTx<size_t>(ctx, index, stats, [&](TxScope& s) {
-      return PutNodesTx(s, first + static_cast<int64_t>(at), nodes.subspan(at), GraphClient::kMaxNodeBytesPerTx, rest);
-    });
-    if (!put.ok()) co_return put.status();
-    for (size_t i = at; i < at + *put && !chunks.empty(); ++i) chunks[i].clear();
-    at += *put;
-  }
-  co_return absl::OkStatus();
-}
-
-// AddNodes: chunks first, then one transaction for the nodes.
-// co_await ReserveNodeIds(index, n) -> StatusOr<int64_t>: the first of n consecutive
-// node ids, taken by an increment of the id counter shipped to its primary (combined
-// there with the others: no conflicts, whatever the number of writers).
-class ReserveNodeIds {
- public:
-  ReserveNodeIds(kv::TableClient& index, uint64_t n) : index_(index), n_(n) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    index_.Update(kv::OpKind::kIncrement, kNextNodeIdKey, "", static_cast<int64_t>(n_),
-                  [this, h](absl::StatusOr<kv::KeyOpResult> r) {
-                    if (!r.ok()) {
-                      result_ = r.status();
-                    } else if (!r->status.ok()) {
-                      result_ = r->status;
-                    } else {
-                      result_ = r->number - static_cast<int64_t>(n_) + 1;
-                    }
-                    h.resume();
-                  });
-  }
-  absl::StatusOr<int64_t> await_resume() { return std::move(result_); }
-
- private:
-  kv::TableClient& index_;
-  uint64_t n_;
-  absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
-};
-
-// What a new node adds to its transaction's commit record: its vertex object as
-// StoreVertex allocates it (VertexAllocBytes: room for two lists), stored with its
-// header and line versions, and the id index's insert (up to two adjacent buckets).
-uint64_t NewNodeCommitBytes(const kv::ShardMap& index, const Node& node) {
-  Vertex v;
-  v.has_node = true;
-  if (node.data.size() <= kMaxInlineNodeData) {
-    v.inline_data = node.data;
-  } else {
-    v.chunks.resize((node.data.size() + kChunkDataBytes - 1) / kChunkDataBytes);
-  }
-  return objStoredBytes(VertexAllocBytes(v)) + 2 * objStoredBytes(index.layout().bucket_bytes());
-}
-
-// Ids first (a failure after it leaves a gap, as an auto-increment does), then the
-// nodes: in one transaction when they fit one commit record, else in several at once,
-// each at most kMaxNodesPerTx nodes and kMaxNodeBytesPerTx of NewNodeCommitBytes (a
-// single node over it alone).
-Task<absl::StatusOr<int64_t>> AddNodesTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                           kv::TableClient* ids, std::vector<Node> nodes) {
-  std::vector<std::vector<FatPtr>> chunks(nodes.size());
-  bool any = false;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    // The node's id is not known yet: spread the chunks over the index's shards (a
-    // compute-only member has no memory of its own to put them in).
-    const kv::Shard& shard = index->shards()[absl::HashOf(nodes[i].data, i) % index->shards().size()];
-    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteChunks(ctx, index, stats, nodes[i].data, shard.first);
-    if (!c.ok()) co_return c.status();  // (chunks written so far leak; see README)
-    chunks[i] = std::move(*c);
-    any = any || !chunks[i].empty();
-  }
-  std::vector<uint64_t> commit_bytes(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) commit_bytes[i] = NewNodeCommitBytes(*index, nodes[i]);
-  absl::StatusOr<int64_t> first = co_await ReserveNodeIds(*ids, nodes.size());
-  if (first.ok()) {
-    // Parts of about one transaction each (by NewNodeCommitBytes), written at once.
-    std::vector<Task<absl::Status>> parts;
-    for (size_t at = 0; at < nodes.size();) {
-      size_t end = at;
-      uint64_t part = 0;
-      while (end < nodes.size() && end - at < GraphClient::kMaxNodesPerTx &&
-             (end == at || part + commit_bytes[end] <= GraphClient::kMaxNodeBytesPerTx)) {
-        part += commit_bytes[end];
-        ++end;
-      }
-      parts.push_back(PutNodesPart(ctx, index, stats, *first + static_cast<int64_t>(at),
-                                   absl::MakeConstSpan(nodes).subspan(at, end - at),
-                                   any ? absl::MakeSpan(chunks).subspan(at, end - at) : absl::Span<std::vector<FatPtr>>()));
-      at = end;
-    }
-    absl::Status put = parts.size() == 1 ? co_await std::move(parts[0]) : co_await JoinAll(std::move(parts));
-    if (!put.ok()) first = put;
-  }
-  if (!first.ok()) {
-    for (std::vector<FatPtr>& c : chunks) (void)co_await FreeChunks(ctx, index, stats, std::move(c));
-  }
-  co_return first;
-}
-
 Task<absl::StatusOr<bool>> UpdateNodeTask(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
                                           Node node) {
   absl::StatusOr<std::vector<FatPtr>> chunks =
-      co_await WriteChunks(ctx, index, stats, node.data, VertexHome(*index, node.id));
+      co_await WriteNodeChunks(ctx, index, stats, node.data, VertexHome(*index, node.id));
   if (!chunks.ok()) co_return chunks.status();
   absl::StatusOr<bool> updated = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
     return UpdateNodeTx(s, node, *chunks);
   });
-  if (!updated.ok() || !*updated) (void)co_await FreeChunks(ctx, index, stats, std::move(*chunks));
+  if (!updated.ok() || !*updated) (void)co_await FreeNodeChunks(ctx, index, stats, std::move(*chunks));
   co_return updated;
 }
-
-// co_await ShipAwait(client, request) -> StatusOr<ShipReply>.
-class ShipAwait {
- public:
-  ShipAwait(GraphClient& client, ShipRequest request) : client_(client), request_(std::move(request)) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    client_.Ship(std::move(request_), [this, h](absl::StatusOr<ShipReply> r) {
-      result_ = std::move(r);
-      h.resume();
-    });
-  }
-  absl::StatusOr<ShipReply> await_resume() { return std::move(result_); }
-
- private:
-  GraphClient& client_;
-  ShipRequest request_;
-  absl::StatusOr<ShipReply> result_ = absl::UnknownError("not completed");
-};
 
 // A shipped operation, run here.
 // `walked`: the blocks of an unindexed list the operation read whole (graph_tx.h).
@@ -275,6 +86,10 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
       reply.links = std::move(*links);
       break;
     }
+    case ShipOp::kPutNodes:
+      co_return co_await ExecutePutNodes(ctx, index, stats, r);
+    case ShipOp::kLoadLists:
+      co_return co_await ExecuteLoadLists(ctx, index, stats, r);
     case ShipOp::kGetLinkList: {
       if (absl::Status st = CheckRange(r.range); !st.ok()) co_return st;
       absl::StatusOr<std::vector<Link>> page = co_await RunTx<std::vector<Link>>(ctx, index, stats, [&](TxScope& s) {
@@ -294,7 +109,8 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
 }  // namespace
 
 // AddLinks: newest first (unless an id2 repeats: then in the caller's order), in
-// shipped transactions of at most kMaxShippedEdgeBytes of edges.
+// shipped transactions of at most kMaxShippedEdgeBytes of edges (a load's steps:
+// kMaxShippedLoadEdgeBytes).
 Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                          std::vector<Link> links, uint64_t load) {
   absl::flat_hash_set<int64_t> id2s;
@@ -321,7 +137,8 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
     ShipRequest r{token != 0 ? ShipOp::kLoadLinks : ShipOp::kAddLinks, id1, type, {}, 0, false, {}, {}, token};
     uint32_t bytes = 0;
     const size_t first = at;
-    while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= kMaxShippedEdgeBytes)) {
+    const uint32_t limit = token != 0 ? kMaxShippedLoadEdgeBytes : kMaxShippedEdgeBytes;
+    while (at < links.size() && (r.links.empty() || bytes + kEdgeHeaderBytes + links[at].data.size() <= limit)) {
       bytes += kEdgeHeaderBytes + static_cast<uint32_t>(links[at].data.size());
       r.links.push_back(links[at++]);
     }
@@ -355,7 +172,7 @@ void GraphClient::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>
   for (const Node& n : nodes) {
     if (absl::Status s = CheckNode(n); !s.ok()) return Fail<int64_t>(ctx_, s, std::move(done));
   }
-  Finish(AddNodesTask(ctx_, index_, &stats_, &index_client_, std::move(nodes)), std::move(done));
+  Finish(AddNodesTask(*this, &stats_, index_client_, std::move(nodes)), std::move(done));
 }
 
 void GraphClient::GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) {
@@ -409,6 +226,17 @@ void GraphClient::LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, 
     if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
   }
   Finish(AddLinksTask(this, id1, type, std::move(links), load | 1), std::move(done));
+}
+
+void GraphClient::LoadLinkLists(std::vector<LinkList> lists, uint64_t load, Done<absl::StatusOr<uint64_t>> done) {
+  for (LinkList& list : lists) {
+    for (Link& l : list.links) {
+      l.id1 = list.id1;
+      l.type = list.type;
+      if (absl::Status s = CheckLink(l); !s.ok()) return Fail<uint64_t>(ctx_, s, std::move(done));
+    }
+  }
+  Finish(LoadListsTask(*this, std::move(lists), load | 1), std::move(done));
 }
 
 void GraphClient::DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) {

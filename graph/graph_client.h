@@ -1,11 +1,12 @@
 // GraphClient: the graph (Tao on FaRM) on one worker thread, as a GraphStore: lock-free
 // reads through GraphReader; link updates and assoc_get (GetLinks) shipped to the
 // machine of id1's vertex (messages.h) and run there as transactions (graph_tx.h);
-// node updates as transactions from this thread, AddNode(s) after taking its ids by
-// an increment of the id counter shipped to the counter's primary (kv's combined
+// node updates and deletes as transactions from this thread; AddNode(s) take their ids
+// by an increment of the id counter shipped to the counter's primary (kv's combined
 // updates: no conflicts between writers; an AddNode that fails after it leaves a gap
-// in the ids, as an auto-increment does). Transactions are retried with backoff
-// on conflicts. AddLinks sends its links newest first in transactions of at most
+// in the ids, as an auto-increment does), then ship the nodes to their vertices'
+// machines, grouped (bulk_load.h), as LoadLinkLists ships a load's lists. Transactions
+// are retried with backoff on conflicts. AddLinks sends its links newest first in transactions of at most
 // kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
 // that fits one is atomic (two links always do), a larger one (a load) is applied in
 // several; a load into an empty list appends (graph_tx.h, LoadLinksTx). GetLinks reads
@@ -18,7 +19,9 @@
 #ifndef FARM_GRAPH_GRAPH_CLIENT_H_
 #define FARM_GRAPH_GRAPH_CLIENT_H_
 
+#include <coroutine>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -42,14 +45,6 @@ class GraphClient final : public GraphStore {
  public:
   // How long a conflicting transaction is retried (run_tx.h).
   static constexpr absl::Duration kRetryBudget = kTxRetryBudget;
-  // AddNodes writes at most this many nodes per transaction, and stops adding nodes to
-  // one once it writes this many bytes (txWriteBytes: vertices and id index buckets):
-  // a commit record must fit one message (65,504 bytes), and the index's Seal and the
-  // last node (an insert may displace pairs over up to kv::kProbeLimit buckets) may add
-  // as much again. A larger batch (a load) is written in several transactions, in
-  // parts at once.
-  static constexpr size_t kMaxNodesPerTx = 64;
-  static constexpr uint64_t kMaxNodeBytesPerTx = 24 * 1024;
   // Lock-free tries of a page before it is read where the list lives.
   static constexpr uint32_t kLockFreePageAttempts = 4;
   // GetLinks reads this many id2s together (atomically); more in several reads.
@@ -70,6 +65,7 @@ class GraphClient final : public GraphStore {
   void AddLinks(int64_t id1, int64_t type, std::vector<Link> links, Done<absl::StatusOr<uint64_t>> done) override;
   void LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
                  Done<absl::StatusOr<uint64_t>> done) override;
+  void LoadLinkLists(std::vector<LinkList> lists, uint64_t load, Done<absl::StatusOr<uint64_t>> done) override;
   void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge, Done<absl::StatusOr<bool>> done) override;
   void GetLinks(int64_t id1, int64_t type, absl::Span<const int64_t> id2s,
                 Done<absl::StatusOr<std::vector<Link>>> done) override;
@@ -107,6 +103,25 @@ class GraphClient final : public GraphStore {
   ClientStats stats_;
   const ListIndexTuning tuning_;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds
+};
+
+// co_await ShipAwait(client, request) -> StatusOr<ShipReply>: GraphClient::Ship.
+class ShipAwait {
+ public:
+  ShipAwait(GraphClient& client, ShipRequest request) : client_(client), request_(std::move(request)) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    client_.Ship(std::move(request_), [this, h](absl::StatusOr<ShipReply> r) {
+      result_ = std::move(r);
+      h.resume();
+    });
+  }
+  absl::StatusOr<ShipReply> await_resume() { return std::move(result_); }
+
+ private:
+  GraphClient& client_;
+  ShipRequest request_;
+  absl::StatusOr<ShipReply> result_ = absl::UnknownError("not completed");
 };
 
 }  // namespace farm::graph

@@ -455,11 +455,11 @@ Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex) {
   co_return absl::OkStatus();
 }
 
-Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes,
-                                        uint64_t max_write_bytes, absl::Span<const std::vector<FatPtr>> chunks) {
+Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, absl::Span<const Node> nodes, uint64_t max_write_bytes,
+                                        absl::Span<const std::vector<FatPtr>> chunks) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i > 0 && txWriteBytes(s.tx) >= max_write_bytes) co_return i;
-    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, first + static_cast<int64_t>(i));
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, nodes[i].id);
     if (!vertex.ok()) co_return vertex.status();
     if (absl::Status st = FreeChunks(s.tx, vertex->v); !st.ok()) co_return st;
     SetNode(vertex->v, nodes[i], chunks.empty() ? std::vector<FatPtr>{} : chunks[i]);
@@ -689,6 +689,10 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
     tail = *t;
     tail_block = std::move(*b);
   }
+  // The edges go into the tail's room, then into new blocks of kMaxBlockBytes; the last
+  // new block's object is sized for what it holds (BlockAllocBytes), so a short list
+  // (most of a load's) costs its edges, not a whole block, in memory and in the commit
+  // record; a later step of the load fills its room before it starts another.
   uint64_t visible = 0;
   std::vector<std::pair<ObjBuf*, Block>> fresh_blocks;
   Block* into = tail ? &tail_block : nullptr;
@@ -696,15 +700,20 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   for (const Link& l : links) {
     Edge e = Edge::Of(l);
     if (into == nullptr || e.EncodedBytes() > room) {
-      absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, kMaxBlockBytes, hint);
-      if (!object.ok()) co_return object.status();
-      fresh_blocks.emplace_back(*object, Block{});
+      fresh_blocks.emplace_back(nullptr, Block{});
       into = &fresh_blocks.back().second;
       room = kMaxBlockBytes - kBlockHeaderBytes;
     }
     room -= e.EncodedBytes();
     visible += l.visibility == Visibility::kVisible ? 1 : 0;
     into->edges.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < fresh_blocks.size(); ++i) {
+    const uint32_t bytes =
+        i + 1 < fresh_blocks.size() ? kMaxBlockBytes : BlockAllocBytes(fresh_blocks[i].second.EncodedBytes());
+    absl::StatusOr<ObjBuf*> object = co_await TxAlloc(s.tx, bytes, hint);
+    if (!object.ok()) co_return object.status();
+    fresh_blocks[i].first = *object;
   }
   // Link the new blocks after the tail, and write what changed.
   for (size_t i = 0; i + 1 < fresh_blocks.size(); ++i) fresh_blocks[i].second.next = fresh_blocks[i + 1].first->ptr();
@@ -733,6 +742,23 @@ Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id
   ++out.changes;
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   co_return Result(links.size());
+}
+
+Task<absl::StatusOr<LoadListsResult>> LoadListsTx(TxScope& s, absl::Span<const LinkList> lists, uint64_t token,
+                                                  uint64_t max_write_bytes) {
+  LoadListsResult r;
+  for (; r.taken < lists.size(); ++r.taken) {
+    if (r.taken > 0 && txWriteBytes(s.tx) >= max_write_bytes) break;
+    const LinkList& list = lists[r.taken];
+    absl::StatusOr<std::optional<uint64_t>> added = co_await LoadLinksTx(s, list.id1, list.type, token, list.links);
+    if (!added.ok()) co_return added.status();
+    if (added->has_value()) {
+      r.added += **added;
+    } else {
+      r.declined.push_back(r.taken);
+    }
+  }
+  co_return r;
 }
 
 Task<absl::StatusOr<std::vector<Link>>> GetLinkListTx(TxScope& s, const LinkRange& range) {

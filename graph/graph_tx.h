@@ -58,12 +58,12 @@ Task<absl::StatusOr<VertexInTx>> ReadVertex(TxScope& s, int64_t id);
 Task<absl::Status> StoreVertex(TxScope& s, VertexInTx& vertex);
 
 // Nodes. `chunks`: each node's data already written as chunk objects (data over
-// kMaxInlineNodeData), else empty and the data inline. PutNodesTx writes the nodes at
-// ids first, first+1, ... (ids reserved by the caller: graph_client.h) until the
-// transaction writes max_write_bytes (txWriteBytes) or more, and returns how many it
-// wrote: at least one, a prefix of `nodes`.
-Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, int64_t first, absl::Span<const Node> nodes, uint64_t max_write_bytes,
-                              absl::Span<const std::vector<FatPtr>> chunks);
+// kMaxInlineNodeData), else empty and the data inline (or `chunks` empty for all).
+// PutNodesTx writes each node at its `id` (ids reserved by the caller: graph_client.h)
+// until the transaction writes max_write_bytes (txWriteBytes) or more, and returns how
+// many it wrote: at least one, a prefix of `nodes`.
+Task<absl::StatusOr<size_t>> PutNodesTx(TxScope& s, absl::Span<const Node> nodes, uint64_t max_write_bytes,
+                                        absl::Span<const std::vector<FatPtr>> chunks);
 Task<absl::StatusOr<bool>> UpdateNodeTx(TxScope& s, const Node& node, std::vector<FatPtr> chunks);
 Task<absl::StatusOr<bool>> DeleteNodeTx(TxScope& s, int64_t id, int32_t type);
 Task<absl::Status> ResetNodeIdsTx(TxScope& s, int64_t start_id);
@@ -91,6 +91,19 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
 // links added.
 Task<absl::StatusOr<std::optional<uint64_t>>> LoadLinksTx(TxScope& s, int64_t id1, int64_t type, uint64_t token,
                                                           absl::Span<const Link> links);
+// Several lists' loads in one transaction (a bulk load's batch, LoadLinkLists): the
+// first step of a load (LoadLinksTx with `token`) of each list in order, each list's
+// links newest first with unique id2s, until the transaction writes max_write_bytes
+// (txWriteBytes) or more. How many lists it took (at least one, a prefix); the lists
+// among them that LoadLinksTx declined, their indexes into `lists` in `declined`
+// (nothing written for them: the caller upserts them, AddLinksTx); the links added.
+struct LoadListsResult {
+  size_t taken = 0;
+  uint64_t added = 0;
+  std::vector<size_t> declined;
+};
+Task<absl::StatusOr<LoadListsResult>> LoadListsTx(TxScope& s, absl::Span<const LinkList> lists, uint64_t token,
+                                                  uint64_t max_write_bytes);
 Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge,
                                         uint32_t* walked = nullptr);
 // The links to `id2s` that exist (hidden too), in the order of id2s, each once.

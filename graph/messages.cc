@@ -74,7 +74,104 @@ bool GetEdges(Reader& r, int64_t id1, int64_t type, std::vector<Link>* links) {
   return true;
 }
 
+constexpr uint64_t kNodeHeaderBytes = 8 + 4 + 8 + 4 + 4 + 1;
+constexpr uint64_t kShippedPtrBytes = 16;
+constexpr uint64_t kListHeaderBytes = 8 + 8 + 4;
+
+void PutPtr(std::string& out, const FatPtr& p) {
+  Put<uint64_t>(out, p.addr.raw());
+  Put<uint32_t>(out, p.size);
+  Put<uint32_t>(out, p.incarnation);
+}
+
+bool GetPtr(Reader& r, FatPtr* p) {
+  uint64_t raw = 0;
+  if (!r.Get(&raw) || !r.Get(&p->size) || !r.Get(&p->incarnation)) return false;
+  p->addr = Addr::FromRaw(raw);
+  return !p->is_null();
+}
+
+void PutNodes(std::string& out, const ShipRequest& r) {
+  Put<uint32_t>(out, static_cast<uint32_t>(r.nodes.size()));
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const Node& n = r.nodes[i];
+    const std::vector<FatPtr>* chunks = r.chunks.empty() ? nullptr : &r.chunks[i];
+    const bool inline_data = chunks == nullptr || chunks->empty();
+    Put<int64_t>(out, n.id);
+    Put<int32_t>(out, n.type);
+    Put<int64_t>(out, n.version);
+    Put<int32_t>(out, n.time);
+    Put<uint32_t>(out, static_cast<uint32_t>(n.data.size()));
+    Put<uint8_t>(out, inline_data ? 0 : static_cast<uint8_t>(chunks->size()));
+    if (inline_data) {
+      out.append(n.data);
+    } else {
+      for (const FatPtr& c : *chunks) PutPtr(out, c);
+    }
+  }
+}
+
+// Nodes with chunks get their data's size in `data` (its bytes are in the chunks).
+bool GetNodes(Reader& r, ShipRequest* req) {
+  uint32_t n = 0;
+  if (!r.Get(&n) || n > r.left() / kNodeHeaderBytes) return false;
+  req->nodes.resize(n);
+  req->chunks.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Node& node = req->nodes[i];
+    uint32_t bytes = 0;
+    uint8_t chunks = 0;
+    if (!r.Get(&node.id) || !r.Get(&node.type) || !r.Get(&node.version) || !r.Get(&node.time) || !r.Get(&bytes) ||
+        !r.Get(&chunks)) {
+      return false;
+    }
+    if (bytes > kMaxNodeDataBytes) return false;
+    if (chunks == 0) {
+      if (bytes > kMaxInlineNodeData || !r.Bytes(bytes, &node.data)) return false;
+      continue;
+    }
+    if (bytes <= kMaxInlineNodeData || chunks != (bytes + kChunkDataBytes - 1) / kChunkDataBytes) return false;
+    node.data.assign(bytes, '\0');
+    req->chunks[i].resize(chunks);
+    for (FatPtr& c : req->chunks[i]) {
+      if (!GetPtr(r, &c)) return false;
+    }
+  }
+  return true;
+}
+
+void PutLists(std::string& out, const ShipRequest& r) {
+  Put<uint64_t>(out, r.token);
+  Put<uint32_t>(out, static_cast<uint32_t>(r.lists.size()));
+  for (const LinkList& list : r.lists) {
+    Put<int64_t>(out, list.id1);
+    Put<int64_t>(out, list.type);
+    Put<uint32_t>(out, static_cast<uint32_t>(list.links.size()));
+    for (const Link& l : list.links) PutEdge(out, l);
+  }
+}
+
+bool GetLists(Reader& r, ShipRequest* req) {
+  uint32_t n = 0;
+  if (!r.Get(&req->token) || !r.Get(&n) || n > r.left() / kListHeaderBytes) return false;
+  req->lists.resize(n);
+  for (LinkList& list : req->lists) {
+    if (!r.Get(&list.id1) || !r.Get(&list.type) || !GetEdges(r, list.id1, list.type, &list.links)) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+uint64_t ShippedNodeBytes(const Node& node, size_t chunks) {
+  return kNodeHeaderBytes + (chunks == 0 ? node.data.size() : chunks * kShippedPtrBytes);
+}
+
+uint64_t ShippedListBytes(const LinkList& list) {
+  uint64_t bytes = kListHeaderBytes;
+  for (const Link& l : list.links) bytes += kEdgeHeaderBytes + l.data.size();
+  return bytes;
+}
 
 std::string EncodeShipRequest(const ShipRequest& r) {
   std::string out;
@@ -103,6 +200,12 @@ std::string EncodeShipRequest(const ShipRequest& r) {
       Put<int64_t>(out, r.range.max_time);
       Put<uint32_t>(out, r.range.offset);
       Put<uint32_t>(out, r.range.limit);
+      break;
+    case ShipOp::kPutNodes:
+      PutNodes(out, r);
+      break;
+    case ShipOp::kLoadLists:
+      PutLists(out, r);
       break;
   }
   return out;
@@ -143,6 +246,12 @@ absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
         return Malformed("range");
       }
       break;
+    case ShipOp::kPutNodes:
+      if (!GetNodes(r, &req)) return Malformed("nodes");
+      break;
+    case ShipOp::kLoadLists:
+      if (!GetLists(r, &req)) return Malformed("lists");
+      break;
     default:
       return Malformed(absl::StrCat("operation ", op));
   }
@@ -162,6 +271,10 @@ std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
     case ShipOp::kAddLinks:
       Put<uint64_t>(out, r.added);
       Put<uint32_t>(out, r.applied);
+      break;
+    case ShipOp::kPutNodes:
+    case ShipOp::kLoadLists:
+      Put<uint64_t>(out, r.added);
       break;
     case ShipOp::kDeleteLink:
       Put<uint8_t>(out, r.found ? 1 : 0);
@@ -192,6 +305,10 @@ absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, 
     }
     case ShipOp::kAddLinks:
       if (!r.Get(&reply.added) || !r.Get(&reply.applied)) return Malformed("reply count");
+      break;
+    case ShipOp::kPutNodes:
+    case ShipOp::kLoadLists:
+      if (!r.Get(&reply.added)) return Malformed("reply count");
       break;
     case ShipOp::kDeleteLink: {
       uint8_t found = 0;

@@ -14,9 +14,17 @@
 //              kGetLinks    u32 n, n × i64 id2
 //              kGetLinkList i64 min_time, i64 max_time, u32 offset, u32 limit
 //              kLoadLinks   u64 token, u32 n, n edges
+//              kPutNodes    u32 n, n × (i64 id, i32 type, i64 version, i32 time, u32 data
+//                           bytes, u8 chunks; the data when chunks is 0, else that many
+//                           chunk FatPtrs: u64 address, u32 size, u32 incarnation)
+//              kLoadLists   u64 token, u32 lists, each i64 id1, i64 type, u32 n, n edges
+//            (kPutNodes and kLoadLists carry several ids, all of whose index entries are
+//            in one region, the header's id1 one of them: the request goes to its machine)
 //   reply    u8 version, u8 op, then by op:
 //              kAddLinks    u64 links added, u32 links applied (a prefix of the request's)
 //              kLoadLinks   u8 appended (0: the load goes on by kAddLinks), u64 links added
+//              kPutNodes    u64 nodes written (all of them)
+//              kLoadLists   u64 links added
 //              kDeleteLink  u8 found
 //              kGetLinks,
 //              kGetLinkList u32 n, n edges
@@ -38,10 +46,26 @@ inline constexpr MsgId kGraphShipMsgId = kGraphMsgIds[3];
 // Edges a shipped AddLinks carries at most (bytes): a request and the commit record of
 // its transaction must each fit one message (a quarter of a 256 KiB ring).
 inline constexpr uint32_t kMaxShippedEdgeBytes = 16 * 1024;
+// Edges one step of a load into an empty list (kLoadLinks) carries at most (bytes): its
+// transaction writes at most 10 new blocks, the tail and the head (12 objects of
+// kMaxBlockBytes, about 51 KB stored) and the vertex, under the 65,504 bytes of a
+// commit record; fewer, larger steps (the hub's list is loaded one step after another).
+inline constexpr uint32_t kMaxShippedLoadEdgeBytes = 36 * 1024;
 // A reply's size at most (bytes); a page larger than this is not shipped.
 inline constexpr uint32_t kMaxShippedReplyBytes = 56 * 1024;
+// A kPutNodes or kLoadLists request's size at most (bytes; the executor splits it into
+// transactions that fit a commit record).
+inline constexpr uint32_t kMaxShippedLoadBytes = 48 * 1024;
 
-enum class ShipOp : uint8_t { kAddLinks = 1, kDeleteLink = 2, kGetLinks = 3, kGetLinkList = 4, kLoadLinks = 5 };
+enum class ShipOp : uint8_t {
+  kAddLinks = 1,
+  kDeleteLink = 2,
+  kGetLinks = 3,
+  kGetLinkList = 4,
+  kLoadLinks = 5,
+  kPutNodes = 6,
+  kLoadLists = 7,
+};
 
 struct ShipRequest {
   ShipOp op = ShipOp::kAddLinks;
@@ -52,17 +76,24 @@ struct ShipRequest {
   bool expunge = false;        // kDeleteLink
   std::vector<int64_t> id2s;   // kGetLinks
   LinkRange range;             // kGetLinkList (id1 and type taken from the request)
-  uint64_t token = 0;          // kLoadLinks
+  uint64_t token = 0;          // kLoadLinks, kLoadLists
+  std::vector<Node> nodes;     // kPutNodes: each at its id
+  std::vector<std::vector<FatPtr>> chunks;  // kPutNodes: each node's chunks (empty: data inline)
+  std::vector<LinkList> lists;              // kLoadLists
 };
 
 struct ShipReply {
   ShipOp op = ShipOp::kAddLinks;
-  uint64_t added = 0;       // kAddLinks, kLoadLinks
+  uint64_t added = 0;       // kAddLinks, kLoadLinks, kLoadLists; kPutNodes: nodes written
   bool appended = false;    // kLoadLinks
   uint32_t applied = 0;     // kAddLinks
   bool found = false;       // kDeleteLink
   std::vector<Link> links;  // kGetLinks, kGetLinkList
 };
+
+// What one node or one list adds to a kPutNodes or kLoadLists request (bytes).
+uint64_t ShippedNodeBytes(const Node& node, size_t chunks);
+uint64_t ShippedListBytes(const LinkList& list);
 
 std::string EncodeShipRequest(const ShipRequest& r);
 absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes);

@@ -70,6 +70,12 @@ class GraphStore {
                          Done<absl::StatusOr<uint64_t>> done) {
     AddLinks(id1, type, std::move(links), std::move(done));
   }
+  // LoadLinks of several lists with one `load` token (LinkBench's addBulkLinks: a
+  // loader's batch of about a thousand links over many id1s): each list as LoadLinks,
+  // the lists in any order, each (id1, type) at most once. A store may apply several
+  // lists in one transaction; a call is not atomic as a whole. The number of new links.
+  // By default one LoadLinks after the other.
+  virtual void LoadLinkLists(std::vector<LinkList> lists, uint64_t load, Done<absl::StatusOr<uint64_t>> done);
   // Hides the link (or removes it when `expunge`); the count drops by one when it was
   // visible. A hidden link and not `expunge`: nothing changes. true when it was found.
   virtual void DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace farm::graph {
 
@@ -46,6 +47,14 @@ struct Link {
   std::string data;
 
   friend bool operator==(const Link&, const Link&) = default;
+};
+
+// The links of one (id1, type) in a bulk load (GraphStore::LoadLinkLists); every link's
+// id1 and type are these.
+struct LinkList {
+  int64_t id1 = 0;
+  int64_t type = 0;
+  std::vector<Link> links;
 };
 
 // getLinkList's query: visible links of (id1, type) with min_time <= time <= max_time,

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/failover/crash_cluster.h"
 #include "tests/failover/transfer.h"
 #include "tests/support/spawn.h"
 #include "tests/support/tx_read_all.h"
@@ -41,9 +42,7 @@ namespace {
 using farm::testing::BankAccount;
 using farm::testing::FileTail;
 using farm::testing::SpawnWithLog;
-using farm::testing::ZkTestServer;
 
-constexpr int kNodes = 3;
 constexpr int64_t kInitialBalance = 1000;
 constexpr int64_t kAmount = 7;
 
@@ -62,55 +61,9 @@ constexpr Case kCases[] = {
     {"primaries", Outcome::kCommits},
 };
 
-class CoordinatorCrashTest : public ::testing::TestWithParam<std::string> {
+class CoordinatorCrashTest : public testing::CrashClusterTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/farm-coordinator-crash-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::ofstream(dir_ + "/secret") << "coordinator-crash-test-secret-0123456";
-    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = std::move(*zk);
-    for (NodeId id = 1; id <= kNodes; ++id) {
-      std::vector<std::string> argv = {
-          FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=crash", "--zookeeper=" + zk_->address(),
-          "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
-          "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), "--replication=2",
-          absl::StrCat("--min_members=", kNodes), "--log_sync=always"};
-      absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
-      ASSERT_TRUE(pid.ok()) << pid.status();
-      pids_.push_back(*pid);
-    }
-    tools::ComputeMemberOptions o;
-    o.zookeeper = zk_->address();
-    o.cluster = "crash";
-    o.secret_file = dir_ + "/secret";
-    o.fabric = GetParam();
-    o.threads = 1;
-    o.join_timeout = absl::Seconds(60);
-    absl::StatusOr<std::unique_ptr<tools::ComputeMember>> m = tools::ComputeMember::Join(o);
-    ASSERT_TRUE(m.ok()) << m.status() << Logs();
-    member_ = std::move(*m);
-  }
-
-  void TearDown() override {
-    member_.reset();
-    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
-    for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
-    if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
-      std::printf("data kept in %s\n", dir_.c_str());
-      return;
-    }
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
-  std::string Logs() const {
-    std::string out;
-    for (NodeId id = 1; id <= kNodes; ++id) absl::StrAppend(&out, "\n--- node ", id, "\n", FileTail(LogOf(id), 3000));
-    return out;
-  }
+  CoordinatorCrashTest() : CrashClusterTest(FARM_NODE_BINARY, "crash", {"--replication=2"}) {}
 
   // Two accounts whose regions have different primaries.
   void CreateAccounts() {
@@ -140,38 +93,6 @@ class CoordinatorCrashTest : public ::testing::TestWithParam<std::string> {
     for (const FatPtr& p : accounts_) out << p.addr.raw() << " " << p.size << " " << p.incarnation << "\n";
   }
 
-  // Both accounts, read in one transaction once recovery released them (bounded).
-  std::vector<BankAccount> ReadAccounts() {
-    absl::StatusOr<std::vector<std::string>> seen;
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    do {
-      seen = testing::ReadAllInOneTx(member_->node(), accounts_);
-      if (seen.ok()) break;
-      absl::SleepFor(absl::Milliseconds(50));
-    } while (absl::Now() < deadline);
-    EXPECT_TRUE(seen.ok()) << "the accounts stayed unreadable for 20 s: " << seen.status() << Logs();
-    std::vector<BankAccount> out;
-    if (seen.ok()) {
-      for (const std::string& s : *seen) out.push_back(testing::DecodeAccount(s));
-    }
-    return out;
-  }
-
-  // Waits until the configuration no longer lists `node` (its session expired).
-  bool WaitUntilGone(NodeId node, absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      auto config = member_->node().membership().current();
-      if (config != nullptr && !config->Contains(node)) return true;
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return false;
-  }
-
-  std::string dir_;
-  std::unique_ptr<ZkTestServer> zk_;
-  std::vector<pid_t> pids_;
-  std::unique_ptr<tools::ComputeMember> member_;
   std::vector<FatPtr> accounts_;
 };
 
@@ -197,7 +118,7 @@ TEST_P(CoordinatorCrashTest, RecoveryDecidesWhatTheReplicasLogged) {
     const NodeId coordinator = 1000000 + static_cast<NodeId>(*pid) % 48000;
     ASSERT_TRUE(WaitUntilGone(coordinator, absl::Seconds(15)))
         << "the configuration still lists the dead coordinator " << coordinator << Logs();
-    std::vector<BankAccount> now = ReadAccounts();
+    std::vector<BankAccount> now = ReadAccounts(accounts_, absl::Seconds(20));
     ASSERT_EQ(now.size(), 2u);
     EXPECT_EQ(now[0].balance + now[1].balance, 2 * kInitialBalance) << "money created or destroyed";
     // Both accounts tell the same story: the transfer happened on both or on neither.

@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "membership/placement.h"
+#include "tests/failover/crash_cluster.h"
 #include "tests/failover/transfer.h"
 #include "tests/support/spawn.h"
 #include "tests/support/tx_read_all.h"
@@ -36,67 +37,13 @@ namespace farm {
 namespace {
 
 using farm::testing::BankAccount;
-using farm::testing::FileTail;
-using farm::testing::SpawnWithLog;
-using farm::testing::ZkTestServer;
 
-constexpr int kNodes = 3;
 constexpr int64_t kInitialBalance = 1000;
 constexpr int64_t kAmount = 7;
 
-class PrimaryCrashTest : public ::testing::TestWithParam<std::string> {
+class PrimaryCrashTest : public testing::CrashClusterTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/farm-primary-crash-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    std::ofstream(dir_ + "/secret") << "primary-crash-test-secret-0123456789";
-    absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = std::move(*zk);
-    for (NodeId id = 1; id <= kNodes; ++id) {
-      std::vector<std::string> argv = {
-          FARM_NODE_BINARY, absl::StrCat("--node_id=", id), "--cluster=pcrash", "--zookeeper=" + zk_->address(),
-          "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
-          "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), "--replication=3",
-          absl::StrCat("--min_members=", kNodes), "--log_sync=always", "--test_fault=single-machine-crash"};
-      absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
-      ASSERT_TRUE(pid.ok()) << pid.status();
-      pids_.push_back(*pid);
-    }
-    tools::ComputeMemberOptions o;
-    o.zookeeper = zk_->address();
-    o.cluster = "pcrash";
-    o.secret_file = dir_ + "/secret";
-    o.fabric = GetParam();
-    o.threads = 1;
-    o.join_timeout = absl::Seconds(60);
-    absl::StatusOr<std::unique_ptr<tools::ComputeMember>> m = tools::ComputeMember::Join(o);
-    ASSERT_TRUE(m.ok()) << m.status() << Logs();
-    member_ = std::move(*m);
-  }
-
-  void TearDown() override {
-    member_.reset();
-    for (pid_t pid : pids_) {
-      if (pid > 0) ::kill(pid, SIGKILL);
-    }
-    for (pid_t pid : pids_) {
-      if (pid > 0) ::waitpid(pid, nullptr, 0);
-    }
-    if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
-      std::printf("data kept in %s\n", dir_.c_str());
-      return;
-    }
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
-  std::string Logs() const {
-    std::string out;
-    for (NodeId id = 1; id <= kNodes; ++id) absl::StrAppend(&out, "\n--- node ", id, "\n", FileTail(LogOf(id), 3000));
-    return out;
-  }
+  PrimaryCrashTest() : CrashClusterTest(FARM_NODE_BINARY, "pcrash", {"--replication=3", "--test_fault=single-machine-crash"}) {}
 
   // The first region of the first node that holds one, once every node sees all three.
   RegionId SomeRegion() {
@@ -116,38 +63,6 @@ class PrimaryCrashTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  std::vector<BankAccount> ReadAccounts(absl::Duration timeout) {
-    absl::StatusOr<std::vector<std::string>> seen;
-    const absl::Time deadline = absl::Now() + timeout;
-    do {
-      seen = testing::ReadAllInOneTx(member_->node(), accounts_);
-      if (seen.ok()) break;
-      absl::SleepFor(absl::Milliseconds(50));
-    } while (absl::Now() < deadline);
-    EXPECT_TRUE(seen.ok()) << "the accounts stayed unreadable: " << seen.status() << Logs();
-    std::vector<BankAccount> out;
-    if (seen.ok()) {
-      for (const std::string& s : *seen) out.push_back(testing::DecodeAccount(s));
-    }
-    return out;
-  }
-
-  bool WaitUntilGone(NodeId node, absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      auto config = member_->node().membership().current();
-      if (config != nullptr && !config->Contains(node)) return true;
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return false;
-  }
-
-  pid_t PidOf(NodeId node) const { return pids_[node - 1]; }
-
-  std::string dir_;
-  std::unique_ptr<ZkTestServer> zk_;
-  std::vector<pid_t> pids_;
-  std::unique_ptr<tools::ComputeMember> member_;
   std::vector<FatPtr> accounts_;
 };
 
@@ -179,18 +94,11 @@ TEST_P(PrimaryCrashTest, ACommitOneSurvivorAppliedIsAppliedByTheNewPrimary) {
   // Shipped to P, which dies once `witness` acknowledged the record (the seam).
   absl::Status transfer = testing::Transfer(member_->node(), accounts_[0], accounts_[1], kAmount, /*seq=*/1);
   EXPECT_FALSE(transfer.ok()) << "the primary was to die before it answered";
-  int status = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (::waitpid(PidOf(primary), &status, WNOHANG) == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-      << "node " << primary << " did not die at the seam (status " << status << ")" << Logs();
-  pids_[primary - 1] = 0;  // reaped
+  ASSERT_TRUE(ReapKilled(primary, absl::Seconds(10))) << "node " << primary << " did not die at the seam" << Logs();
   ASSERT_TRUE(WaitUntilGone(primary, absl::Seconds(15))) << "the configuration still lists node " << primary << Logs();
 
   // The witness applied it: the transfer is there, whole, at the new primary.
-  std::vector<BankAccount> now = ReadAccounts(absl::Seconds(20));
+  std::vector<BankAccount> now = ReadAccounts(accounts_, absl::Seconds(20));
   ASSERT_EQ(now.size(), 2u);
   EXPECT_EQ(now[0].balance + now[1].balance, 2 * kInitialBalance) << "money created or destroyed";
   EXPECT_EQ(now[0].last, 1) << "the transfer that node " << witness << " applied is missing" << Logs();
@@ -212,7 +120,7 @@ TEST_P(PrimaryCrashTest, ACommitOneSurvivorAppliedIsAppliedByTheNewPrimary) {
     absl::SleepFor(absl::Milliseconds(50));
   } while (absl::Now() < write_deadline);
   ASSERT_TRUE(wrote.ok()) << "a write after failover did not commit: " << wrote << Logs();
-  now = ReadAccounts(absl::Seconds(5));
+  now = ReadAccounts(accounts_, absl::Seconds(5));
   ASSERT_EQ(now.size(), 2u);
   EXPECT_EQ(now[0].balance, kInitialBalance - kAmount);
   EXPECT_EQ(now[0].last, 2);

@@ -52,6 +52,11 @@ absl::StatusOr<uint64_t> GraphCluster::AddLinks(NodeId on, int64_t id1, int64_t 
     c.AddLinks(id1, type, std::move(links), std::move(f));
   });
 }
+absl::StatusOr<uint64_t> GraphCluster::LoadLinkLists(NodeId on, std::vector<LinkList> lists, uint64_t load) {
+  return Call<absl::StatusOr<uint64_t>>(on, [=, lists = std::move(lists)](GraphClient& c, auto f) mutable {
+    c.LoadLinkLists(std::move(lists), load, std::move(f));
+  });
+}
 absl::StatusOr<bool> GraphCluster::DeleteLink(NodeId on, int64_t id1, int64_t type, int64_t id2, bool expunge) {
   return Call<absl::StatusOr<bool>>(on, [=](GraphClient& c, auto f) { c.DeleteLink(id1, type, id2, expunge, std::move(f)); });
 }

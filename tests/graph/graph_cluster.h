@@ -33,6 +33,7 @@ class GraphCluster {
   absl::Status ResetNodeIds(NodeId on, int64_t start);
   absl::StatusOr<bool> AddLink(NodeId on, Link link);
   absl::StatusOr<uint64_t> AddLinks(NodeId on, int64_t id1, int64_t type, std::vector<Link> links);
+  absl::StatusOr<uint64_t> LoadLinkLists(NodeId on, std::vector<LinkList> lists, uint64_t load);
   absl::StatusOr<bool> DeleteLink(NodeId on, int64_t id1, int64_t type, int64_t id2, bool expunge);
   absl::StatusOr<std::vector<Link>> GetLinks(NodeId on, int64_t id1, int64_t type, std::vector<int64_t> id2s);
   absl::StatusOr<std::vector<Link>> GetLinkList(NodeId on, LinkRange range);

@@ -339,6 +339,130 @@ TEST_P(GraphTest, LoadsFallBackToUpsertsWhenTheListIsNotTheirs) {
   }
 }
 
+// A bulk load's batch (LoadLinkLists, LinkBench's addBulkLinks): lists of ids with and
+// without nodes, both types of an id, hidden links, empty lists, a list with a
+// repeated id2 and one too long to go with the others, shipped in groups and applied
+// several to a transaction; then the same batch again under another token (the lists
+// are not empty: upserts). Every list, count and node is the model's.
+TEST_P(GraphTest, BulkLoadsOfManyListsMatchTheModel) {
+  constexpr int64_t kType2 = kDefaultLinkType + 1;
+  std::mt19937_64 rng(11);
+  MemoryGraph model;
+  ASSERT_TRUE(g_->ResetNodeIds(1, 1).ok());
+  std::vector<Node> nodes;
+  for (int i = 0; i < 150; ++i) nodes.push_back(Node{0, 2048, 1, i, std::string(rng() % 300, 'a' + i % 26)});
+  ASSERT_EQ(*g_->AddNodes(2, nodes), 1);
+  std::vector<LinkList> lists;
+  uint64_t links = 0;
+  for (int64_t id1 = 1; id1 <= 300; ++id1) {  // ids 151..300 have no node
+    for (int64_t type : {kDefaultLinkType, kType2}) {
+      LinkList list{id1, type, {}};
+      const int n = static_cast<int>(rng() % 12);
+      for (int j = 0; j < n; ++j) {
+        const Visibility vis = rng() % 5 == 0 ? Visibility::kHidden : Visibility::kVisible;
+        list.links.push_back(Link{id1, type, id1 + j, vis, 0, static_cast<int64_t>(rng() % 100000),
+                                  std::string(rng() % 256, 'l')});
+      }
+      links += list.links.size();
+      lists.push_back(std::move(list));
+    }
+  }
+  LinkList repeated{301, kDefaultLinkType, {L(301, 5, 10), L(301, 6, 20), L(301, 5, 30, Visibility::kHidden, "2nd")}};
+  LinkList hub{302, kDefaultLinkType, {}};
+  for (int j = 0; j < 2000; ++j) hub.links.push_back(L(302, j, static_cast<int64_t>(rng() % 100000), Visibility::kVisible, "hub"));
+  links += 2 + hub.links.size();
+  lists.push_back(repeated);
+  lists.push_back(hub);
+  std::shuffle(lists.begin(), lists.end(), rng);
+  for (const LinkList& list : lists) {
+    for (const Link& l : list.links) ASSERT_TRUE(model.AddLink(l).ok());
+  }
+  const uint64_t transactions = g_->TotalStats().transactions;
+  absl::StatusOr<uint64_t> added = g_->LoadLinkLists(3, lists, 0x1234);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, links);
+  // Several lists to a transaction (602 lists, one to a transaction before).
+  EXPECT_LT(g_->TotalStats().transactions - transactions, lists.size() / 5);
+  auto check = [&](const char* when) {
+    for (int64_t id1 = 1; id1 <= 302; ++id1) {
+      for (int64_t type : {kDefaultLinkType, kType2}) {
+        EXPECT_EQ(*g_->CountLinks(1 + id1 % 3, id1, type), model.CountLinks(id1, type)) << when << " " << id1;
+        EXPECT_EQ(*g_->GetLinkList(1 + id1 % 3, LinkRange{id1, type}), *model.GetLinkList(LinkRange{id1, type}))
+            << when << " " << id1;
+      }
+    }
+    for (int64_t id = 1; id <= 150; id += 7) EXPECT_EQ((*g_->GetNode(2, id, 2048))->data, nodes[id - 1].data) << when;
+    EXPECT_FALSE(g_->GetNode(2, 151, 2048)->has_value());
+  };
+  check("first load");
+  // Again, under another load's token: every list has links, so all are upserts (the
+  // same links: nothing new, nothing changes).
+  absl::StatusOr<uint64_t> again = g_->LoadLinkLists(1, lists, 0x5678);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, 0u);
+  check("second load");
+  EXPECT_EQ(*g_->LoadLinkLists(2, {}, 0x9abc), 0u);
+}
+
+// Loaders on every node at once, into lists of ids without nodes (each list's
+// transaction makes its vertex: index inserts) in a small index (buckets shared by
+// many ids, chains), the loaders' ids interleaved: their transactions conflict. Every
+// batch gets through, every list and count as loaded.
+TEST_P(GraphTest, ConcurrentBulkLoadsIntoASmallIndexAllGetThrough) {
+  absl::StatusOr<std::unique_ptr<GraphCluster>> small =
+      GraphCluster::Start(GetParam(), 3, "graph_bulk_conflicts", 3, {}, /*index_buckets=*/64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  constexpr int kLoaders = 3, kBatches = 4, kIdsPerBatch = 150;
+  std::vector<std::thread> loaders;
+  for (int k = 0; k < kLoaders; ++k) {
+    loaders.emplace_back([&, k] {
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<LinkList> lists;
+        for (int i = 0; i < kIdsPerBatch; ++i) {
+          const int64_t id1 = 1 + (b * kIdsPerBatch + i) * kLoaders + k;  // loaders interleave
+          for (int64_t type : {kDefaultLinkType, kDefaultLinkType + 1}) {
+            lists.push_back(LinkList{id1, type, {L(id1, 1, 10, Visibility::kVisible, "a"), L(id1, 2, 20, Visibility::kHidden, "b"),
+                                                 L(id1, 3, 30, Visibility::kVisible, "c")}});
+            for (Link& l : lists.back().links) l.type = type;
+          }
+        }
+        absl::StatusOr<uint64_t> added = (*small)->LoadLinkLists(1 + k, std::move(lists), 0x100 + k);
+        ASSERT_TRUE(added.ok()) << "loader " << k << " batch " << b << ": " << added.status();
+        EXPECT_EQ(*added, 3u * 2 * kIdsPerBatch);
+      }
+    });
+  }
+  for (std::thread& t : loaders) t.join();
+  for (int64_t id1 = 1; id1 <= kLoaders * kBatches * kIdsPerBatch; id1 += 17) {
+    EXPECT_EQ(*(*small)->CountLinks(1 + id1 % 3, id1, kDefaultLinkType + 1), 2u) << id1;
+    absl::StatusOr<std::vector<Link>> page = (*small)->GetLinkList(1 + id1 % 3, LinkRange{id1, kDefaultLinkType});
+    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_EQ(page->size(), 2u) << id1;
+    EXPECT_EQ((*page)[0].id2, 3);
+    EXPECT_EQ((*page)[1].id2, 1);
+  }
+}
+
+// A load's step carries up to kMaxShippedLoadEdgeBytes of edges: with the largest link
+// data, onto a vertex with the largest inline node, its commit record still fits one
+// message.
+TEST_P(GraphTest, LoadStepsOfTheLargestLinksFitTheirCommitRecords) {
+  ASSERT_TRUE(g_->ResetNodeIds(1, 1).ok());
+  ASSERT_EQ(*g_->AddNode(1, Node{0, 2048, 1, 1, std::string(kMaxInlineNodeData, 'n')}), 1);
+  std::vector<Link> links;
+  MemoryGraph model;
+  for (int j = 0; j < 1000; ++j) {  // about 7 steps
+    links.push_back(L(1, 10 + j, 1'000'000 - j, Visibility::kVisible, std::string(kMaxLinkDataBytes, 'x')));
+    ASSERT_TRUE(model.AddLink(links.back()).ok());
+  }
+  absl::StatusOr<uint64_t> added = g_->AddLinks(2, 1, kDefaultLinkType, links);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, 1000u);
+  EXPECT_EQ(*g_->CountLinks(3, 1, kDefaultLinkType), 1000u);
+  EXPECT_EQ(*g_->GetLinkList(3, LinkRange{1, kDefaultLinkType}), *model.GetLinkList(LinkRange{1, kDefaultLinkType}));
+  EXPECT_EQ((*g_->GetNode(3, 1, 2048))->data, std::string(kMaxInlineNodeData, 'n'));
+}
+
 // Random operations on the cluster and on the model, from random nodes; every result
 // must be the model's. Lists grow past one block, split, lose blocks and move links.
 TEST_P(GraphTest, RandomOperationsMatchTheModel) {

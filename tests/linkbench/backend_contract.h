@@ -180,6 +180,42 @@ TEST_P(BackendContractTest, BulkLoadSetsCounts) {
   EXPECT_FALSE(conn_->AddLinks(id1, kType, wrong).ok());
 }
 
+// A loader's batch (AddLinkLists): lists of many id1s and both types at once, one of
+// them long, a hidden link; every count and list as if each were loaded alone.
+TEST_P(BackendContractTest, BulkLoadOfManyListsSetsEveryCount) {
+  constexpr int64_t kType2 = kType + 1;
+  const int64_t first = base_ + 450;
+  std::vector<graph::LinkList> lists;
+  for (int64_t id1 = first; id1 < first + 40; ++id1) {
+    for (int64_t type : {kType, kType2}) {
+      graph::LinkList list{id1, type, {}};
+      const int64_t n = id1 == first + 7 && type == kType ? 1500 : (id1 - first) % 4;
+      for (int64_t j = 0; j < n; ++j) {
+        Link l = L(id1, id1 + j, 2000 + j, j == 1 ? Visibility::kHidden : Visibility::kVisible);
+        l.type = type;
+        list.links.push_back(l);
+      }
+      lists.push_back(std::move(list));
+    }
+  }
+  absl::StatusOr<uint64_t> stored = conn_->AddLinkLists(lists);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, 1500u + 2 * (10 * (0 + 1 + 2 + 3)) - 3u);
+  for (const graph::LinkList& list : lists) {
+    const uint64_t visible = list.links.size() - (list.links.size() > 1 ? 1 : 0);
+    EXPECT_EQ(*conn_->CountLinks(list.id1, list.type), visible) << list.id1 << " " << list.type;
+    absl::StatusOr<std::vector<Link>> page = conn_->GetLinkList({list.id1, list.type});
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(page->size(), visible);
+    const int64_t newest = list.links.size() == 2 ? 0 : static_cast<int64_t>(list.links.size()) - 1;  // (j = 1 hidden)
+    if (!page->empty()) {
+      EXPECT_EQ(page->front().id2, list.id1 + newest);
+    }
+  }
+  std::vector<graph::LinkList> wrong = {graph::LinkList{first + 100, kType, {L(first + 101, 1, 1)}}};
+  EXPECT_FALSE(conn_->AddLinkLists(wrong).ok());
+}
+
 TEST_P(BackendContractTest, DataLimitsAndBytes) {
   const int64_t id1 = base_ + 500;
   EXPECT_EQ(conn_->AddLink(L(id1, 1, 1, Visibility::kVisible, std::string(256, 'x'))).status().code(),

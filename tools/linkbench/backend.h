@@ -56,6 +56,19 @@ class Connection {
   // list that has none yet: afterwards the list holds them and its count is the number
   // of visible ones. Returns the number of links stored.
   virtual absl::StatusOr<uint64_t> AddLinks(int64_t id1, int64_t type, std::vector<graph::Link> links) = 0;
+  // AddLinks of several lists (LinkBench's addBulkLinks and addBulkCounts: a loader's
+  // batch of about a thousand links over many id1s), each (id1, type) once, in any
+  // order; not atomic as a whole. Returns the number of links stored. By default one
+  // AddLinks per list.
+  virtual absl::StatusOr<uint64_t> AddLinkLists(std::vector<graph::LinkList> lists) {
+    uint64_t stored = 0;
+    for (graph::LinkList& list : lists) {
+      absl::StatusOr<uint64_t> n = AddLinks(list.id1, list.type, std::move(list.links));
+      if (!n.ok()) return n.status();
+      stored += *n;
+    }
+    return stored;
+  }
   // Hides the link (or removes it when `expunge`); the count drops by one when it was
   // visible. A hidden link and not `expunge`: nothing changes. true when it was found.
   virtual absl::StatusOr<bool> DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge) = 0;

@@ -89,6 +89,23 @@ class FarmConnection final : public Connection {
     if (!added.ok()) return added.status();
     return n;
   }
+  absl::StatusOr<uint64_t> AddLinkLists(std::vector<graph::LinkList> lists) override {
+    uint64_t n = 0;
+    for (const graph::LinkList& list : lists) {
+      for (const graph::Link& l : list.links) {
+        if (l.id1 != list.id1 || l.type != list.type) {
+          return absl::InvalidArgumentError("AddLinkLists: a link of another (id1, type)");
+        }
+      }
+      n += list.links.size();
+    }
+    if (n == 0) return 0;
+    absl::StatusOr<uint64_t> added = Run<absl::StatusOr<uint64_t>>([&](graph::GraphClient& c, auto done) {
+      c.LoadLinkLists(std::move(lists), load_token_, std::move(done));
+    });
+    if (!added.ok()) return added.status();
+    return n;  // the links stored (as AddLinks)
+  }
   absl::StatusOr<bool> DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge) override {
     return Run<absl::StatusOr<bool>>(
         [&](graph::GraphClient& c, auto done) { c.DeleteLink(id1, type, id2, expunge, std::move(done)); });

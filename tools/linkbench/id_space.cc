@@ -40,6 +40,13 @@ class IdSpaceConnection final : public Connection {
     for (graph::Link& l : links) l = In(std::move(l));
     return c_->AddLinks(id1 + base_, type, std::move(links));
   }
+  absl::StatusOr<uint64_t> AddLinkLists(std::vector<graph::LinkList> lists) override {
+    for (graph::LinkList& list : lists) {
+      list.id1 += base_;
+      for (graph::Link& l : list.links) l = In(std::move(l));
+    }
+    return c_->AddLinkLists(std::move(lists));
+  }
   absl::StatusOr<bool> DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge) override {
     return c_->DeleteLink(id1 + base_, type, id2 + base_, expunge);
   }

@@ -13,6 +13,11 @@ namespace farm::linkbench {
 namespace {
 
 constexpr size_t kNodeBatch = 1024;  // LinkStoreMysql's bulk insert batch
+// LinkBenchLoad's bulk load: a loader buffers links over id1s and hands the store
+// (addBulkLinks, addBulkCounts) this many (bulkLoadBatchSize, LinkStoreMysql's 1024)
+// at a time. Here a batch holds whole lists, from the one that reaches the size back:
+// a list is never split (a store's load appends one list in order).
+constexpr int64_t kLinkBatch = 1024;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -140,6 +145,21 @@ absl::StatusOr<LoadResult> RunLoadPhase(Backend& backend, const WorkloadModel& m
   });
   for (int i = 0; i < options.loaders; ++i) {
     threads.emplace_back([&, conn = conns[i + 1].get()] {
+      std::vector<graph::LinkList> batch;
+      int64_t batched = 0;
+      auto flush = [&] {
+        if (batch.empty()) return;
+        const int64_t first = batch.front().id1, last = batch.back().id1;
+        absl::StatusOr<uint64_t> added = conn->AddLinkLists(std::move(batch));
+        batch.clear();
+        if (!added.ok()) {
+          error.Set(absl::Status(added.status().code(), absl::StrCat("loading links of id1s ", first, "..", last,
+                                                                     ": ", added.status().message())));
+        } else {
+          links_done += batched;
+        }
+        batched = 0;
+      };
       while (!error.failed()) {
         const int64_t c = next_chunk++;
         if (c >= chunks) break;
@@ -151,18 +171,14 @@ absl::StatusOr<LoadResult> RunLoadPhase(Backend& backend, const WorkloadModel& m
           for (std::vector<graph::Link>& list : GenerateLinks(model, rng, gen, id1, NowMs())) {
             if (list.empty()) continue;
             const int64_t type = list.front().type;
-            const int64_t n = static_cast<int64_t>(list.size());
-            absl::StatusOr<uint64_t> added = conn->AddLinks(id1, type, std::move(list));
-            if (!added.ok()) {
-              error.Set(absl::Status(added.status().code(), absl::StrCat("loading links of id1 ", id1, " type ",
-                                                                         type, ": ", added.status().message())));
-              break;
-            }
-            links_done += n;
+            batched += static_cast<int64_t>(list.size());
+            batch.push_back(graph::LinkList{id1, type, std::move(list)});
+            if (batched >= kLinkBatch) flush();
           }
           ++ids_done;
         }
       }
+      if (!error.failed()) flush();
       --running;
     });
   }

@@ -195,31 +195,64 @@ class MariadbConnection final : public Connection {
   }
 
   absl::StatusOr<uint64_t> AddLinks(int64_t id1, int64_t type, std::vector<graph::Link> links) override {
-    for (const graph::Link& l : links) {
-      if (l.id1 != id1 || l.type != type) return absl::InvalidArgumentError("AddLinks: a link of another (id1, type)");
-      if (absl::Status st = graph::CheckLink(l); !st.ok()) return st;
+    std::vector<graph::LinkList> one;
+    one.push_back(graph::LinkList{id1, type, std::move(links)});
+    return AddLinkLists(std::move(one));
+  }
+
+  // LinkStoreMysql's addBulkLinks then addBulkCounts: the links in multi-row INSERTs of
+  // up to kBulkInsertBatch rows (over lists), then each list's count in multi-row
+  // REPLACEs, each statement committed.
+  absl::StatusOr<uint64_t> AddLinkLists(std::vector<graph::LinkList> lists) override {
+    size_t total = 0;
+    for (const graph::LinkList& list : lists) {
+      for (const graph::Link& l : list.links) {
+        if (l.id1 != list.id1 || l.type != list.type) {
+          return absl::InvalidArgumentError("AddLinks: a link of another (id1, type)");
+        }
+        if (absl::Status st = graph::CheckLink(l); !st.ok()) return st;
+      }
+      total += list.links.size();
     }
-    if (links.empty()) return 0;
-    uint64_t visible = 0;
-    int64_t max_time = 0;
-    for (size_t begin = 0; begin < links.size(); begin += kBulkInsertBatch) {
-      const size_t end = std::min(links.size(), begin + kBulkInsertBatch);
-      std::string sql = "INSERT INTO linktable(id1, id2, link_type, visibility, data, time, version) VALUES ";
-      for (size_t i = begin; i < end; ++i) {
-        const graph::Link& l = links[i];
-        absl::StrAppend(&sql, i == begin ? "" : ",", "(", l.id1, ", ", l.id2, ", ", l.type, ", ",
-                        static_cast<int>(l.visibility), ", ", s_->Quote(l.data), ", ", l.time, ", ", l.version, ")");
+    if (total == 0) return 0;
+    std::string sql;
+    size_t rows = 0;
+    auto flush = [&](const char* tail) -> absl::Status {
+      if (rows == 0) return absl::OkStatus();
+      sql += tail;
+      absl::Status st = Retry([&] { return s_->Exec(sql); }).status();
+      sql.clear();
+      rows = 0;
+      return st;
+    };
+    constexpr const char* kLinksTail = " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility); commit";
+    for (const graph::LinkList& list : lists) {
+      for (const graph::Link& l : list.links) {
+        absl::StrAppend(&sql, rows == 0 ? "INSERT INTO linktable(id1, id2, link_type, visibility, data, time, version) VALUES " : ",",
+                        "(", l.id1, ", ", l.id2, ", ", l.type, ", ", static_cast<int>(l.visibility), ", ",
+                        s_->Quote(l.data), ", ", l.time, ", ", l.version, ")");
+        if (++rows == kBulkInsertBatch) {
+          if (absl::Status st = flush(kLinksTail); !st.ok()) return st;
+        }
+      }
+    }
+    if (absl::Status st = flush(kLinksTail); !st.ok()) return st;
+    for (const graph::LinkList& list : lists) {
+      if (list.links.empty()) continue;
+      uint64_t visible = 0;
+      int64_t max_time = 0;
+      for (const graph::Link& l : list.links) {
         visible += l.visibility == graph::Visibility::kVisible;
         max_time = std::max(max_time, l.time);
       }
-      sql += " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility); commit";
-      if (auto r = Retry([&] { return s_->Exec(sql); }); !r.ok()) return r.status();
+      absl::StrAppend(&sql, rows == 0 ? "REPLACE INTO counttable(id, link_type, count, time, version) VALUES " : ",",
+                      "(", list.id1, ", ", list.type, ", ", visible, ", ", max_time, ", ", list.links.back().version, ")");
+      if (++rows == kBulkInsertBatch) {
+        if (absl::Status st = flush("; commit"); !st.ok()) return st;
+      }
     }
-    const std::string counts = absl::StrCat(
-        "REPLACE INTO counttable(id, link_type, count, time, version) VALUES (", id1, ", ", type, ", ", visible,
-        ", ", max_time, ", ", links.back().version, "); commit");
-    if (auto r = Retry([&] { return s_->Exec(counts); }); !r.ok()) return r.status();
-    return links.size();
+    if (absl::Status st = flush("; commit"); !st.ok()) return st;
+    return total;
   }
 
   absl::StatusOr<bool> DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge) override {

@@ -1,0 +1,111 @@
+#include "tests/failover/crash_cluster.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/support/spawn.h"
+#include "tests/support/tx_read_all.h"
+
+namespace farm::testing {
+
+void CrashClusterTest::SetUp() {
+  std::string tmpl = absl::StrCat("/tmp/farm-", name_, "-XXXXXX");
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  dir_ = tmpl;
+  std::ofstream(dir_ + "/secret") << name_ << "-test-secret-0123456789012345";
+  absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  zk_ = std::move(*zk);
+  for (NodeId id = 1; id <= kNodes; ++id) {
+    std::vector<std::string> argv = {
+        node_binary_, absl::StrCat("--node_id=", id), "--cluster=" + name_, "--zookeeper=" + zk_->address(),
+        "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
+        "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), absl::StrCat("--min_members=", kNodes),
+        "--log_sync=always"};
+    argv.insert(argv.end(), node_flags_.begin(), node_flags_.end());
+    absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
+    ASSERT_TRUE(pid.ok()) << pid.status();
+    pids_.push_back(*pid);
+  }
+  tools::ComputeMemberOptions o;
+  o.zookeeper = zk_->address();
+  o.cluster = name_;
+  o.secret_file = dir_ + "/secret";
+  o.fabric = GetParam();
+  o.threads = 1;
+  o.join_timeout = absl::Seconds(60);
+  absl::StatusOr<std::unique_ptr<tools::ComputeMember>> m = tools::ComputeMember::Join(o);
+  ASSERT_TRUE(m.ok()) << m.status() << Logs();
+  member_ = std::move(*m);
+}
+
+void CrashClusterTest::TearDown() {
+  member_.reset();
+  for (pid_t pid : pids_) {
+    if (pid > 0) ::kill(pid, SIGKILL);
+  }
+  for (pid_t pid : pids_) {
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+  }
+  if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
+    std::printf("data kept in %s\n", dir_.c_str());
+    return;
+  }
+  std::filesystem::remove_all(dir_);
+}
+
+std::string CrashClusterTest::LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
+
+std::string CrashClusterTest::Logs() const {
+  std::string out;
+  for (NodeId id = 1; id <= kNodes; ++id) absl::StrAppend(&out, "\n--- node ", id, "\n", FileTail(LogOf(id), 3000));
+  return out;
+}
+
+std::vector<BankAccount> CrashClusterTest::ReadAccounts(const std::vector<FatPtr>& accounts, absl::Duration timeout) {
+  absl::StatusOr<std::vector<std::string>> seen;
+  const absl::Time deadline = absl::Now() + timeout;
+  do {
+    seen = ReadAllInOneTx(member_->node(), accounts);
+    if (seen.ok()) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  } while (absl::Now() < deadline);
+  EXPECT_TRUE(seen.ok()) << "the accounts stayed unreadable for " << timeout << ": " << seen.status() << Logs();
+  std::vector<BankAccount> out;
+  if (seen.ok()) {
+    for (const std::string& s : *seen) out.push_back(DecodeAccount(s));
+  }
+  return out;
+}
+
+bool CrashClusterTest::WaitUntilGone(NodeId node, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    auto config = member_->node().membership().current();
+    if (config != nullptr && !config->Contains(node)) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+bool CrashClusterTest::ReapKilled(NodeId node, absl::Duration timeout) {
+  pid_t& pid = pids_[node - 1];
+  int status = 0;
+  const absl::Time deadline = absl::Now() + timeout;
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (done != pid) return false;
+  pid = 0;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+}  // namespace farm::testing
