@@ -17,6 +17,8 @@
 #                        (default "100000 1000000 400000 4000000": with --threads 2
 #                        redis-benchmark times a run in steps of 250 ms, so those runs
 #                        must last seconds)
+#   FARM_RB_ARGS         more redis-benchmark arguments for every line, e.g. "-r 100000"
+#                        (random keys; without it every request uses one key)
 #   FARM_IN_PROCESS=0    skip kv_server;  FARM_YCSB=0  skip YCSB
 #   FARM_AUTOGROUP=0     turns the kernel's session autogrouping off for the run (root;
 #                        tools/common/autogroup.sh says why that matters for hosted /
@@ -35,7 +37,7 @@ builds=("$B")
 # error replies if there were any
 rb() {
   local out
-  out=$(redis-benchmark -p "$1" -t "${FARM_TESTS:-get,set,hset}" -c 50 -q $2 2>&1 | tr '\r' '\n')
+  out=$(redis-benchmark -p "$1" -t "${FARM_TESTS:-get,set,hset}" -c 50 -q $2 ${FARM_RB_ARGS:-} 2>&1 | tr '\r' '\n')
   echo "$out" | grep -E "^(GET|SET|HSET): [0-9.]+ requests" |
     sed -E 's/ requests per second, p50=([0-9.]+) msec/ (\1)/' | tr '\n' ' '
   local errors
