@@ -18,6 +18,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "farm/base/log.h"
 #include "farm/base/mutex.h"
 #include "gtest/gtest.h"
 #include "kv/cuckoo/cuckoo_client.h"
@@ -190,6 +192,8 @@ cuckoo::UpdateStats CuckooUpdateStats(KvCluster& kv) {
       sum.migration_aborts += s->migration_aborts;
       sum.rollbacks += s->rollbacks;
       sum.retries += s->retries;
+      sum.full += s->full;
+      sum.reclaims += s->reclaims;
     }
   }
   return sum;
@@ -296,6 +300,7 @@ class LinearizabilityTest : public ::testing::TestWithParam<std::tuple<std::stri
 
 TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) {
   const auto& [backend, w] = GetParam();
+  SetLogLevel(LogLevel::kWarning);  // the nodes' start-up lines would push a failure out of CI's view
   KvTableOptions options;
   options.layout = w.layout;
   options.table.layout.neighbourhood = w.neighbourhood;
@@ -307,6 +312,9 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
   const int ops_per_client = backend == "shm" ? w.ops_per_client : w.ops_per_client / 2;
   const uint32_t seed = std::random_device()();
   uint64_t migrations_before = 0;
+  // Each round's figures, printed only when the test fails: a passing case prints one
+  // line, so a failure stays near the top of the test's output (CI shows its head).
+  std::string rounds;
   for (int round = 0; round < w.rounds; ++round) {
     SCOPED_TRACE(absl::StrCat(w.name, " round ", round, ", seed ", seed + 1000 * round));
     std::map<std::string, std::vector<RegisterOp>> by_key =
@@ -329,7 +337,7 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
     }
     absl::StatusOr<TableScan> scan = kv.Scan(1);
     ASSERT_TRUE(scan.ok());
-    std::printf("%s round %d: %zu keys: %d gets saw a value, %d saw none, %d puts overwrote; longest chain %llu, "
+    absl::StrAppendFormat(&rounds, "%s round %d: %zu keys: %d gets saw a value, %d saw none, %d puts overwrote; longest chain %llu, "
                 "longest run %llu, %llu tombstones\n",
                 w.name, round, by_key.size(), saw_value, saw_absent, overwrote,
                 static_cast<unsigned long long>(scan->longest_chain), static_cast<unsigned long long>(scan->longest_run),
@@ -341,10 +349,12 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
       // The displacements the workloads are for: MIGRATEs ran among the operations (a
       // round may have none with 3 ways; the whole run has dozens: checked below).
       const cuckoo::UpdateStats stats = CuckooUpdateStats(kv);
-      std::printf("%s round %d: %llu migrations, %llu aborted, %llu PUT rollbacks, %llu retries\n", w.name, round,
-                  static_cast<unsigned long long>(stats.migrations - migrations_before),
+      absl::StrAppendFormat(&rounds, "%s round %d: %llu migrations, %llu aborted, %llu PUT rollbacks, %llu retries, %llu full, "
+                  "%llu reclaims (totals but the first)\n",
+                  w.name, round, static_cast<unsigned long long>(stats.migrations - migrations_before),
                   static_cast<unsigned long long>(stats.migration_aborts),
-                  static_cast<unsigned long long>(stats.rollbacks), static_cast<unsigned long long>(stats.retries));
+                  static_cast<unsigned long long>(stats.rollbacks), static_cast<unsigned long long>(stats.retries),
+                  static_cast<unsigned long long>(stats.full), static_cast<unsigned long long>(stats.reclaims));
       migrations_before = stats.migrations;
     }
     if (absl::StartsWith(w.layout, "linear")) {
@@ -355,6 +365,12 @@ TEST_P(LinearizabilityTest, ConcurrentGetPutRemoveFromEveryNodeAreLinearizable) 
   }
   if (absl::StartsWith(w.layout, "cuckoo")) {
     EXPECT_GE(migrations_before, 10u) << "MIGRATEs over the whole run";
+  }
+  if (HasFailure()) {
+    std::fputs(rounds.c_str(), stdout);
+  } else {
+    std::printf("%s: %d rounds of %d operations per client, every key's history linearizable\n", w.name, w.rounds,
+                ops_per_client);
   }
 }
 
