@@ -433,11 +433,14 @@ TEST_P(UpdateBatchTest, AKeyThatKeepsConflictingDoesNotHoldTheOthersBack) {
     EXPECT_EQ(first_hot, others) << "every other update is answered while the hot key conflicts";
     if (first_hot_op == 0) {
       EXPECT_EQ(applier->injected_in_batches_, 0) << "its first update ran alone, the rest waited (busy)";
+      // The next pass starts only once the lone key has conflicted conflicts_before_split times.
+      EXPECT_GE(applier->injected_alone_, 2);
     } else {
+      // Whether the hot key's half is down to the key alone before the others are all
+      // answered is up to timing: only the batches it shared are certain.
       EXPECT_GE(applier->injected_in_batches_, 2) << "the hot key shared batches before it was split off";
       EXPECT_GE(run.stats.splits, 1u);
     }
-    EXPECT_GE(applier->injected_alone_, 2);
     EXPECT_GE(run.stats.retries, 1u);
   }
 }
