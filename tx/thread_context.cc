@@ -109,6 +109,7 @@ absl::Status ThreadContext::PrepareHere(const LogRecord& record) {
       continue;
     }
     if (absl::Status s = CheckNotArriving(e.address.region()); !s.ok()) return s;
+    if (absl::Status s = CheckBackupCopyHere(e.address.region()); !s.ok()) return s;
     backup.entries.push_back(e);
   }
   if (!primary.entries.empty()) {
@@ -129,6 +130,15 @@ absl::Status ThreadContext::CheckNotArriving(RegionId region) {
   if (!rs.ok() || rs->primary() != self_) return absl::OkStatus();
   return absl::UnavailableError(absl::StrFormat(
       "node %d is becoming the primary of region %d (its copy is on the way): try again", self_, region));
+}
+
+absl::Status ThreadContext::CheckBackupCopyHere(RegionId region) {
+  if (copies_->Find(region) != nullptr) return absl::OkStatus();
+  placement_cache_.Update(placement());
+  absl::StatusOr<membership::ReplicaSet> rs = placement_cache_.Lookup(region);
+  if (!rs.ok() || !rs->Contains(self_)) return absl::OkStatus();  // BackupLog says what is wrong
+  return absl::UnavailableError(absl::StrFormat(
+      "node %d is a new backup of region %d (its copy is on the way): try again", self_, region));
 }
 
 absl::Status ThreadContext::Validate(const LogRecord& reads) {

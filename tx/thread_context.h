@@ -265,6 +265,9 @@ class ThreadContext final : public Context {
   // Unavailable when this node's configuration makes it the primary of `region`, which it
   // does not hold (yet): a handover or promotion is under way (node/failover.cc).
   absl::Status CheckNotArriving(RegionId region);
+  // Unavailable when this node's configuration makes it a backup of `region`, whose copy
+  // it does not hold yet (re-replication is copying it here): the PREPARE is retryable.
+  absl::Status CheckBackupCopyHere(RegionId region);
   absl::Status PrepareHere(const LogRecord& record);
   void FreeCommitted(const std::vector<FatPtr>& freed);
   // Appends `record` (or its `encoded` form) as `type`; `done` once durable.
