@@ -45,7 +45,7 @@ absl::Status BackupRegions::Create(RegionId region, uint64_t bytes, NodeId prima
   }
   absl::StatusOr<std::unique_ptr<Region>> held = NewCopy(region, bytes, options_);
   if (!held.ok()) return held.status();
-  copies_[region] = Copy{std::move(*held), primary};
+  Hold(region, Copy{std::move(*held), primary});
   return absl::OkStatus();
 }
 
@@ -56,7 +56,7 @@ absl::Status BackupRegions::Reset(RegionId region, uint64_t bytes, NodeId primar
   if (it == copies_.end()) {
     absl::StatusOr<std::unique_ptr<Region>> held = NewCopy(region, bytes, options_);
     if (!held.ok()) return held.status();
-    copies_[region] = Copy{std::move(*held), primary};
+    Hold(region, Copy{std::move(*held), primary});
     return absl::OkStatus();
   }
   Copy& held = it->second;
@@ -150,11 +150,18 @@ absl::Status BackupRegions::Apply(RegionId region, uint32_t first_unit,
   return absl::OkStatus();
 }
 
-const Region* BackupRegions::Find(RegionId region) const {
-  MutexLock lock(&mu_);
-  auto it = copies_.find(region);
-  return it == copies_.end() ? nullptr : it->second.region.get();
+void BackupRegions::Hold(RegionId region, Copy copy) {
+  const Region* held = copy.region.get();
+  copies_[region] = std::move(copy);
+  found_.Update([&](auto& m) { m[region] = held; });
 }
+
+void BackupRegions::Forget(RegionId region) {
+  copies_.erase(region);
+  found_.Update([&](auto& m) { m.erase(region); });
+}
+
+const Region* BackupRegions::Find(RegionId region) const { return found_.Find(region); }
 
 std::vector<RegionId> BackupRegions::Held() const {
   MutexLock lock(&mu_);
@@ -183,7 +190,7 @@ bool BackupRegions::Drop(RegionId region) {
   auto it = copies_.find(region);
   if (it == copies_.end()) return false;
   dropped_.push_back(std::move(it->second.region));
-  copies_.erase(it);
+  Forget(region);
   return true;
 }
 
@@ -192,7 +199,7 @@ std::unique_ptr<Region> BackupRegions::Take(RegionId region) {
   auto it = copies_.find(region);
   if (it == copies_.end()) return nullptr;
   std::unique_ptr<Region> taken = std::move(it->second.region);
-  copies_.erase(it);
+  Forget(region);
   return taken;
 }
 

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/mutex.h"
+#include "farm/base/published_map.h"
 #include "farm/base/region.h"
 
 namespace farm::alloc {
@@ -57,8 +58,9 @@ class BackupRegions {
   // is applied then).
   absl::Status Apply(RegionId region, uint32_t first_unit, std::span<const uint64_t> words);
 
-  // The copy of `region`, or null. Valid while this object lives (copies are not
-  // dropped yet: that is recovery's job).
+  // The copy of `region`, or null. Valid while this object lives (a dropped copy stays
+  // mapped; one handed over by Take lives as long as its taker keeps it). No lock: every
+  // backup apply and commit looks copies up (farm/base/published_map.h).
   const Region* Find(RegionId region) const;
   std::vector<RegionId> Held() const;
   // The node that created `region`'s copy held here, or the one it was last reset for
@@ -88,7 +90,12 @@ class BackupRegions {
     std::unique_ptr<Region> region;
     NodeId primary;  // the node that created the region, or sent its copy (Reset)
   };
+  // copies_ and found_ change together: Hold and Forget.
+  void Hold(RegionId region, Copy copy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Forget(RegionId region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   absl::flat_hash_map<RegionId, Copy> copies_ ABSL_GUARDED_BY(mu_);
+  PublishedMap<RegionId, const Region*> found_;  // copies_' regions, for Find
   std::vector<std::unique_ptr<Region>> dropped_ ABSL_GUARDED_BY(mu_);
 };
 

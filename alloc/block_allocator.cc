@@ -29,15 +29,12 @@ absl::Status BlockAllocator::AddRegion(std::unique_ptr<LocalRegion>& region) {
     return absl::AlreadyExistsError(absl::StrFormat("region %d is held already", region->id()));
   }
   by_id_[region->id()] = region.get();
+  found_.Update([&](auto& m) { m[region->id()] = region.get(); });
   regions_.push_back(std::move(region));
   return absl::OkStatus();
 }
 
-LocalRegion* BlockAllocator::FindRegion(RegionId id) const {
-  MutexLock lock(&mu_);
-  auto it = by_id_.find(id);
-  return it == by_id_.end() ? nullptr : it->second;
-}
+LocalRegion* BlockAllocator::FindRegion(RegionId id) const { return found_.Find(id); }
 
 std::vector<LocalRegion*> BlockAllocator::Regions() const {
   MutexLock lock(&mu_);
@@ -57,6 +54,7 @@ absl::Status BlockAllocator::Retire(RegionId id) {
   r->set_frozen(true);
   r->retired_ = true;
   by_id_.erase(it);
+  found_.Update([id](auto& m) { m.erase(id); });
   return absl::OkStatus();
 }
 

@@ -34,6 +34,7 @@
 #include "alloc/region_format.h"
 #include "alloc/slab_block.h"
 #include "farm/base/mutex.h"
+#include "farm/base/published_map.h"
 #include "farm/base/region.h"
 #include "farm/fabric/work_request.h"
 
@@ -189,6 +190,9 @@ class BlockAllocator {
   mutable Mutex mu_;
   std::vector<std::unique_ptr<LocalRegion>> regions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<RegionId, LocalRegion*> by_id_ ABSL_GUARDED_BY(mu_);
+  // by_id_ for FindRegion, which takes no lock: every local lock-free read, commit and
+  // free looks a region up (farm/base/published_map.h). Changed with by_id_, under mu_.
+  PublishedMap<RegionId, LocalRegion*> found_;
   // Blocks without owner that still have live objects (or came from a scan), per class.
   std::vector<std::vector<SlabBlock*>> adoptable_ ABSL_GUARDED_BY(mu_) =
       std::vector<std::vector<SlabBlock*>>(kSizeClassCount);
