@@ -94,13 +94,13 @@ void UpdateExecutor::Committed(Running& run, size_t n) {
   run.batch.Consume(n);
 }
 
-void UpdateExecutor::Fail(Running& run, const absl::Status& error) {
+void UpdateExecutor::Fail(Running& run, size_t n, const absl::Status& error) {
   absl::Span<KeyUpdates> keys = run.batch.remaining();
-  for (size_t k = 0; k < keys.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     for (const Message& to : run.batch.reply_to(k)) replier_->ReplyError(ctx_, to, error);
     queue_.Release(keys[k].key);
   }
-  run.batch.Consume(keys.size());
+  run.batch.Consume(n);
 }
 
 void UpdateExecutor::Split(Running& run) {
@@ -124,7 +124,13 @@ Task<void> UpdateExecutor::Run(Running* run) {
     // Whether the transaction certainly committed nothing: so its updates may run again.
     bool nothing_committed = true;
     if (status.ok()) {
-      status = co_await TxCommit(*tx);
+      // (Not a conditional expression with co_await in its arms: GCC 12 miscompiles
+      // the temporaries of that.)
+      if (options_.commit_for_test) {
+        status = co_await options_.commit_for_test(*tx);
+      } else {
+        status = co_await TxCommit(*tx);
+      }
       if (status.ok()) {
         Committed(*run, *applied);
         give_up = absl::Now() + kRetryFor;
@@ -146,13 +152,18 @@ Task<void> UpdateExecutor::Run(Running* run) {
       continue;
     }
     if (!conflict) {
-      Fail(*run, status);
+      if (!nothing_committed && *applied < keys.size()) {
+        // The outcome of the keys it took is unknown; the others were not in it.
+        Fail(*run, *applied, status);
+        continue;
+      }
+      Fail(*run, keys.size(), status);
       break;
     }
     // A single key that keeps conflicting: the next pass need not wait for it.
     if (keeps_conflicting) Demote(*run);
     if (absl::Now() >= give_up) {
-      Fail(*run, absl::AbortedError(absl::StrCat("gave up after conflicts: ", status.message())));
+      Fail(*run, keys.size(), absl::AbortedError(absl::StrCat("gave up after conflicts: ", status.message())));
       break;
     }
     ++stats_.retries;

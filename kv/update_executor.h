@@ -28,7 +28,9 @@
 //     several keys splits in halves at once, so the error reaches only the key it
 //     belongs to; a single key's updates all get it;
 //   - any other commit error (Unavailable, DeadlineExceeded: the outcome may be
-//     unknown) is every remaining update's answer; nothing is run again.
+//     unknown) is the answer of every update in that transaction; nothing of it is run
+//     again. Keys the transaction did not take (past the write budget) were not in it:
+//     they run in the batch's next transaction.
 // An op's own error (INCR of a non-number, a value over the limit) is in its result and
 // does not fail the batch.
 //
@@ -41,6 +43,7 @@
 #define FARM_KV_UPDATE_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -99,6 +102,9 @@ struct UpdateExecutorOptions {
   uint64_t max_write_bytes = kBatchWriteBytes;  // per transaction (kv/key_batch.h)
   int conflicts_before_split = 2;
   size_t max_passes = 1;  // batches of waiting updates in flight at once (split ones aside)
+  // Tests only: commits a batch's transaction in place of TxCommit (e.g. commits it,
+  // then reports an unknown outcome). Empty: TxCommit.
+  std::function<Task<absl::Status>(Tx&)> commit_for_test;
 };
 
 class UpdateExecutor {
@@ -130,7 +136,8 @@ class UpdateExecutor {
   Task<void> Run(Running* run);
   // Commits' bookkeeping and answers for the first `n` remaining keys of `run`.
   void Committed(Running& run, size_t n);
-  void Fail(Running& run, const absl::Status& error);
+  // `error` answers every update of the first `n` remaining keys of `run`.
+  void Fail(Running& run, size_t n, const absl::Status& error);
   // Moves the second half of `run`'s remaining keys into a batch of their own and runs it.
   void Split(Running& run);
   // `run` no longer counts as a pass.

@@ -321,6 +321,40 @@ TEST_P(UpdateBatchTest, ABatchStopsTakingKeysAtTheWriteBudget) {
   for (const Op& op : ops) EXPECT_EQ(**kv_->Get(2, "budget/" + op.key), op.value);
 }
 
+// A batch transaction whose commit outcome is unknown (it committed; the executor hears
+// DeadlineExceeded): its keys' updates get that answer, and the keys past its write
+// budget, which were not in it, run in the batch's next transaction and get their own
+// results — they are neither answered with another transaction's error nor left unwritten.
+TEST_P(UpdateBatchTest, AnUnknownOutcomeAnswersOnlyTheKeysOfItsTransaction) {
+  std::vector<Op> ops;
+  for (int i = 0; i < 40; ++i) ops.push_back(Op{OpKind::kPut, absl::StrCat("unk", i), std::string(6000, 'a' + i % 26), 0});
+  UpdateExecutorOptions options;
+  auto commits = std::make_shared<std::atomic<int>>(0);
+  // The first pass takes the first key alone; the second takes the rest and its first
+  // transaction stops at the budget: that one is reported unknown.
+  options.commit_for_test = [commits](Tx& tx) -> Task<absl::Status> {
+    absl::Status s = co_await TxCommit(tx);
+    if (s.ok() && commits->fetch_add(1) + 1 == 2) co_return absl::DeadlineExceededError("outcome unknown (test)");
+    co_return s;
+  };
+  BatchRun run = RunBatched(*kv_, Applier(), options, "unknown/", ops);
+  ASSERT_EQ(run.outcomes.size(), ops.size());
+  size_t unknown = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!run.outcomes[i].ok()) {
+      EXPECT_TRUE(absl::IsDeadlineExceeded(run.outcomes[i].status())) << i << ": " << run.outcomes[i].status();
+      ++unknown;
+      continue;
+    }
+    EXPECT_FALSE(run.outcomes[i]->existed) << i;
+  }
+  EXPECT_GE(unknown, 1u);
+  EXPECT_LE(unknown, 4u) << "only the keys of the transaction whose outcome is unknown (at most 4 of 6000 B fit its "
+                            "24 KiB budget) may hear it";
+  // Every update ran exactly once: the unknown transaction did commit.
+  for (const Op& op : ops) EXPECT_EQ(**kv_->Get(2, "unknown/" + op.key), op.value) << op.key;
+}
+
 // Delays every other transaction by up to 300 us before it reads anything, so that two
 // passes in flight finish in either order: only the executor's rule (a key in one
 // running batch at most) keeps a key's updates in order.
