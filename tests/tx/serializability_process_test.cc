@@ -186,6 +186,11 @@ TEST_P(SerializabilityProcessTest, BankTransfers) {
   EXPECT_GT(transfers, 0u);
   EXPECT_GT(audits, 0u) << "no audit committed";
   EXPECT_GT(lock_free, 0u);
+  // A lock-free read gives up (DeadlineExceeded after 1 s of a locked object) only when
+  // transfers keep its account locked on a loaded machine: rare, never the norm.
+  const uint64_t gave_up = Sum(done, "lock_free_gave_up");
+  EXPECT_LE(gave_up * 100, lock_free) << gave_up << " lock-free reads gave up on a locked account, of "
+                                      << lock_free + gave_up;
   EXPECT_GT(Sum(done, "distributed"), 0u);
   EXPECT_GT(Sum(done, "single_machine"), 0u);
 }
