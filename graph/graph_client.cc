@@ -86,6 +86,8 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
       reply.links = std::move(*links);
       break;
     }
+    case ShipOp::kIndexList:
+      co_return absl::InternalError("kIndexList runs in GraphClient::ExecuteAndIndex");
     case ShipOp::kPutNodes:
       co_return co_await ExecutePutNodes(ctx, index, stats, r);
     case ShipOp::kLoadLists:
@@ -157,6 +159,17 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
       at = first + reply->applied;  // the rest goes in the next transaction
     }
     added += reply->added;
+  }
+  if (token != 0 && links.size() > kIndexAfterLoadLinks) {
+    // The load appended the whole list unindexed: it gets its indexes now, if it is long,
+    // as part of the load — not from the first request that walks it (seconds for a hub
+    // of a million links). A failed build is retried by that request.
+    ShipRequest r{ShipOp::kIndexList, id1, type};
+    absl::StatusOr<ShipReply> indexed = co_await ShipAwait(*self, r);
+    if (!indexed.ok()) {
+      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built after its load: %s", id1, type,
+               indexed.status().ToString());
+    }
   }
   co_return added;
 }
@@ -289,17 +302,30 @@ void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> d
 // A list the operation found long and unindexed gets its indexes before the reply (so
 // a caller that has its answer has no work of this client in flight); one build per
 // list at a time on this thread.
+// kIndexList (the end of a load) builds them if the list is long, and answers after.
 Task<absl::StatusOr<ShipReply>> GraphClient::ExecuteAndIndex(GraphClient* self, ShipRequest r) {
+  const std::pair<int64_t, int64_t> list{r.id1, r.type};
+  if (r.op == ShipOp::kIndexList) {
+    ShipReply reply;
+    reply.op = ShipOp::kIndexList;
+    if (!self->building_.insert(list).second) co_return reply;  // a build of it runs here
+    absl::StatusOr<bool> indexed = co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type,
+                                                           self->tuning_, self->tuning_.min_blocks);
+    self->building_.erase(list);
+    if (!indexed.ok()) co_return indexed.status();
+    reply.indexed = *indexed;
+    co_return reply;
+  }
   uint32_t walked = 0;
   absl::StatusOr<ShipReply> reply = co_await ExecuteTask(self->ctx_, self->index_, &self->stats_, r, &walked);
   if (!reply.ok() || walked <= self->tuning_.min_blocks) co_return reply;
-  const std::pair<int64_t, int64_t> list{r.id1, r.type};
   if (!self->building_.insert(list).second) co_return reply;
-  absl::Status built = co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type, self->tuning_);
+  absl::StatusOr<bool> built =
+      co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type, self->tuning_);
   self->building_.erase(list);
   if (!built.ok()) {
     FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", r.id1, r.type,
-             built.ToString());
+             built.status().ToString());
   }
   co_return reply;
 }

@@ -9,7 +9,8 @@
 // are retried with backoff on conflicts. AddLinks sends its links newest first in transactions of at most
 // kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
 // that fits one is atomic (two links always do), a larger one (a load) is applied in
-// several; a load into an empty list appends (graph_tx.h, LoadLinksTx). GetLinks reads
+// several; a load into an empty list appends (graph_tx.h, LoadLinksTx) and, when the list
+// came out long, has it indexed before it returns (kIndexList). GetLinks reads
 // up to kMaxGetLinksPerRead id2s atomically. Node data over kMaxInlineNodeData is
 // written first as chunk objects, a transaction each, then linked in by the node's
 // transaction (chunks of a transaction that fails are freed again).
@@ -50,6 +51,10 @@ class GraphClient final : public GraphStore {
   // GetLinks reads this many id2s together (atomically); more in several reads.
   // (LinkBench's multiget asks for at most 127.)
   static constexpr size_t kMaxGetLinksPerRead = 128;
+  // A load of more links than this into one list ends by asking the list's machine to
+  // index it (kIndexList), which it does when the list has more than
+  // ListIndexTuning::min_blocks blocks.
+  static constexpr size_t kIndexAfterLoadLinks = 256;
 
   // `index`: this thread's client of the id index (a kv table).
   GraphClient(Context& ctx, kv::TableClient& index, ListIndexTuning tuning = {})

@@ -167,16 +167,25 @@ Task<absl::Status> FreeNodes(Context& ctx, std::shared_ptr<const kv::ShardMap> i
 // Takes the list's build lease (ListHead::build_lease) unless a build holds it: the
 // lease's end, or nullopt when there is nothing to do (no list, an empty or indexed
 // one, another build under way).
-Task<absl::StatusOr<std::optional<uint32_t>>> TakeLease(TxScope& s, int64_t id1, int64_t type) {
-  using Result = std::optional<uint32_t>;
+// The build's lease on the list, or none: no such list, an empty one, one of at most
+// `min_blocks` blocks, one indexed already (`indexed`), or one another build holds.
+struct Lease {
+  std::optional<uint32_t> lease;
+  bool indexed = false;
+};
+
+Task<absl::StatusOr<Lease>> TakeLease(TxScope& s, int64_t id1, int64_t type, uint32_t min_blocks) {
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
   ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
   const absl::Time now = absl::Now();
-  if (list == nullptr || list->indexed() || list->head.is_null() || BuildLeaseHeld(*list, now)) co_return Result();
+  if (list != nullptr && list->indexed()) co_return Lease{std::nullopt, true};
+  if (list == nullptr || list->head.is_null() || list->blocks <= min_blocks || BuildLeaseHeld(*list, now)) {
+    co_return Lease();
+  }
   list->build_lease = static_cast<uint32_t>(absl::ToUnixSeconds(now + kLease)) + 1;
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
-  co_return Result(list->build_lease);
+  co_return Lease{list->build_lease, false};
 }
 
 // Ends the build: links the trees (when given, the list unchanged since `changes` and
@@ -199,12 +208,14 @@ Task<absl::StatusOr<bool>> EndBuild(TxScope& s, int64_t id1, int64_t type, uint3
 
 }  // namespace
 
-Task<absl::Status> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                  int64_t id1, int64_t type, ListIndexTuning tuning) {
-  absl::StatusOr<std::optional<uint32_t>> lease =
-      co_await RunTx<std::optional<uint32_t>>(ctx, index, stats, [&](TxScope& s) { return TakeLease(s, id1, type); });
-  if (!lease.ok()) co_return lease.status();
-  if (!lease->has_value()) co_return absl::OkStatus();
+Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                          ClientStats* stats, int64_t id1, int64_t type, ListIndexTuning tuning,
+                                          uint32_t min_blocks) {
+  absl::StatusOr<Lease> taken =
+      co_await RunTx<Lease>(ctx, index, stats, [&](TxScope& s) { return TakeLease(s, id1, type, min_blocks); });
+  if (!taken.ok()) co_return taken.status();
+  if (!taken->lease.has_value()) co_return taken->indexed;
+  const std::optional<uint32_t> lease = taken->lease;
   // Writers of the list wait from here on; if the build fails, the lease is released
   // (or runs out).
   std::vector<FatPtr> made;
@@ -233,15 +244,16 @@ Task<absl::Status> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardM
   };
   const absl::Status built = co_await build();
   absl::StatusOr<bool> linked = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
-    return EndBuild(s, id1, type, **lease, changes, built.ok() ? roots : std::nullopt);
+    return EndBuild(s, id1, type, *lease, changes, built.ok() ? roots : std::nullopt);
   });
   if (linked.ok() && *linked) {
     ++stats->index_builds;
-    co_return absl::OkStatus();
+    co_return true;
   }
   if (absl::Status st = co_await FreeNodes(ctx, index, stats, made); !st.ok()) co_return st;
   if (!built.ok()) co_return built;
-  co_return linked.status();
+  if (!linked.ok()) co_return linked.status();
+  co_return false;
 }
 
 }  // namespace farm::graph

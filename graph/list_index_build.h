@@ -31,10 +31,13 @@
 
 namespace farm::graph {
 
-// OK also when there is nothing to do (no such list, already indexed) and when it gave
-// up because the list kept changing; errors of the transactions otherwise.
-Task<absl::Status> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                  int64_t id1, int64_t type, ListIndexTuning tuning);
+// Builds only for a list of more than `min_blocks` blocks (0: any non-empty list).
+// Whether the list has its indexes at the end (built now, or before); false also when
+// there is nothing to do (no such list, too short) and when it gave up because the list
+// kept changing; errors of the transactions otherwise.
+Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                          ClientStats* stats, int64_t id1, int64_t type, ListIndexTuning tuning,
+                                          uint32_t min_blocks = 0);
 
 }  // namespace farm::graph
 

@@ -207,6 +207,8 @@ std::string EncodeShipRequest(const ShipRequest& r) {
     case ShipOp::kLoadLists:
       PutLists(out, r);
       break;
+    case ShipOp::kIndexList:
+      break;
   }
   return out;
 }
@@ -252,6 +254,8 @@ absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
     case ShipOp::kLoadLists:
       if (!GetLists(r, &req)) return Malformed("lists");
       break;
+    case ShipOp::kIndexList:
+      break;
     default:
       return Malformed(absl::StrCat("operation ", op));
   }
@@ -278,6 +282,9 @@ std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
       break;
     case ShipOp::kDeleteLink:
       Put<uint8_t>(out, r.found ? 1 : 0);
+      break;
+    case ShipOp::kIndexList:
+      Put<uint8_t>(out, r.indexed ? 1 : 0);
       break;
     case ShipOp::kGetLinks:
     case ShipOp::kGetLinkList:
@@ -314,6 +321,12 @@ absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, 
       uint8_t found = 0;
       if (!r.Get(&found) || found > 1) return Malformed("reply found");
       reply.found = found;
+      break;
+    }
+    case ShipOp::kIndexList: {
+      uint8_t indexed = 0;
+      if (!r.Get(&indexed) || indexed > 1) return Malformed("reply indexed");
+      reply.indexed = indexed;
       break;
     }
     case ShipOp::kGetLinks:

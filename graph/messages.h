@@ -65,6 +65,9 @@ enum class ShipOp : uint8_t {
   kLoadLinks = 5,
   kPutNodes = 6,
   kLoadLists = 7,
+  // Gives a list its indexes (list_index.h) if it has more than min_blocks blocks and
+  // none yet: sent at the end of a load that appended a long list.
+  kIndexList = 8,
 };
 
 struct ShipRequest {
@@ -88,6 +91,7 @@ struct ShipReply {
   bool appended = false;    // kLoadLinks
   uint32_t applied = 0;     // kAddLinks
   bool found = false;       // kDeleteLink
+  bool indexed = false;     // kIndexList: the list has its indexes (built now or before)
   std::vector<Link> links;  // kGetLinks, kGetLinkList
 };
 

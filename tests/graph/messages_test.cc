@@ -67,6 +67,32 @@ TEST(GraphMessagesTest, LoadListsRoundTrip) {
   EXPECT_EQ(rd->added, 12345u);
 }
 
+TEST(GraphMessagesTest, IndexListRoundTripsAndRefusesABadReply) {
+  ShipRequest r;
+  r.op = ShipOp::kIndexList;
+  r.id1 = 42;
+  r.type = 7;
+  const std::string bytes = EncodeShipRequest(r);
+  EXPECT_EQ(bytes.size(), 18u) << "the header alone";
+  absl::StatusOr<ShipRequest> d = DecodeShipRequest(bytes);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->op, ShipOp::kIndexList);
+  EXPECT_EQ(d->id1, 42);
+  EXPECT_EQ(d->type, 7);
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipRequest(bytes + "x").status())) << "a trailing byte";
+  ShipReply reply;
+  reply.op = ShipOp::kIndexList;
+  for (bool indexed : {false, true}) {
+    reply.indexed = indexed;
+    absl::StatusOr<ShipReply> rd = DecodeShipReply(EncodeShipReply(42, 7, reply), 42, 7);
+    ASSERT_TRUE(rd.ok()) << rd.status();
+    EXPECT_EQ(rd->indexed, indexed);
+  }
+  std::string bad = EncodeShipReply(42, 7, reply);
+  bad.back() = 2;  // neither 0 nor 1
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipReply(bad, 42, 7).status()));
+}
+
 TEST(GraphMessagesTest, MalformedBulkRequestsAreRefused) {
   const std::string good = EncodeShipRequest(PutNodes());
   for (size_t cut = 18; cut < good.size(); cut += 7) {
