@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloc/copy_messages.h"
 #include "alloc/durable_records.h"
@@ -286,6 +287,12 @@ void AllocService::OnBlockState(MsgThread& thread, const Message& message) {
   absl::StatusOr<BlockWords> update = DecodeBlockWords(message.payload);
   if (!update.ok()) return Answer(thread, message, Malformed("block state", message));
   if (absl::Status s = backups_->Apply(update->region, update->first_unit, update->words); !s.ok()) {
+    if (absl::IsNotFound(s)) {
+      // No copy here: after a configuration change the primary may replicate a new block
+      // to a backup whose copy is still on its way (re-replication). Retryable: the
+      // primary releases the block and its caller tries again.
+      s = absl::UnavailableError(absl::StrCat(s.message(), " (yet: its copy may be on the way): try again"));
+    }
     return Answer(thread, message, s);
   }
   logs_[thread.index()]->Append(storage::NodeLogType::kBlockWords, message.payload,
