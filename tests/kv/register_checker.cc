@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -112,12 +113,36 @@ std::string Describe(const RegisterOp& op, int64_t origin) {
                          (op.start_ns - origin) / 1000, (op.end_ns - origin) / 1000);
 }
 
+// A pending put whose value no get saw, in a history without removes, started after a
+// completed put had ended (so the key exists throughout its window either way), changes
+// nothing any operation observed: an order where it took effect has it overwritten
+// before any get, and stays an order without it. Dropping it (it "did not take effect")
+// leaves the history linearizable exactly when it was, and keeps the search small when
+// a failure leaves many outcomes unknown (each pending put spans seconds and overlaps
+// everything in them).
+void DropUnseenPendingPuts(std::vector<RegisterOp>& ops) {
+  absl::flat_hash_set<std::string> seen;
+  int64_t first_put_end = std::numeric_limits<int64_t>::max();
+  for (const RegisterOp& op : ops) {
+    if (op.kind == Kind::kRemove) return;
+    if (op.kind == Kind::kGet && op.value) seen.insert(*op.value);
+    if (op.kind == Kind::kPut && !op.pending) first_put_end = std::min(first_put_end, op.end_ns);
+  }
+  ops.erase(std::remove_if(ops.begin(), ops.end(),
+                           [&](const RegisterOp& op) {
+                             return op.kind == Kind::kPut && op.pending && op.start_ns > first_put_end &&
+                                    !seen.contains(*op.value);
+                           }),
+            ops.end());
+}
+
 }  // namespace
 
 absl::Status CheckRegister(std::vector<RegisterOp> ops, uint64_t max_states) {
   ops.erase(std::remove_if(ops.begin(), ops.end(),
                            [](const RegisterOp& op) { return op.pending && op.kind == Kind::kGet; }),
             ops.end());
+  DropUnseenPendingPuts(ops);
   std::sort(ops.begin(), ops.end(),
             [](const RegisterOp& a, const RegisterOp& b) { return a.start_ns < b.start_ns; });
   absl::flat_hash_map<std::string, int> writer_of;
