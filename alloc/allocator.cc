@@ -1,5 +1,7 @@
 #include "alloc/allocator.h"
 
+#include <algorithm>
+
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
 #include "alloc/region_format.h"
@@ -110,6 +112,13 @@ absl::StatusOr<std::unique_ptr<LocalRegion>> Allocator::CreateRegion(
   };
   std::shared_ptr<const membership::Placement> placement = environment_->placement();
   if (placement == nullptr) return release(absl::UnavailableError("no configuration to place a region in"));
+  if (!std::binary_search(placement->all_members().begin(), placement->all_members().end(),
+                          options_.self)) {
+    // A joining node's allocation may run before it applies the configuration that
+    // adds it: not serving yet, so retryable.
+    return release(absl::UnavailableError(absl::StrFormat(
+        "node %d is not serving yet: not a member of epoch %d", options_.self, placement->epoch())));
+  }
   absl::StatusOr<RegionId> id = PickRegionId(*placement, near);
   if (!id.ok()) return release(id.status());
   auto release_id = [&](absl::Status s) {

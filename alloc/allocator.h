@@ -94,6 +94,7 @@ class Allocator {
   // close to its position when given, else on a random ring. The region is not in the
   // BlockAllocator until AddCreatedRegion (after its backups have it); DropCreatedRegion
   // gives its capacity back instead. `backups` receives its replicas after the primary.
+  // Unavailable when this node is not (yet) a member of the current configuration.
   absl::StatusOr<std::unique_ptr<LocalRegion>> CreateRegion(
       std::optional<membership::RingPosition> near, std::vector<NodeId>* backups);
   absl::Status AddCreatedRegion(std::unique_ptr<LocalRegion> region);

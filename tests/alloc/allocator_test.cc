@@ -110,6 +110,28 @@ TEST(Allocator, RemotePrimaryThroughACacheFetchesThePlacementOncePerGeneration) 
   EXPECT_EQ(env.placement_calls, 2);
 }
 
+// A joining node may allocate before it applies the configuration that adds it: the
+// region creation is refused as retryable, and succeeds once the node is a member.
+TEST(Allocator, ANodeNotYetAMemberIsRefusedRetryably) {
+  ChangingEnvironment env;
+  env.current = PlacementOf({1}, 1);
+  EpochManager epochs;
+  AllocatorOptions o;
+  o.self = 2;
+  o.region_bytes = 32u << 20;
+  absl::StatusOr<std::unique_ptr<Allocator>> allocator = Allocator::Create(o, &env, &epochs);
+  ASSERT_TRUE(allocator.ok()) << allocator.status();
+  std::vector<NodeId> backups;
+  absl::StatusOr<std::unique_ptr<LocalRegion>> early = (*allocator)->CreateRegion(std::nullopt, &backups);
+  ASSERT_EQ(early.status().code(), absl::StatusCode::kUnavailable) << early.status();
+  EXPECT_NE(early.status().message().find("not serving yet"), std::string::npos) << early.status();
+  env.current = PlacementOf({1, 2}, 2);
+  env.generation = 2;
+  absl::StatusOr<std::unique_ptr<LocalRegion>> later = (*allocator)->CreateRegion(std::nullopt, &backups);
+  ASSERT_TRUE(later.ok()) << later.status();
+  (*allocator)->DropCreatedRegion(std::move(*later));
+}
+
 TEST(Allocator, FreedSlotIsReusedWithTheNextIncarnation) {
   SingleMachine m;
   auto t = m.NewThread();

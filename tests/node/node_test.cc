@@ -241,15 +241,26 @@ TEST_F(NodeTest, ZooKeeperNodeJoinsAndIsPrimaryOfItsRegion) {
     nodes.push_back(std::move(*n));
   }
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (nodes[0]->membership().current()->members.size() < 2 && absl::Now() < deadline) {
+  // Both learn of the configuration with both: the joiner allocates below.
+  auto members = [](Node& n) {
+    std::shared_ptr<const membership::Configuration> c = n.membership().current();
+    return c == nullptr ? size_t{0} : c->members.size();
+  };
+  while ((members(*nodes[0]) < 2 || members(*nodes[1]) < 2) && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
   }
   auto config = nodes[0]->membership().current();
   ASSERT_EQ(config->members.size(), 2u);
   absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
   ASSERT_TRUE(placement.ok());
-  // A region created under this configuration has its creator as primary.
+  // A region created under this configuration has its creator as primary. The joiner
+  // serves once its node applies the configuration (after membership reports it):
+  // until then the allocation is refused as retryable, and a caller retries.
   absl::StatusOr<FatPtr> object = AllocateOn(*nodes[1], 100);
+  while (absl::IsUnavailable(object.status()) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+    object = AllocateOn(*nodes[1], 100);
+  }
   ASSERT_TRUE(object.ok()) << object.status();
   absl::StatusOr<membership::ReplicaSet> set = placement->Lookup(object->addr.region());
   ASSERT_TRUE(set.ok());
