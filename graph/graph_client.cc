@@ -299,30 +299,34 @@ void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> d
   Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
 }
 
+// Builds the indexes of (id1, type) when it has more than `min_blocks` blocks, unless a
+// build of it already runs on this thread (then false: that build answers for it).
+Task<absl::StatusOr<bool>> GraphClient::BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
+                                                       uint32_t min_blocks) {
+  const std::pair<int64_t, int64_t> list{id1, type};
+  if (!self->building_.insert(list).second) co_return false;
+  absl::StatusOr<bool> built =
+      co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, id1, type, self->tuning_, min_blocks);
+  self->building_.erase(list);
+  co_return built;
+}
+
 // A list the operation found long and unindexed gets its indexes before the reply (so
-// a caller that has its answer has no work of this client in flight); one build per
-// list at a time on this thread.
+// a caller that has its answer has no work of this client in flight).
 // kIndexList (the end of a load) builds them if the list is long, and answers after.
 Task<absl::StatusOr<ShipReply>> GraphClient::ExecuteAndIndex(GraphClient* self, ShipRequest r) {
-  const std::pair<int64_t, int64_t> list{r.id1, r.type};
   if (r.op == ShipOp::kIndexList) {
+    absl::StatusOr<bool> indexed = co_await BuildIndexOnce(self, r.id1, r.type, self->tuning_.min_blocks);
+    if (!indexed.ok()) co_return indexed.status();
     ShipReply reply;
     reply.op = ShipOp::kIndexList;
-    if (!self->building_.insert(list).second) co_return reply;  // a build of it runs here
-    absl::StatusOr<bool> indexed = co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type,
-                                                           self->tuning_, self->tuning_.min_blocks);
-    self->building_.erase(list);
-    if (!indexed.ok()) co_return indexed.status();
     reply.indexed = *indexed;
     co_return reply;
   }
   uint32_t walked = 0;
   absl::StatusOr<ShipReply> reply = co_await ExecuteTask(self->ctx_, self->index_, &self->stats_, r, &walked);
   if (!reply.ok() || walked <= self->tuning_.min_blocks) co_return reply;
-  if (!self->building_.insert(list).second) co_return reply;
-  absl::StatusOr<bool> built =
-      co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, r.id1, r.type, self->tuning_);
-  self->building_.erase(list);
+  absl::StatusOr<bool> built = co_await BuildIndexOnce(self, r.id1, r.type, 0);
   if (!built.ok()) {
     FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", r.id1, r.type,
              built.status().ToString());

@@ -97,6 +97,8 @@ class GraphClient final : public GraphStore {
                                                               std::vector<int64_t> id2s);
   static Task<absl::StatusOr<std::vector<Link>>> GetLinkListTask(GraphClient* self, LinkRange range);
   static Task<absl::StatusOr<ShipReply>> ExecuteAndIndex(GraphClient* self, ShipRequest r);
+  static Task<absl::StatusOr<bool>> BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
+                                                   uint32_t min_blocks);
   // `load`: LoadLinks' token (0: AddLinks, which makes one for a call that is a load).
   static Task<absl::StatusOr<uint64_t>> AddLinksTask(GraphClient* self, int64_t id1, int64_t type,
                                                      std::vector<Link> links, uint64_t load);
