@@ -12,13 +12,17 @@ namespace farm::tx {
 struct Transaction::Plan {
   LogRecord lock;   // every write, alloc and free
   LogRecord reads;  // kValidate: objects only read
-  // Per node: the lock entries it is primary or backup of (PREPARE), and the read
-  // entries it is primary of (VALIDATE).
-  absl::flat_hash_map<NodeId, LogRecord> prepare;
-  absl::flat_hash_map<NodeId, LogRecord> validate;
   std::vector<NodeId> primaries;  // nodes with entries to commit as primary
   std::vector<NodeId> backups;    // nodes with entries to commit as backup
   NodeId only_primary = kInvalidNode;  // the primary of every object, if there is one
+  // The replicas of every region an entry is in.
+  absl::flat_hash_map<RegionId, membership::ReplicaSet> replicas;
+  // Per node: the lock entries it is primary or backup of (PREPARE), and the read
+  // entries it is primary of (VALIDATE). Empty until AddNodeRecords: only a
+  // distributed commit, and the validation of a read-only one, needs them (copies of
+  // every entry, payloads included, per replica).
+  absl::flat_hash_map<NodeId, LogRecord> prepare;
+  absl::flat_hash_map<NodeId, LogRecord> validate;
 };
 
 namespace {
@@ -58,14 +62,13 @@ absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placem
   Plan plan;
   plan.lock = EmptyRecord(LogKind::kLock, id_, epoch_);
   plan.reads = EmptyRecord(LogKind::kValidate, id_, epoch_);
-  absl::flat_hash_map<RegionId, membership::ReplicaSet> replicas;
   bool one_primary = true;
   auto where = [&](Addr a) -> absl::StatusOr<const membership::ReplicaSet*> {
-    auto it = replicas.find(a.region());
-    if (it == replicas.end()) {
+    auto it = plan.replicas.find(a.region());
+    if (it == plan.replicas.end()) {
       absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(a.region());
       if (!rs.ok()) return rs.status();
-      it = replicas.emplace(a.region(), *rs).first;
+      it = plan.replicas.emplace(a.region(), *rs).first;
     }
     const NodeId primary = it->second.primary();
     if (plan.only_primary == kInvalidNode) plan.only_primary = primary;
@@ -85,8 +88,6 @@ absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placem
     e.version = o->read_ ? o->version_ : kAnyVersion;
     if (!writes) {
       e.op = LogOp::kWrite;  // not applied: VALIDATE reads address and version only
-      plan.validate.try_emplace((*rs)->primary(), EmptyRecord(LogKind::kValidate, id_, epoch_))
-          .first->second.entries.push_back(e);
       plan.reads.entries.push_back(std::move(e));
       continue;
     }
@@ -97,9 +98,6 @@ absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placem
     if (CarriesPayload(e.op)) e.payload = o->data_;
     AddUnique(plan.primaries, (*rs)->primary());
     for (NodeId b : (*rs)->backups()) AddUnique(plan.backups, b);
-    for (NodeId n : (*rs)->nodes()) {
-      plan.prepare.try_emplace(n, EmptyRecord(LogKind::kLock, id_, epoch_)).first->second.entries.push_back(e);
-    }
     plan.lock.entries.push_back(std::move(e));
   }
   if (plan.lock.entries.size() > kMaxLogEntries || plan.reads.entries.size() > kMaxLogEntries) {
@@ -108,6 +106,19 @@ absl::StatusOr<Transaction::Plan> Transaction::MakePlan(const membership::Placem
   }
   if (!one_primary) plan.only_primary = kInvalidNode;
   return plan;
+}
+
+void Transaction::AddNodeRecords(Plan& plan) {
+  for (const LogEntry& e : plan.lock.entries) {
+    for (NodeId n : plan.replicas.at(e.address.region()).nodes()) {
+      plan.prepare.try_emplace(n, EmptyRecord(LogKind::kLock, id_, epoch_)).first->second.entries.push_back(e);
+    }
+  }
+  for (const LogEntry& e : plan.reads.entries) {
+    plan.validate.try_emplace(plan.replicas.at(e.address.region()).primary(),
+                              EmptyRecord(LogKind::kValidate, id_, epoch_))
+        .first->second.entries.push_back(e);
+  }
 }
 
 void Transaction::Commit(TxDone done) {
@@ -144,6 +155,7 @@ void Transaction::Commit(TxDone done) {
       return Ship(std::move(*plan), primary);
     }
     ++stats.distributed;
+    AddNodeRecords(*plan);
     PrepareAll(std::make_shared<Plan>(std::move(*plan)));
   });
 }
@@ -151,6 +163,7 @@ void Transaction::Commit(TxDone done) {
 void Transaction::CommitReadOnly(Plan plan) {
   // One object read: the read itself was the serialization point.
   if (plan.reads.entries.size() <= 1) return Finish(absl::OkStatus());
+  AddNodeRecords(plan);
   auto shared = std::make_shared<Plan>(std::move(plan));
   for (auto& [node, record] : shared->validate) record.kind = LogKind::kValidateReadOnly;
   std::vector<NodeId> nodes = Keys(shared->validate);

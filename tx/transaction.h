@@ -110,6 +110,8 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   // --- commit.cc ---
   struct Plan;
   absl::StatusOr<Plan> MakePlan(const membership::Placement& placement);
+  // Fills plan.prepare and plan.validate from its entries.
+  void AddNodeRecords(Plan& plan);
   void CommitReadOnly(Plan plan);
   void Ship(Plan plan, NodeId primary);
   void PrepareAll(std::shared_ptr<Plan> plan);
