@@ -11,7 +11,7 @@ namespace {
 // allocations included), or, for a one-sided object's allocation or free, its header
 // already is (or no longer is) a one-sided object's. An entry with no version to go by
 // (kAnyVersion: a prepared record's blind write) never counts as applied.
-bool AppliedAlready(const LogEntry& e, const char* object) {
+bool AppliedAlready(const LogEntryView& e, const char* object) {
   const uint64_t now = LoadHeaderWord(object + kVersionOffset);
   switch (e.op) {
     case LogOp::kAllocRaw:
@@ -26,7 +26,7 @@ bool AppliedAlready(const LogEntry& e, const char* object) {
 
 }  // namespace
 
-char* BackupLog::ObjectAt(const LogEntry& e) const {
+char* BackupLog::ObjectAt(const LogEntryView& e) const {
   const Region* copy = copies_->Find(e.address.region());
   if (copy == nullptr && promoted_ != nullptr) {
     if (const alloc::LocalRegion* r = promoted_->FindRegion(e.address.region())) copy = &r->region();
@@ -38,7 +38,7 @@ char* BackupLog::ObjectAt(const LogEntry& e) const {
   return copy->base() + e.address.offset();
 }
 
-char* BackupLog::CopyObjectAt(const LogEntry& e) const {
+char* BackupLog::CopyObjectAt(const LogEntryView& e) const {
   const Region* copy = copies_->Find(e.address.region());
   if (copy == nullptr || e.address.offset() % kObjectAlignment != 0 ||
       !copy->Contains(e.address.offset(), StoredBytes(e.address.offset(), e.size))) {
@@ -56,7 +56,7 @@ std::vector<uint64_t> BackupLog::PendingTransactions() const {
 
 absl::Status BackupLog::CheckEntries(const LogRecord& record) const {
   for (const LogEntry& e : record.entries) {
-    if (ObjectAt(e) == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
+    if (ObjectAt(LogEntryView::Of(e)) == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "no backup copy holds an object of %d bytes at %s", e.size, e.address.ToString()));
     }
@@ -85,10 +85,10 @@ absl::Status BackupLog::Commit(uint64_t transaction) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> BackupLog::Missing(const LogRecord& record) const {
+absl::StatusOr<size_t> BackupLog::Missing(const LogRecordView& record) const {
   if (record.kind != LogKind::kCommit) return absl::InvalidArgumentError("Apply takes a commit record");
   size_t missing = 0;
-  for (const LogEntry& e : record.entries) {
+  for (const LogEntryView& e : record.entries) {
     if (copies_->Find(e.address.region()) == nullptr) continue;
     const char* object = CopyObjectAt(e);
     if (object == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0)) {
@@ -101,10 +101,10 @@ absl::StatusOr<size_t> BackupLog::Missing(const LogRecord& record) const {
   return missing;
 }
 
-absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
+absl::StatusOr<size_t> BackupLog::Apply(const LogRecordView& record) {
   absl::StatusOr<size_t> missing = Missing(record);
   if (!missing.ok() || *missing == 0) return missing;
-  for (const LogEntry& e : record.entries) {
+  for (const LogEntryView& e : record.entries) {
     if (copies_->Find(e.address.region()) == nullptr) continue;
     char* object = CopyObjectAt(e);
     if (AppliedAlready(e, object)) {
@@ -119,7 +119,8 @@ absl::StatusOr<size_t> BackupLog::Apply(const LogRecord& record) {
 
 size_t BackupLog::ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions) {
   size_t applied = 0;
-  for (const LogEntry& e : record.entries) {
+  for (const LogEntry& owned : record.entries) {
+    const LogEntryView e = LogEntryView::Of(owned);
     if (!regions.contains(e.address.region())) continue;
     char* object = CopyObjectAt(e);
     if (object == nullptr || e.payload.size() != (CarriesPayload(e.op) ? e.size : 0) || AppliedAlready(e, object)) {
@@ -140,10 +141,13 @@ absl::Status BackupLog::Abort(uint64_t transaction) {
 }
 
 void BackupLog::ApplyEntries(const LogRecord& record) {
-  for (const LogEntry& e : record.entries) ApplyEntry(e, ObjectAt(e));
+  for (const LogEntry& owned : record.entries) {
+    const LogEntryView e = LogEntryView::Of(owned);
+    ApplyEntry(e, ObjectAt(e));
+  }
 }
 
-void BackupLog::ApplyEntry(const LogEntry& e, char* object) {
+void BackupLog::ApplyEntry(const LogEntryView& e, char* object) {
   const uint64_t from = e.version == kAnyVersion ? Unlocked(LoadHeaderWord(object + kVersionOffset)) : e.version;
   // The entry's pointer names the object's incarnation (its primary checked it when
   // it locked the object); this copy may be behind it: the frees of allocations that

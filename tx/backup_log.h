@@ -60,9 +60,9 @@ class BackupLog {
   // (the object moved past the version its primary locked it from: a record sent
   // again). The number of entries applied; InvalidArgument, with nothing applied, for an
   // entry that does not fit the copy of its region.
-  absl::StatusOr<size_t> Apply(const LogRecord& record);
+  absl::StatusOr<size_t> Apply(const LogRecordView& record);
   // What Apply would apply, without applying it (the same errors).
-  absl::StatusOr<size_t> Missing(const LogRecord& record) const;
+  absl::StatusOr<size_t> Missing(const LogRecordView& record) const;
   // Failover (retained_commits.h): applies the entries of `record` in `regions` (backup
   // copies held here) that the copy lacks. The number of entries applied.
   size_t ApplyMissing(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions);
@@ -80,13 +80,13 @@ class BackupLog {
   const BackupLogStats& stats() const { return stats_; }
 
  private:
-  char* ObjectAt(const LogEntry& e) const;
+  char* ObjectAt(const LogEntryView& e) const;
   // The object of `e` in a backup copy held here (never a promoted region); null when
   // no copy holds its region, or it does not fit.
-  char* CopyObjectAt(const LogEntry& e) const;
+  char* CopyObjectAt(const LogEntryView& e) const;
   absl::Status CheckEntries(const LogRecord& record) const;
   void ApplyEntries(const LogRecord& record);
-  void ApplyEntry(const LogEntry& e, char* object);
+  void ApplyEntry(const LogEntryView& e, char* object);
 
   const alloc::BackupRegions* const copies_;
   const alloc::BlockAllocator* const promoted_;

@@ -52,7 +52,13 @@ absl::Status EncodeLogRecordAs(const LogRecord& record, LogKind kind, uint64_t e
   return absl::OkStatus();
 }
 
-absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed) {
+namespace {
+
+// Decodes the record at the front of `in` into `header` (kind, transaction, epoch; its
+// entries untouched) and calls add(LogEntryView) for each entry, in order, once every
+// check before it passed. The record's length in `consumed`.
+template <typename Record, typename AddEntry>
+absl::Status DecodeRecord(std::string_view in, Record* header, AddEntry add, size_t* consumed) {
   if (in.size() < kLogHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "a log record needs a %d-byte header; %d bytes given", kLogHeaderBytes, in.size()));
@@ -74,18 +80,17 @@ absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed)
   if (Crc32c(absl::string_view(h + kLogHeaderBytes, total - kLogHeaderBytes)) != LoadLe<uint32_t>(h + 24)) {
     return absl::DataLossError("log record checksum mismatch");
   }
-  LogRecord record;
-  record.kind = static_cast<LogKind>(LoadLe<uint8_t>(h + 1));
-  record.transaction = LoadLe<uint64_t>(h + 8);
-  record.epoch = LoadLe<uint64_t>(h + 16);
-  record.entries.reserve(count);
+  header->kind = static_cast<LogKind>(LoadLe<uint8_t>(h + 1));
+  header->transaction = LoadLe<uint64_t>(h + 8);
+  header->epoch = LoadLe<uint64_t>(h + 16);
+  header->entries.reserve(count);
   size_t at = kLogHeaderBytes;
   for (uint16_t i = 0; i < count; ++i) {
     if (total - at < kLogEntryHeaderBytes) {
       return absl::DataLossError(absl::StrFormat("log entry %d of %d runs past the record", i, count));
     }
     const char* e = h + at;
-    LogEntry entry;
+    LogEntryView entry;
     entry.address = Addr::FromRaw(LoadLe<uint64_t>(e));
     entry.version = LoadLe<uint64_t>(e + 8);
     entry.incarnation = LoadLe<uint32_t>(e + 16);
@@ -99,15 +104,35 @@ absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed)
     if (total - at < n) {
       return absl::DataLossError(absl::StrFormat("log entry %d's %d payload bytes run past the record", i, n));
     }
-    entry.payload.assign(h + at, n);
+    entry.payload = std::string_view(h + at, n);
     at += n;
-    record.entries.push_back(std::move(entry));
+    add(entry);
   }
   if (at != total) {
     return absl::DataLossError(absl::StrFormat("log record has %d bytes after its %d entries", total - at, count));
   }
   if (consumed != nullptr) *consumed = total;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed) {
+  LogRecord record;
+  absl::Status s = DecodeRecord(
+      in, &record,
+      [&record](const LogEntryView& v) {
+        record.entries.push_back(
+            LogEntry{v.address, v.version, v.incarnation, v.op, v.size, std::string(v.payload)});
+      },
+      consumed);
+  if (!s.ok()) return s;
   return record;
+}
+
+absl::Status DecodeLogRecordView(std::string_view in, LogRecordView* out, size_t* consumed) {
+  out->entries.clear();
+  return DecodeRecord(in, out, [out](const LogEntryView& v) { out->entries.push_back(v); }, consumed);
 }
 
 std::string EncodeTransactionId(uint64_t transaction) { return WireWriter().Put(transaction).Take(); }

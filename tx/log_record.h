@@ -84,6 +84,39 @@ struct LogRecord {
   friend bool operator==(const LogRecord&, const LogRecord&) = default;
 };
 
+// A decoded entry whose payload refers to the encoding it came from.
+struct LogEntryView {
+  Addr address;
+  uint64_t version = 0;
+  uint32_t incarnation = 0;
+  LogOp op = LogOp::kWrite;
+  uint32_t size = 0;
+  std::string_view payload;
+
+  // A view of `e` (valid while `e` is).
+  static LogEntryView Of(const LogEntry& e) {
+    return LogEntryView{e.address, e.version, e.incarnation, e.op, e.size, e.payload};
+  }
+};
+
+// A decoded record that refers to its encoding, which must outlive it. Decoding into a
+// view reuses its entries' capacity: a thread that keeps one decodes records without
+// allocating (the backups' apply path).
+struct LogRecordView {
+  LogKind kind = LogKind::kLock;
+  uint64_t transaction = 0;
+  uint64_t epoch = 0;
+  std::vector<LogEntryView> entries;
+
+  // A view of `r` (valid while `r` is).
+  static LogRecordView Of(const LogRecord& r) {
+    LogRecordView v{r.kind, r.transaction, r.epoch, {}};
+    v.entries.reserve(r.entries.size());
+    for (const LogEntry& e : r.entries) v.entries.push_back(LogEntryView::Of(e));
+    return v;
+  }
+};
+
 // Appends the encoding of `record` to `out`. InvalidArgument for more than
 // kMaxLogEntries entries or a record over 4 GiB.
 absl::Status EncodeLogRecord(const LogRecord& record, std::string* out);
@@ -93,6 +126,8 @@ absl::Status EncodeLogRecordAs(const LogRecord& record, LogKind kind, uint64_t e
 // Decodes one record from the front of `in`; `consumed` gets its length so records can
 // be read back to back from a log.
 absl::StatusOr<LogRecord> DecodeLogRecord(std::string_view in, size_t* consumed = nullptr);
+// The same checks, into `out` (whose entries are replaced; unspecified on error).
+absl::Status DecodeLogRecordView(std::string_view in, LogRecordView* out, size_t* consumed = nullptr);
 
 // The payload of a node log's decision records (kTxCommitted, kTxAborted): the
 // transaction id, 8 bytes little-endian.

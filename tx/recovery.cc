@@ -271,7 +271,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           break;
         }
         record->kind = LogKind::kCommit;
-        if (absl::StatusOr<size_t> s = applier.Apply(*record); !s.ok()) return Damaged(r, s.status().message());
+        if (absl::StatusOr<size_t> s = applier.Apply(LogRecordView::Of(*record)); !s.ok()) return Damaged(r, s.status().message());
         ++result.stats.transactions_applied;
         break;
       }

@@ -23,7 +23,7 @@ void ApplySequencer::End(uint64_t sequence) {
 size_t ApplySequencer::open() const { return static_cast<size_t>(std::count(open_.begin(), open_.end(), false)); }
 
 void RetainedCommits::Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark,
-                             LogRecord record) {
+                             std::string record) {
   Stream& s = streams_[StreamKey(sender, sender_thread)];
   while (!s.records.empty() && s.records.front().first < watermark) {
     s.records.pop_front();
@@ -37,7 +37,7 @@ void RetainedCommits::Retain(NodeId sender, uint16_t sender_thread, uint64_t seq
   ++size_;
 }
 
-std::vector<const LogRecord*> RetainedCommits::Touching(const absl::flat_hash_set<RegionId>& regions) const {
+std::vector<absl::string_view> RetainedCommits::Touching(const absl::flat_hash_set<RegionId>& regions) const {
   std::vector<std::pair<uint64_t, const Stream*>> streams;
   streams.reserve(streams_.size() + departed_.size());
   for (const SetAside& d : departed_) streams.emplace_back(d.key, &d.stream);
@@ -45,12 +45,15 @@ std::vector<const LogRecord*> RetainedCommits::Touching(const absl::flat_hash_se
   for (const auto& [key, s] : streams_) live.emplace_back(key, &s);
   std::sort(live.begin(), live.end());
   streams.insert(streams.end(), live.begin(), live.end());
-  std::vector<const LogRecord*> out;
+  std::vector<absl::string_view> out;
+  LogRecordView view;
   for (const auto& [key, s] : streams) {
     for (const auto& [sequence, record] : s->records) {
-      if (std::any_of(record.entries.begin(), record.entries.end(),
-                      [&](const LogEntry& e) { return regions.contains(e.address.region()); })) {
-        out.push_back(&record);
+      // Decoded when it arrived: it decodes again.
+      if (!DecodeLogRecordView(record, &view).ok()) continue;
+      if (std::any_of(view.entries.begin(), view.entries.end(),
+                      [&](const LogEntryView& e) { return regions.contains(e.address.region()); })) {
+        out.push_back(record);
       }
     }
   }

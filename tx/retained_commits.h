@@ -30,10 +30,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "farm/base/address.h"
 #include "tx/log_record.h"
@@ -61,13 +63,15 @@ class ApplySequencer {
 
 class RetainedCommits {
  public:
-  // Keeps `record`, the one numbered `sequence` of thread `sender_thread` on node
-  // `sender`, and drops that thread's records numbered below `watermark`. A record kept
-  // already (the sender sent it again) is kept once.
-  void Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark, LogRecord record);
-  // The records kept with an entry in one of `regions`, in a fixed order (sender,
-  // thread, sequence).
-  std::vector<const LogRecord*> Touching(const absl::flat_hash_set<RegionId>& regions) const;
+  // Keeps `record` (a commit record's encoding, log_record.h, decoded once already), the
+  // one numbered `sequence` of thread `sender_thread` on node `sender`, and drops that
+  // thread's records numbered below `watermark`. A record kept already (the sender sent
+  // it again) is kept once. Kept encoded: one allocation per record, and decoded again
+  // only at failover.
+  void Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark, std::string record);
+  // The encodings of the records kept with an entry in one of `regions`, in a fixed
+  // order (sender, thread, sequence); valid until the next call of another method.
+  std::vector<absl::string_view> Touching(const absl::flat_hash_set<RegionId>& regions) const;
   // Failover: `departed` left the configuration (or came back as another process).
   // Their records are set aside — a sender that returns starts its numbers anew — and
   // dropped once `forget_after` has passed (by then the promoted regions have gathered
@@ -80,7 +84,7 @@ class RetainedCommits {
 
  private:
   struct Stream {
-    std::deque<std::pair<uint64_t, LogRecord>> records;  // by sequence
+    std::deque<std::pair<uint64_t, std::string>> records;  // by sequence
   };
   struct SetAside {
     absl::Time forget_at;

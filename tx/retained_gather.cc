@@ -41,9 +41,7 @@ void TxService::AnswerRetained(MsgThread& thread, ReplyTo reply_to, RetainedQuer
     messenger_->thread(t).loop().Post([this, t, regions, fan, answering, reply] {
       std::vector<std::string> encoded;
       if (ThreadContext* ctx = contexts_[t].get()) {
-        for (const LogRecord* r : ctx->RetainedTouching(*regions)) {
-          if (!EncodeLogRecord(*r, &encoded.emplace_back()).ok()) encoded.pop_back();
-        }
+        for (absl::string_view r : ctx->RetainedTouching(*regions)) encoded.emplace_back(r);
       }
       answering->loop().Post([t, fan, reply, encoded = std::move(encoded)]() mutable {
         fan->per_thread[t] = std::move(encoded);

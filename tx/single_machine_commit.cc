@@ -320,39 +320,56 @@ void ThreadContext::AnswerUnknown(uint64_t transaction) {
       r.stands ? "commits once they have it" : "commits or aborts once they answer")));
 }
 
-void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequest request,
-                                absl::string_view encoded, TxDone done) {
+void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::string_view request, TxDone done) {
   // Every refusal here (an error that is not Unavailable, DeadlineExceeded or Cancelled:
   // those the primary cannot tell from a lost message) means nothing of the record was
   // applied or retained here, so a primary refused by every backup may abort.
   if (gate_ != nullptr && !gate_->serving()) {
     return done(absl::UnavailableError(absl::StrFormat("node %d is not serving", self_)));
   }
-  if (request.record.epoch < fence_epoch_) {
+  ApplyRequest header;
+  absl::string_view encoded;
+  LogRecordView& record = apply_scratch_;
+  if (absl::Status s = DecodeApplyRequest(request, &header, &record, &encoded); !s.ok()) return done(s);
+  if (record.epoch < fence_epoch_) {
     // Its primary may have failed: the new primaries settle what the copies hold
     // (failover gathers the records retained here, then sends its copy to them).
     return done(absl::AbortedError(absl::StrFormat(
-        "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", request.record.epoch, self_,
+        "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", record.epoch, self_,
         fence_epoch_)));
   }
-  absl::StatusOr<size_t> missing = backup_log_.Missing(request.record);
+  absl::StatusOr<size_t> missing = backup_log_.Missing(record);
   if (!missing.ok()) return done(missing.status());
   if (*missing == 0 || !log_->durable()) {
     // Nothing to apply here (regions backed elsewhere, copies still to come whole, or a
     // record sent again that an earlier send applied — after logging it), or no log.
-    (void)backup_log_.Apply(request.record);
-    retained_.Retain(sender, sender_thread, request.sequence, request.watermark, std::move(request.record));
+    (void)backup_log_.Apply(record);
+    retained_.Retain(sender, sender_thread, header.sequence, header.watermark, std::string(encoded));
     return done(absl::OkStatus());
   }
   // Logged first and applied once durable, so that a record the log refuses (a full
-  // disk) is applied nowhere here and the primary hears a refusal.
-  auto kept = std::make_shared<ApplyRequest>(std::move(request));
+  // disk) is applied nowhere here and the primary hears a refusal. The record is kept
+  // as its bytes and a view of them (the bytes never move while the view is used).
+  struct Kept {
+    std::string bytes;
+    LogRecordView record;
+  };
+  auto kept = std::make_shared<Kept>();
+  kept->bytes.assign(encoded.data(), encoded.size());
+  kept->record.kind = record.kind;
+  kept->record.transaction = record.transaction;
+  kept->record.epoch = record.epoch;
+  kept->record.entries.reserve(record.entries.size());
+  for (const LogEntryView& e : record.entries) {
+    LogEntryView& moved = kept->record.entries.emplace_back(e);
+    moved.payload = std::string_view(kept->bytes.data() + (e.payload.data() - encoded.data()), e.payload.size());
+  }
   std::weak_ptr<ThreadContext*> alive = alive_;
   log_->Append(storage::NodeLogType::kTxApplied, encoded,
-               [alive, sender, sender_thread, kept, done = std::move(done)](const absl::Status& s) mutable {
+               [alive, sender, sender_thread, header, kept, done = std::move(done)](const absl::Status& s) mutable {
                  if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
                  ThreadContext* self = *alive.lock();
-                 const LogRecord& record = kept->record;
+                 const LogRecordView& record = kept->record;
                  if (!s.ok()) {
                    // Another send of the record may have been logged and applied meanwhile.
                    absl::StatusOr<size_t> still = self->backup_log_.Missing(record);
@@ -366,12 +383,13 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequ
                  } else if (absl::StatusOr<size_t> applied = self->backup_log_.Apply(record); !applied.ok()) {
                    return done(applied.status());
                  }
-                 self->retained_.Retain(sender, sender_thread, kept->sequence, kept->watermark, std::move(kept->record));
+                 self->retained_.Retain(sender, sender_thread, header.sequence, header.watermark,
+                                        std::move(kept->bytes));
                  done(absl::OkStatus());
                });
 }
 
-std::vector<const LogRecord*> ThreadContext::RetainedTouching(const absl::flat_hash_set<RegionId>& regions) {
+std::vector<absl::string_view> ThreadContext::RetainedTouching(const absl::flat_hash_set<RegionId>& regions) {
   retained_.Purge(absl::Now());
   return retained_.Touching(regions);
 }

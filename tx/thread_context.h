@@ -209,9 +209,9 @@ class ThreadContext final : public Context {
                TxDone done);
   absl::Status Validate(const LogRecord& reads);
   void Decide(const TxDecision& decision, TxDone done);
-  // kTxApplyMsgId from thread `sender_thread` of `sender`; `encoded`: the record's bytes.
-  void ApplyBackup(NodeId sender, uint16_t sender_thread, ApplyRequest request, absl::string_view encoded,
-                   TxDone done);
+  // kTxApplyMsgId's `request` (tx_messages.h) from thread `sender_thread` of `sender`;
+  // decoded here, without a copy unless the record is kept.
+  void ApplyBackup(NodeId sender, uint16_t sender_thread, absl::string_view request, TxDone done);
   // `reads` is a kValidate record.
   void CommitSingleMachine(LogRecord lock, const LogRecord& reads, TxDone done);
 
@@ -231,8 +231,9 @@ class ThreadContext final : public Context {
   absl::Status FenceForFailover(const FailoverFence& fence);
   std::vector<RecoveringTx> Recovering() const;
   // Failover (retained_commits.h): the single-machine commit records retained here with
-  // an entry in one of `regions`; valid until this thread handles another message.
-  std::vector<const LogRecord*> RetainedTouching(const absl::flat_hash_set<RegionId>& regions);
+  // an entry in one of `regions`, encoded; valid until this thread handles another
+  // message.
+  std::vector<absl::string_view> RetainedTouching(const absl::flat_hash_set<RegionId>& regions);
   // Failover, at a new primary before its promoted `regions` serve: applies the entries
   // of `records` in `regions` that the backup copies here lack, and logs them; `done`
   // (on this thread) with the number applied once that is durable.
@@ -334,6 +335,7 @@ class ThreadContext final : public Context {
   ApplySequencer sequencer_;
   // Backup side: the single-machine commit records applied here, for failover.
   RetainedCommits retained_;
+  LogRecordView apply_scratch_;  // ApplyBackup's decoding, its capacity reused
   // Restored in-doubt transactions (RestoreInDoubt): the slots they allocated here,
   // freed if recovery aborts them (their coordinator, who would have, is gone).
   absl::flat_hash_map<uint64_t, std::vector<FatPtr>> restored_allocations_;

@@ -135,27 +135,27 @@ absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const Log
   return EncodeLogRecordAs(record, LogKind::kCommit, epoch, out);
 }
 
-absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes) {
+absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogRecordView* record,
+                                absl::string_view* record_bytes) {
   if (in.size() < kApplyHeaderBytes || static_cast<uint8_t>(in[0]) != kTxApplyFormat) {
     return absl::InvalidArgumentError(
         absl::StrFormat("malformed commit record request (%d bytes, format %d)", in.size(),
                         in.empty() ? 0 : static_cast<uint8_t>(in[0])));
   }
-  ApplyRequest out;
-  out.sequence = LoadLe<uint64_t>(in.data() + 8);
-  out.watermark = LoadLe<uint64_t>(in.data() + 16);
+  header->sequence = LoadLe<uint64_t>(in.data() + 8);
+  header->watermark = LoadLe<uint64_t>(in.data() + 16);
   const absl::string_view bytes = in.substr(kApplyHeaderBytes);
   size_t used = 0;
-  absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(bytes.data(), bytes.size()), &used);
-  if (!record.ok()) return record.status();
+  if (absl::Status s = DecodeLogRecordView(std::string_view(bytes.data(), bytes.size()), record, &used); !s.ok()) {
+    return s;
+  }
   if (used != bytes.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%d bytes after the commit record of a request", bytes.size() - used));
   }
   if (record->kind != LogKind::kCommit) return absl::InvalidArgumentError("a backup applies a commit record");
-  out.record = std::move(*record);
   if (record_bytes != nullptr) *record_bytes = bytes;
-  return out;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> EncodeRetainedQuery(const RetainedQuery& query) {

@@ -122,13 +122,15 @@ inline constexpr size_t kApplyHeaderBytes = 24;
 struct ApplyRequest {
   uint64_t sequence = 0;
   uint64_t watermark = 0;
-  LogRecord record;
 };
 // `record`'s entries go as a commit record of `epoch`, whatever its own kind and epoch.
 absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, uint64_t epoch,
                                 std::string* out);
-// `record_bytes` (optional) gets the record's encoding within `in`.
-absl::StatusOr<ApplyRequest> DecodeApplyRequest(absl::string_view in, absl::string_view* record_bytes = nullptr);
+// Decodes `in` into `header` and `record` (a view of `in`: valid while it is);
+// `record_bytes` (optional) gets the record's encoding within `in`. InvalidArgument or
+// DataLoss for a malformed request, or a record that is not a commit.
+absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogRecordView* record,
+                                absl::string_view* record_bytes = nullptr);
 
 // kTxRetainedMsgId's request: u8 format (kTxApplyFormat), u16 region count, u32 first
 // (the page: records numbered from it), u64 epoch, then count × u32 region. The answer:

@@ -96,10 +96,7 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
   handlers.push_back({kTxApplyMsgId, [this](MsgThread& thread, const Message& message) {
                         ThreadContext* ctx = ContextFor(thread, message);
                         if (ctx == nullptr) return;
-                        absl::string_view bytes;
-                        absl::StatusOr<ApplyRequest> r = DecodeApplyRequest(message.payload, &bytes);
-                        if (!r.ok()) return Answer(thread, message, r.status());
-                        ctx->ApplyBackup(message.from, message.from_thread, std::move(*r), bytes,
+                        ctx->ApplyBackup(message.from, message.from_thread, message.payload,
                                          AnswerLater(thread, message));
                       }});
   handlers.push_back({kTxRetainedMsgId, [this](MsgThread& thread, const Message& message) {

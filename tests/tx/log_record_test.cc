@@ -64,6 +64,45 @@ TEST(LogRecord, DamageIsRefusedNeverHalfDecoded) {
   EXPECT_NE(r.status().message().find("format 2"), std::string::npos) << r.status();
 }
 
+// A view decodes the same record, its payloads inside the encoding, and a view decoded
+// into again keeps its capacity (the backups' apply path allocates nothing).
+TEST(LogRecord, AViewDecodesTheSameRecordInPlace) {
+  std::string bytes;
+  const LogRecord a = Sample();
+  ASSERT_TRUE(EncodeLogRecord(a, &bytes).ok());
+  LogRecordView view;
+  size_t used = 0;
+  ASSERT_TRUE(DecodeLogRecordView(bytes, &view, &used).ok());
+  EXPECT_EQ(used, bytes.size());
+  EXPECT_EQ(view.kind, a.kind);
+  EXPECT_EQ(view.transaction, a.transaction);
+  EXPECT_EQ(view.epoch, a.epoch);
+  ASSERT_EQ(view.entries.size(), a.entries.size());
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const LogEntryView& e = view.entries[i];
+    EXPECT_EQ(e.address, a.entries[i].address);
+    EXPECT_EQ(e.version, a.entries[i].version);
+    EXPECT_EQ(e.incarnation, a.entries[i].incarnation);
+    EXPECT_EQ(e.op, a.entries[i].op);
+    EXPECT_EQ(e.size, a.entries[i].size);
+    EXPECT_EQ(e.payload, a.entries[i].payload);
+    EXPECT_TRUE(e.payload.empty() ||
+                (e.payload.data() >= bytes.data() && e.payload.data() + e.payload.size() <= bytes.data() + bytes.size()))
+        << "entry " << i << " points into the encoding";
+  }
+  const LogEntryView* storage = view.entries.data();
+  ASSERT_TRUE(DecodeLogRecordView(bytes, &view).ok());
+  EXPECT_EQ(view.entries.size(), a.entries.size()) << "replaced, not appended";
+  EXPECT_EQ(view.entries.data(), storage) << "the capacity is reused";
+  // The same refusals as the owned decoding.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeLogRecordView(std::string_view(bytes).substr(0, n), &view).ok()) << n;
+  }
+  std::string damaged = bytes;
+  damaged[40] ^= 0x40;
+  EXPECT_EQ(DecodeLogRecordView(damaged, &view).code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(LogRecord, RandomGarbageNeverDecodes) {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 20000; ++i) {

@@ -41,6 +41,18 @@ LogRecord Commit(uint64_t transaction, std::vector<LogEntry> entries) {
   return r;
 }
 
+std::string Encoded(const LogRecord& r) {
+  std::string out;
+  EXPECT_TRUE(EncodeLogRecord(r, &out).ok());
+  return out;
+}
+
+uint64_t TransactionOf(absl::string_view encoded) {
+  absl::StatusOr<LogRecord> r = DecodeLogRecord(std::string_view(encoded.data(), encoded.size()));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? r->transaction : 0;
+}
+
 TEST(ApplySequencerTest, TheWatermarkIsTheLowestNumberStillOpen) {
   ApplySequencer s;
   EXPECT_EQ(s.watermark(), 1u);
@@ -64,59 +76,77 @@ TEST(ApplySequencerTest, TheWatermarkIsTheLowestNumberStillOpen) {
 TEST(RetainedCommitsTest, RecordsStayUntilTheWatermarkPassesThem) {
   RetainedCommits kept;
   const absl::flat_hash_set<RegionId> held = {kHeld};
-  for (uint64_t seq = 1; seq <= 3; ++seq) kept.Retain(5, 0, seq, 1, Commit(100 + seq, {Write(kHeld, 0, 0, 'a')}));
+  for (uint64_t seq = 1; seq <= 3; ++seq) kept.Retain(5, 0, seq, 1, Encoded(Commit(100 + seq, {Write(kHeld, 0, 0, 'a')})));
   EXPECT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept.Touching(held).size(), 3u);
-  kept.Retain(5, 0, 4, 3, Commit(104, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(5, 0, 4, 3, Encoded(Commit(104, {Write(kHeld, 0, 0, 'a')})));
   EXPECT_EQ(kept.size(), 2u) << "1 and 2 reached every backup";
-  kept.Retain(5, 0, 3, 3, Commit(103, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(5, 0, 3, 3, Encoded(Commit(103, {Write(kHeld, 0, 0, 'a')})));
   EXPECT_EQ(kept.size(), 2u) << "a record sent again is kept once";
-  kept.Retain(5, 0, 2, 3, Commit(102, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(5, 0, 2, 3, Encoded(Commit(102, {Write(kHeld, 0, 0, 'a')})));
   EXPECT_EQ(kept.size(), 2u) << "a late copy below the watermark is not kept";
-  std::vector<const LogRecord*> touching = kept.Touching(held);
+  std::vector<absl::string_view> touching = kept.Touching(held);
   ASSERT_EQ(touching.size(), 2u);
-  EXPECT_EQ(touching[0]->transaction, 103u);
-  EXPECT_EQ(touching[1]->transaction, 104u);
+  EXPECT_EQ(TransactionOf(touching[0]), 103u);
+  EXPECT_EQ(TransactionOf(touching[1]), 104u);
   // Another thread of the sender is another numbering.
-  kept.Retain(5, 1, 1, 1, Commit(200, {Write(kHeld, 0, 0, 'b')}));
+  kept.Retain(5, 1, 1, 1, Encoded(Commit(200, {Write(kHeld, 0, 0, 'b')})));
   EXPECT_EQ(kept.size(), 3u);
 }
 
 TEST(RetainedCommitsTest, TouchingFindsRecordsWithAnEntryInTheRegionsInAFixedOrder) {
   RetainedCommits kept;
-  kept.Retain(9, 0, 1, 1, Commit(1, {Write(kElsewhere, 0, 0, 'x')}));
-  kept.Retain(4, 0, 1, 1, Commit(2, {Write(kElsewhere, 0, 0, 'x'), Write(kHeld, 64, 0, 'y')}));
-  kept.Retain(2, 3, 1, 1, Commit(3, {Write(kHeld, 0, 0, 'z')}));
-  std::vector<const LogRecord*> touching = kept.Touching({kHeld});
+  kept.Retain(9, 0, 1, 1, Encoded(Commit(1, {Write(kElsewhere, 0, 0, 'x')})));
+  kept.Retain(4, 0, 1, 1, Encoded(Commit(2, {Write(kElsewhere, 0, 0, 'x'), Write(kHeld, 64, 0, 'y')})));
+  kept.Retain(2, 3, 1, 1, Encoded(Commit(3, {Write(kHeld, 0, 0, 'z')})));
+  std::vector<absl::string_view> touching = kept.Touching({kHeld});
   ASSERT_EQ(touching.size(), 2u);
-  EXPECT_EQ(touching[0]->transaction, 3u) << "sender 2 before sender 4";
-  EXPECT_EQ(touching[1]->transaction, 2u);
+  EXPECT_EQ(TransactionOf(touching[0]), 3u) << "sender 2 before sender 4";
+  EXPECT_EQ(TransactionOf(touching[1]), 2u);
   EXPECT_EQ(kept.Touching({kElsewhere}).size(), 2u);
   EXPECT_TRUE(kept.Touching({99}).empty());
 }
 
 TEST(RetainedCommitsTest, ADepartedSendersRecordsAreSetAsideThenForgotten) {
   RetainedCommits kept;
-  kept.Retain(5, 0, 1, 1, Commit(1, {Write(kHeld, 0, 0, 'a')}));
-  kept.Retain(5, 0, 2, 1, Commit(2, {Write(kHeld, 0, 0, 'a')}));
-  kept.Retain(6, 0, 1, 1, Commit(3, {Write(kHeld, 0, 0, 'a')}));
+  kept.Retain(5, 0, 1, 1, Encoded(Commit(1, {Write(kHeld, 0, 0, 'a')})));
+  kept.Retain(5, 0, 2, 1, Encoded(Commit(2, {Write(kHeld, 0, 0, 'a')})));
+  kept.Retain(6, 0, 1, 1, Encoded(Commit(3, {Write(kHeld, 0, 0, 'a')})));
   const absl::Time now = absl::FromUnixSeconds(1000);
   kept.Departed({5}, now, absl::Minutes(10));
   // Node 5 comes back as another process: its numbers start again, apart from the old.
-  kept.Retain(5, 0, 1, 1, Commit(4, {Write(kHeld, 0, 0, 'b')}));
+  kept.Retain(5, 0, 1, 1, Encoded(Commit(4, {Write(kHeld, 0, 0, 'b')})));
   EXPECT_EQ(kept.size(), 4u);
-  std::vector<const LogRecord*> touching = kept.Touching({kHeld});
+  std::vector<absl::string_view> touching = kept.Touching({kHeld});
   ASSERT_EQ(touching.size(), 4u) << "the set-aside records are still gathered";
-  EXPECT_EQ(touching[0]->transaction, 1u);
-  EXPECT_EQ(touching[1]->transaction, 2u);
+  EXPECT_EQ(TransactionOf(touching[0]), 1u);
+  EXPECT_EQ(TransactionOf(touching[1]), 2u);
   kept.Purge(now + absl::Minutes(9));
   EXPECT_EQ(kept.size(), 4u);
   kept.Purge(now + absl::Minutes(10));
   EXPECT_EQ(kept.size(), 2u);
   touching = kept.Touching({kHeld});
   ASSERT_EQ(touching.size(), 2u);
-  EXPECT_EQ(touching[0]->transaction, 4u);
-  EXPECT_EQ(touching[1]->transaction, 3u);
+  EXPECT_EQ(TransactionOf(touching[0]), 4u);
+  EXPECT_EQ(TransactionOf(touching[1]), 3u);
+}
+
+// An apply request decoded, its record copied out of the view.
+struct DecodedApply {
+  uint64_t sequence = 0;
+  uint64_t watermark = 0;
+  LogRecord record;
+};
+
+absl::StatusOr<DecodedApply> DecodeApply(absl::string_view in, absl::string_view* record_bytes = nullptr) {
+  ApplyRequest header;
+  LogRecordView view;
+  if (absl::Status s = DecodeApplyRequest(in, &header, &view, record_bytes); !s.ok()) return s;
+  DecodedApply out{header.sequence, header.watermark, {view.kind, view.transaction, view.epoch, {}}};
+  for (const LogEntryView& e : view.entries) {
+    out.record.entries.push_back(LogEntry{e.address, e.version, e.incarnation, e.op, e.size, std::string(e.payload)});
+  }
+  return out;
 }
 
 TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
@@ -124,32 +154,32 @@ TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
   std::string bytes;
   ASSERT_TRUE(EncodeApplyRequest(12, 9, record, record.epoch, &bytes).ok());
   absl::string_view record_bytes;
-  absl::StatusOr<ApplyRequest> back = DecodeApplyRequest(bytes, &record_bytes);
+  absl::StatusOr<DecodedApply> back = DecodeApply(bytes, &record_bytes);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->sequence, 12u);
   EXPECT_EQ(back->watermark, 9u);
   EXPECT_EQ(back->record, record);
   EXPECT_EQ(record_bytes.size(), bytes.size() - kApplyHeaderBytes);
-  EXPECT_EQ(DecodeApplyRequest(absl::string_view(bytes).substr(0, 20)).status().code(),
+  EXPECT_EQ(DecodeApply(absl::string_view(bytes).substr(0, 20)).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(DecodeApplyRequest(absl::string_view(bytes).substr(0, bytes.size() - 1)).ok());
-  EXPECT_EQ(DecodeApplyRequest(bytes + "x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(DecodeApply(absl::string_view(bytes).substr(0, bytes.size() - 1)).ok());
+  EXPECT_EQ(DecodeApply(bytes + "x").status().code(), absl::StatusCode::kInvalidArgument);
   std::string other_format = bytes;
   other_format[0] = 9;
-  EXPECT_EQ(DecodeApplyRequest(other_format).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeApply(other_format).status().code(), absl::StatusCode::kInvalidArgument);
   // A primary's held lock record goes as a commit record, in the epoch given.
   LogRecord lock = record;
   lock.kind = LogKind::kLock;
   std::string as_commit;
   ASSERT_TRUE(EncodeApplyRequest(1, 1, lock, 5, &as_commit).ok());
-  absl::StatusOr<ApplyRequest> restamped = DecodeApplyRequest(as_commit);
+  absl::StatusOr<DecodedApply> restamped = DecodeApply(as_commit);
   ASSERT_TRUE(restamped.ok()) << restamped.status();
   EXPECT_EQ(restamped->record.kind, LogKind::kCommit);
   EXPECT_EQ(restamped->record.epoch, 5u);
   EXPECT_EQ(restamped->record.entries, record.entries);
   std::string lock_bytes = as_commit.substr(0, kApplyHeaderBytes);
   ASSERT_TRUE(EncodeLogRecord(lock, &lock_bytes).ok());
-  EXPECT_EQ(DecodeApplyRequest(lock_bytes).status().code(), absl::StatusCode::kInvalidArgument)
+  EXPECT_EQ(DecodeApply(lock_bytes).status().code(), absl::StatusCode::kInvalidArgument)
       << "a backup applies commit records only";
 }
 
@@ -207,49 +237,49 @@ class BackupApplyTest : public ::testing::Test {
 TEST_F(BackupApplyTest, ARecordAppliesItsEntriesInCopiesHereOnceAndPassesOverTheRest) {
   const LogRecord first = Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), Write(kElsewhere, 0, 0, 'z'),
                                      Write(kHeld, kBase + 128, 0, 'b', LogOp::kAlloc)});
-  absl::StatusOr<size_t> here = log_.Apply(first);
+  absl::StatusOr<size_t> here = log_.Apply(LogRecordView::Of(first));
   ASSERT_TRUE(here.ok()) << here.status();
   EXPECT_EQ(*here, 2u);
   EXPECT_EQ(Version(kBase), NextVersion(0));
   EXPECT_EQ(Content(kBase), std::string(64, 'a'));
   EXPECT_EQ(Content(kBase + 128), std::string(64, 'b'));
   // Sent again (a retry): nothing is missing, nothing moves.
-  EXPECT_EQ(*log_.Missing(first), 0u);
-  here = log_.Apply(first);
+  EXPECT_EQ(*log_.Missing(LogRecordView::Of(first)), 0u);
+  here = log_.Apply(LogRecordView::Of(first));
   ASSERT_TRUE(here.ok());
   EXPECT_EQ(*here, 0u);
   EXPECT_EQ(Version(kBase), NextVersion(0)) << "applied twice";
   // The next write of one object, then the old record once more: still not undone.
-  ASSERT_TRUE(log_.Apply(Commit(2, {Write(kHeld, kBase, NextVersion(0), 'c')})).ok());
-  ASSERT_TRUE(log_.Apply(first).ok());
+  ASSERT_TRUE(log_.Apply(LogRecordView::Of(Commit(2, {Write(kHeld, kBase, NextVersion(0), 'c')}))).ok());
+  ASSERT_TRUE(log_.Apply(LogRecordView::Of(first)).ok());
   EXPECT_EQ(Content(kBase), std::string(64, 'c'));
   EXPECT_EQ(Version(kBase), NextVersion(NextVersion(0)));
   // One entry applied, one not: only the missing one moves.
   const LogRecord half = Commit(4, {Write(kHeld, kBase, NextVersion(NextVersion(0)), 'd'),
                                     Write(kHeld, kBase + 128, 0, 'b', LogOp::kAlloc)});
-  EXPECT_EQ(*log_.Missing(half), 1u);
-  EXPECT_EQ(*log_.Apply(half), 1u);
+  EXPECT_EQ(*log_.Missing(LogRecordView::Of(half)), 1u);
+  EXPECT_EQ(*log_.Apply(LogRecordView::Of(half)), 1u);
   EXPECT_EQ(Content(kBase), std::string(64, 'd'));
   EXPECT_EQ(log_.stats().entries_skipped, 1u);
   // Only regions held elsewhere: nothing to do here (a copy still to come).
-  here = log_.Apply(Commit(3, {Write(kElsewhere, 64, 0, 'y')}));
+  here = log_.Apply(LogRecordView::Of(Commit(3, {Write(kElsewhere, 64, 0, 'y')})));
   ASSERT_TRUE(here.ok());
   EXPECT_EQ(*here, 0u);
 }
 
 TEST_F(BackupApplyTest, AnEntryThatDoesNotFitItsCopyFailsTheRecordWithNothingApplied) {
   LogEntry past_the_end = Write(kHeld, kRegionBytes - 32, 0, 'x');
-  absl::StatusOr<size_t> here = log_.Apply(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), past_the_end}));
+  absl::StatusOr<size_t> here = log_.Apply(LogRecordView::Of(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), past_the_end})));
   EXPECT_EQ(here.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Version(kBase), 0u) << "nothing applied";
-  EXPECT_EQ(log_.Missing(Commit(1, {past_the_end})).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(log_.Missing(LogRecordView::Of(Commit(1, {past_the_end}))).status().code(), absl::StatusCode::kInvalidArgument);
   LogEntry torn = Write(kHeld, kBase + 256, 0, 'x');
   torn.payload.resize(10);
-  EXPECT_EQ(log_.Apply(Commit(2, {torn})).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(log_.Apply(LogRecordView::Of(Commit(2, {torn}))).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(BackupApplyTest, FailoverAppliesOnlyWhatTheCopyLacksInTheRegionsAsked) {
-  ASSERT_TRUE(log_.Apply(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc)})).ok());
+  ASSERT_TRUE(log_.Apply(LogRecordView::Of(Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc)}))).ok());
   // A record this copy never got (its primary died before sending it here), gathered
   // from a survivor, with an entry this copy has already and one elsewhere.
   const LogRecord gathered = Commit(2, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc), Write(kHeld, kBase + 128, 0, 'n', LogOp::kAlloc),
