@@ -79,16 +79,22 @@ std::shared_ptr<const membership::Placement> PlacementOf(std::vector<NodeId> mem
   return std::make_shared<const membership::Placement>(*membership::Placement::Create(c));
 }
 
+// An allocator of node `self` with 32 MB regions, placed by `env`.
+absl::StatusOr<std::unique_ptr<Allocator>> AllocatorOn(ChangingEnvironment& env, EpochManager& epochs,
+                                                       NodeId self) {
+  AllocatorOptions o;
+  o.self = self;
+  o.region_bytes = 32u << 20;
+  return Allocator::Create(o, &env, &epochs);
+}
+
 // The lock-free read path's cache: one placement fetch per generation, and a changed
 // placement seen as soon as the generation moves.
 TEST(Allocator, RemotePrimaryThroughACacheFetchesThePlacementOncePerGeneration) {
   ChangingEnvironment env;
   env.current = PlacementOf({1, 2}, 1);
   EpochManager epochs;
-  AllocatorOptions o;
-  o.self = 1;
-  o.region_bytes = 32u << 20;
-  absl::StatusOr<std::unique_ptr<Allocator>> allocator = Allocator::Create(o, &env, &epochs);
+  absl::StatusOr<std::unique_ptr<Allocator>> allocator = AllocatorOn(env, epochs, 1);
   ASSERT_TRUE(allocator.ok()) << allocator.status();
   // A region node 2 is primary of under {1, 2}.
   RegionId region = 0;
@@ -116,10 +122,7 @@ TEST(Allocator, ANodeNotYetAMemberIsRefusedRetryably) {
   ChangingEnvironment env;
   env.current = PlacementOf({1}, 1);
   EpochManager epochs;
-  AllocatorOptions o;
-  o.self = 2;
-  o.region_bytes = 32u << 20;
-  absl::StatusOr<std::unique_ptr<Allocator>> allocator = Allocator::Create(o, &env, &epochs);
+  absl::StatusOr<std::unique_ptr<Allocator>> allocator = AllocatorOn(env, epochs, 2);
   ASSERT_TRUE(allocator.ok()) << allocator.status();
   std::vector<NodeId> backups;
   absl::StatusOr<std::unique_ptr<LocalRegion>> early = (*allocator)->CreateRegion(std::nullopt, &backups);
