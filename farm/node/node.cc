@@ -32,7 +32,10 @@ bool IsLoopbackHost(absl::string_view host_port) {
   return absl::StartsWith(host, "127.") || host == "localhost" || host == "[::1]";
 }
 
-// How often links that failed are retried while their member stays in the configuration.
+// Links that failed are retried while their member stays in the configuration: first
+// after kFirstLinkRetry (peers of a starting cluster come up within milliseconds of
+// each other), then after twice as long each time, up to kLinkRetry.
+constexpr absl::Duration kFirstLinkRetry = absl::Milliseconds(10);
 constexpr absl::Duration kLinkRetry = absl::Seconds(1);
 constexpr absl::Duration kCopyRetry = absl::Milliseconds(50);
 // How long Stats waits for a worker thread to report its counters.
@@ -42,11 +45,11 @@ void Log(NodeId id, const std::string& line) { FARM_LOG(kInfo, "node %u: %s", id
 
 // Link and first-region failures while a cluster starts are expected (peers come up in
 // any order): they are logged at debug level until they have lasted this many
-// retries, then as a warning once a minute.
-constexpr int kQuietRetries = 5;
+// retries (about 5 s), then as a warning once a minute.
+constexpr int kQuietRetries = 11;
 constexpr int kRetriesPerWarning = 60;
 
-// Logs the n-th consecutive failure (from 0) of something retried every kLinkRetry.
+// Logs the n-th consecutive failure (from 0) of something retried as links are.
 void LogRetry(int failures, const std::string& line) {
   const bool warn = failures >= kQuietRetries && (failures - kQuietRetries) % kRetriesPerWarning == 0;
   const LogLevel level = warn ? LogLevel::kWarning : LogLevel::kDebug;
@@ -449,13 +452,16 @@ void Node::ConnectLoop() {
   uint64_t announced_epoch = 0;  // the last configuration the listeners heard
   uint64_t waited_epoch = 0;     // the last configuration too small for a first region
   bool copies_done = true;       // no region waits for a copy to a backup
+  absl::Duration link_retry = kFirstLinkRetry;  // the wait after a pass that left links missing
   for (;;) {
     std::shared_ptr<const membership::Configuration> config;
     {
       MutexLock lock(&mu_);
       // Wake for a new configuration; after a pass that left links missing, also
-      // after kLinkRetry, to try them again; soon, while region copies are due.
-      connect_cv_.WaitFor(&mu_, !copies_done ? kCopyRetry : all_linked ? absl::Hours(1) : kLinkRetry,
+      // after link_retry, to try them again; soon, while region copies are due.
+      const absl::Duration wait = !copies_done ? kCopyRetry : all_linked ? absl::Hours(1) : link_retry;
+      link_retry = all_linked ? kFirstLinkRetry : std::min(2 * link_retry, kLinkRetry);
+      connect_cv_.WaitFor(&mu_, wait,
                           [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
                             return stopping_ || latest_ != attempted || !arrived_.empty();
                           });
