@@ -19,6 +19,7 @@
 #                        must last seconds)
 #   FARM_RB_ARGS         more redis-benchmark arguments for every line, e.g. "-r 100000"
 #                        (random keys; without it every request uses one key)
+#   FARM_NODE_THREADS    worker threads per node process (default 2)
 #   FARM_IN_PROCESS=0    skip kv_server;  FARM_YCSB=0  skip YCSB
 #   FARM_AUTOGROUP=0     turns the kernel's session autogrouping off for the run (root;
 #                        tools/common/autogroup.sh says why that matters for hosted /
@@ -50,7 +51,7 @@ redis-server --port $redis_port --save '' --appendonly no --daemonize yes > /dev
 for round in $(seq "${FARM_ROUNDS:-3}"); do
   for build in "${builds[@]}"; do
     deploy/local-cluster start --fresh --dir $run --cluster bench$base --build-dir "$build" --nodes 3 \
-      --services kv --resp-port $hosted --zk-port $zk -- --kv_buckets=65536 --threads=2 \
+      --services kv --resp-port $hosted --zk-port $zk -- --kv_buckets=65536 --threads="${FARM_NODE_THREADS:-2}" \
       --log_sync="${FARM_LOG_SYNC:-off}" > /dev/null 2>&1 || { echo "cluster start failed ($build)"; exit 1; }
     for line in "${lines[@]}"; do echo "round $round [$line] hosted($build): $(rb $hosted "$line")"; done
     deploy/local-cluster stop --dir $run > /dev/null 2>&1
