@@ -22,18 +22,43 @@ void ApplySequencer::End(uint64_t sequence) {
 
 size_t ApplySequencer::open() const { return static_cast<size_t>(std::count(open_.begin(), open_.end(), false)); }
 
-void RetainedCommits::Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark,
-                             std::string record) {
+RetainedCommits::Stream* RetainedCommits::Admit(NodeId sender, uint16_t sender_thread, uint64_t sequence,
+                                                uint64_t watermark, Position* at) {
   Stream& s = streams_[StreamKey(sender, sender_thread)];
   while (!s.records.empty() && s.records.front().first < watermark) {
+    std::string& dropped = s.records.front().second;
+    if (spare_.size() < kMaxSpare && dropped.capacity() <= kMaxSpareCapacity) spare_.push_back(std::move(dropped));
     s.records.pop_front();
     --size_;
   }
-  if (sequence < watermark) return;  // a late copy of a record every backup has
-  auto at = std::lower_bound(s.records.begin(), s.records.end(), sequence,
-                             [](const auto& kept, uint64_t seq) { return kept.first < seq; });
-  if (at != s.records.end() && at->first == sequence) return;
-  s.records.emplace(at, sequence, std::move(record));
+  if (sequence < watermark) return nullptr;  // a late copy of a record every backup has
+  *at = std::lower_bound(s.records.begin(), s.records.end(), sequence,
+                         [](const auto& kept, uint64_t seq) { return kept.first < seq; });
+  if (*at != s.records.end() && (*at)->first == sequence) return nullptr;
+  return &s;
+}
+
+void RetainedCommits::Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark,
+                             std::string record) {
+  Position at;
+  Stream* s = Admit(sender, sender_thread, sequence, watermark, &at);
+  if (s == nullptr) return;
+  s->records.emplace(at, sequence, std::move(record));
+  ++size_;
+}
+
+void RetainedCommits::Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark,
+                             absl::string_view record) {
+  Position at;
+  Stream* s = Admit(sender, sender_thread, sequence, watermark, &at);
+  if (s == nullptr) return;
+  std::string bytes;
+  if (!spare_.empty()) {
+    bytes = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  bytes.assign(record.data(), record.size());
+  s->records.emplace(at, sequence, std::move(bytes));
   ++size_;
 }
 

@@ -69,6 +69,10 @@ class RetainedCommits {
   // it again) is kept once. Kept encoded: one allocation per record, and decoded again
   // only at failover.
   void Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark, std::string record);
+  // The same, the encoding copied into the string of a record dropped earlier: once
+  // records of this size have come and gone, keeping one allocates nothing.
+  void Retain(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark,
+              absl::string_view record);
   // The encodings of the records kept with an entry in one of `regions`, in a fixed
   // order (sender, thread, sequence); valid until the next call of another method.
   std::vector<absl::string_view> Touching(const absl::flat_hash_set<RegionId>& regions) const;
@@ -81,11 +85,20 @@ class RetainedCommits {
   void Purge(absl::Time now);
 
   size_t size() const { return size_; }
+  // Strings of dropped records kept for reuse (at most kMaxSpare).
+  size_t spare() const { return spare_.size(); }
+
+  static constexpr size_t kMaxSpare = 32;
+  static constexpr size_t kMaxSpareCapacity = 16 << 10;  // larger ones are freed
 
  private:
   struct Stream {
     std::deque<std::pair<uint64_t, std::string>> records;  // by sequence
   };
+  using Position = std::deque<std::pair<uint64_t, std::string>>::iterator;
+  // Drops the stream's records below `watermark`; where record `sequence` goes, or
+  // nullptr when it is not to be kept (late, or kept already).
+  Stream* Admit(NodeId sender, uint16_t sender_thread, uint64_t sequence, uint64_t watermark, Position* at);
   struct SetAside {
     absl::Time forget_at;
     uint64_t key;
@@ -95,6 +108,7 @@ class RetainedCommits {
   absl::flat_hash_map<uint64_t, Stream> streams_;
   std::vector<SetAside> departed_;  // in the order they were set aside
   size_t size_ = 0;
+  std::vector<std::string> spare_;
 };
 
 }  // namespace farm::tx

@@ -344,7 +344,7 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
     // Nothing to apply here (regions backed elsewhere, copies still to come whole, or a
     // record sent again that an earlier send applied — after logging it), or no log.
     (void)backup_log_.Apply(record);
-    retained_.Retain(sender, sender_thread, header.sequence, header.watermark, std::string(encoded));
+    retained_.Retain(sender, sender_thread, header.sequence, header.watermark, encoded);
     return done(absl::OkStatus());
   }
   // Logged first and applied once durable, so that a record the log refuses (a full

@@ -94,6 +94,46 @@ TEST(RetainedCommitsTest, RecordsStayUntilTheWatermarkPassesThem) {
   EXPECT_EQ(kept.size(), 3u);
 }
 
+// A record given as a view is copied into the string of one dropped earlier: what is
+// kept is the record's bytes, and a record's string is reused, not freed, while the
+// spares stay few and small.
+TEST(RetainedCommitsTest, ViewsAreKeptInTheStringsOfDroppedRecords) {
+  RetainedCommits kept;
+  const absl::flat_hash_set<RegionId> held = {kHeld};
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    const std::string bytes = Encoded(Commit(100 + seq, {Write(kHeld, 0, 0, 'a')}));
+    kept.Retain(5, 0, seq, 1, absl::string_view(bytes));
+  }
+  EXPECT_EQ(kept.spare(), 0u);
+  // 1..3 dropped (their strings kept for reuse), 4 kept in one of them.
+  const std::string fourth = Encoded(Commit(104, {Write(kHeld, 0, 0, 'b')}));
+  kept.Retain(5, 0, 4, 4, absl::string_view(fourth));
+  EXPECT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.spare(), 2u);
+  std::vector<absl::string_view> touching = kept.Touching(held);
+  ASSERT_EQ(touching.size(), 1u);
+  EXPECT_EQ(touching[0], fourth);
+  EXPECT_NE(touching[0].data(), fourth.data()) << "a copy, not the caller's bytes";
+  // Sent again, or late: nothing taken from the spares.
+  kept.Retain(5, 0, 4, 4, absl::string_view(fourth));
+  kept.Retain(5, 0, 3, 4, absl::string_view(fourth));
+  EXPECT_EQ(kept.spare(), 2u);
+  // A record too large to keep as a spare is freed when dropped.
+  const std::string large = Encoded(Commit(105, {Write(kHeld, 0, 0, 'c')})) +
+                            std::string(RetainedCommits::kMaxSpareCapacity, 'z');
+  kept.Retain(5, 0, 5, 4, std::string(large));
+  kept.Retain(5, 0, 6, 6, absl::string_view(fourth));
+  EXPECT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.spare(), 2u) << "4's string back, the large one freed, one taken for 6";
+  // Never more than kMaxSpare.
+  for (uint64_t seq = 7; seq < 7 + 2 * RetainedCommits::kMaxSpare; ++seq) {
+    kept.Retain(5, 0, seq, 6, Encoded(Commit(seq, {Write(kHeld, 0, 0, 'd')})));
+  }
+  kept.Retain(5, 0, 100, 100, absl::string_view(fourth));
+  EXPECT_EQ(kept.spare(), RetainedCommits::kMaxSpare - 1);
+  EXPECT_EQ(kept.Touching(held).size(), 1u);
+}
+
 TEST(RetainedCommitsTest, TouchingFindsRecordsWithAnEntryInTheRegionsInAFixedOrder) {
   RetainedCommits kept;
   kept.Retain(9, 0, 1, 1, Encoded(Commit(1, {Write(kElsewhere, 0, 0, 'x')})));
