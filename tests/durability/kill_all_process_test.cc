@@ -140,12 +140,7 @@ class KillAllProcessTest : public ::testing::TestWithParam<int> {
   std::optional<uint16_t> WaitForRespPort(NodeId id, int round, absl::Duration timeout) {
     const absl::Time deadline = absl::Now() + timeout;
     while (absl::Now() < deadline) {
-      std::ifstream log(LogOf(id, round));
-      for (std::string line; std::getline(log, line);) {
-        if (line.find("kv: RESP on ") == std::string::npos) continue;
-        uint32_t port = 0;
-        if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port)) return static_cast<uint16_t>(port);
-      }
+      if (std::optional<uint16_t> port = testing::LoggedRespPort(LogOf(id, round))) return port;
       absl::SleepFor(absl::Milliseconds(50));
     }
     return std::nullopt;

@@ -70,12 +70,11 @@
 #include "farm/base/log.h"
 #include "farm/base/mutex.h"
 #include "farm/node/admin_protocol.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/message.h"
 #include "gtest/gtest.h"
 #include "membership/placement.h"
 #include "tests/failover/bank_load.h"
 #include "tests/failover/kv_history.h"
+#include "tests/failover/region_copies.h"
 #include "tests/support/spawn.h"
 #include "tests/support/tx_read_all.h"
 #include "tests/support/zk_test_server.h"
@@ -92,6 +91,7 @@ using failover_test::kChains;
 using failover_test::Kill;
 using failover_test::Load;
 using failover_test::ReadModifyWrite;
+using failover_test::RegionsReReplicating;
 using failover_test::Secs;
 using farm::testing::FileTail;
 using farm::testing::SpawnWithLog;
@@ -138,38 +138,6 @@ int Rounds() { return std::max(1, EnvInt("FARM_FAILOVER_ROUNDS", 3)); }
 // Before the next kill, where the admin port does not say when re-replication is done
 // (RegionsReReplicating), the test pauses this long.
 absl::Duration SettleTime() { return absl::Milliseconds(EnvInt("FARM_FAILOVER_SETTLE_MS", 2000)); }
-
-// The regions `s` reports as still re-replicating — RegionStats.copies_due (backups yet
-// to receive a copy) not empty, or .frozen — as "region R: copies due to [..]"; nullopt
-// when RegionStats has no copies_due field. Those fields come with failover: they are
-// read by name (protobuf reflection) so that this file builds without them.
-std::optional<std::vector<std::string>> RegionsReReplicating(const node::NodeStats& s) {
-  const google::protobuf::Descriptor* d = node::RegionStats::descriptor();
-  const google::protobuf::FieldDescriptor* due = d->FindFieldByName("copies_due");
-  const google::protobuf::FieldDescriptor* frozen = d->FindFieldByName("frozen");
-  if (due == nullptr || !due->is_repeated() ||
-      due->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_UINT32) {
-    return std::nullopt;
-  }
-  if (frozen != nullptr &&
-      (frozen->is_repeated() ||
-       frozen->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_BOOL)) {
-    frozen = nullptr;
-  }
-  std::vector<std::string> busy;
-  for (const node::RegionStats& r : s.regions()) {
-    const google::protobuf::Reflection* reflection = r.GetReflection();
-    std::vector<uint32_t> due_to;
-    for (int i = 0; i < reflection->FieldSize(r, due); ++i)
-      due_to.push_back(reflection->GetRepeatedUInt32(r, due, i));
-    const bool is_frozen = frozen != nullptr && reflection->GetBool(r, frozen);
-    if (!due_to.empty() || is_frozen) {
-      busy.push_back(absl::StrCat("region ", r.id(), is_frozen ? " frozen" : "",
-                                  ", copies due to [", absl::StrJoin(due_to, ","), "]"));
-    }
-  }
-  return busy;
-}
 
 enum class Role { kPlain, kManager, kNewest };
 
@@ -252,17 +220,6 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
         "--kv_buckets=1024"};
   }
 
-  // The RESP port node `id` logged ("kv: RESP on ..."), or 0.
-  uint16_t LoggedRespPort(NodeId id) const {
-    std::ifstream log(LogOf(id));
-    for (std::string line; std::getline(log, line);) {
-      if (line.find("kv: RESP on ") == std::string::npos) continue;
-      uint32_t port = 0;
-      if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port)) return static_cast<uint16_t>(port);
-    }
-    return 0;
-  }
-
   // The kv history's view: the RESP ports of the live nodes (any thread).
   std::vector<uint16_t> LivePorts() {
     MutexLock lock(&ports_mu_);
@@ -271,7 +228,7 @@ class FailoverProcessTest : public ::testing::TestWithParam<FailoverParam> {
   void UpdateLivePorts() {
     std::vector<uint16_t> ports;
     for (auto& [id, n] : nodes_) {
-      if (n.resp_port == 0) n.resp_port = LoggedRespPort(id);
+      if (n.resp_port == 0) n.resp_port = testing::LoggedRespPort(LogOf(id)).value_or(0);
       if (n.resp_port != 0) ports.push_back(n.resp_port);
     }
     MutexLock lock(&ports_mu_);

@@ -110,14 +110,7 @@ class KvServiceProcessTest : public ::testing::TestWithParam<std::string> {
   std::optional<uint16_t> WaitForRespPort(NodeId id, absl::Duration timeout) {
     const absl::Time deadline = absl::Now() + timeout;
     while (absl::Now() < deadline) {
-      std::ifstream log(LogOf(id));
-      for (std::string line; std::getline(log, line);) {
-        const size_t at = line.find("kv: RESP on ");
-        if (at == std::string::npos) continue;
-        uint32_t port = 0;
-        if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port))
-          return static_cast<uint16_t>(port);
-      }
+      if (std::optional<uint16_t> port = testing::LoggedRespPort(LogOf(id))) return port;
       absl::SleepFor(absl::Milliseconds(50));
     }
     return std::nullopt;

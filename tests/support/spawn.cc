@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 
 namespace farm::testing {
@@ -51,6 +52,18 @@ std::optional<std::string> LoggedAdminAddress(const std::string& log_path) {
     if (at == std::string::npos) continue;
     std::string rest = line.substr(at + 18);
     return rest.substr(0, rest.find(','));
+  }
+  return std::nullopt;
+}
+
+std::optional<uint16_t> LoggedRespPort(const std::string& log_path) {
+  std::ifstream log(log_path);
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("kv: RESP on ") == std::string::npos) continue;
+    uint32_t port = 0;
+    if (absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &port) && port != 0 && port <= 65535) {
+      return static_cast<uint16_t>(port);
+    }
   }
   return std::nullopt;
 }

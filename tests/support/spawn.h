@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ std::string FileTail(const std::string& path, size_t bytes = 2000);
 // A farm_node's admin address, from its log's "ready; admin port A, ..." line (nullopt
 // before the node logged it).
 std::optional<std::string> LoggedAdminAddress(const std::string& log_path);
+
+// A farm_node's kv RESP port, from its log's "kv: RESP on ... N" line (nullopt before
+// the node logged it).
+std::optional<uint16_t> LoggedRespPort(const std::string& log_path);
 
 }  // namespace farm::testing
 
