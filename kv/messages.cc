@@ -1,5 +1,7 @@
 #include "kv/messages.h"
 
+#include <cstring>
+
 #include "absl/strings/str_format.h"
 #include "farm/api/wire.h"
 
@@ -15,17 +17,23 @@ constexpr size_t kReplyHeaderBytes = 1 + 1 + 1 + 8 + 4;
 
 }  // namespace
 
+size_t UpdateRequestBytes(const UpdateRequest& r) {
+  return kRequestHeaderBytes + r.key.size() + r.value.size();
+}
+
+void WriteUpdateRequest(const UpdateRequest& r, char* dst) {
+  StoreLe<uint8_t>(dst, kUpdateFormat);
+  StoreLe<uint8_t>(dst + 1, static_cast<uint8_t>(r.kind));
+  StoreLe<uint32_t>(dst + 2, static_cast<uint32_t>(r.key.size()));
+  StoreLe<uint32_t>(dst + 6, static_cast<uint32_t>(r.value.size()));
+  StoreLe<int64_t>(dst + 10, r.delta);
+  if (!r.key.empty()) std::memcpy(dst + kRequestHeaderBytes, r.key.data(), r.key.size());
+  if (!r.value.empty()) std::memcpy(dst + kRequestHeaderBytes + r.key.size(), r.value.data(), r.value.size());
+}
+
 std::string EncodeUpdateRequest(const UpdateRequest& r) {
-  std::string out;
-  out.reserve(kRequestHeaderBytes + r.key.size() + r.value.size());
-  WireWriter w(&out);
-  w.Put<uint8_t>(kUpdateFormat);
-  w.Put<uint8_t>(static_cast<uint8_t>(r.kind));
-  w.Put<uint32_t>(static_cast<uint32_t>(r.key.size()));
-  w.Put<uint32_t>(static_cast<uint32_t>(r.value.size()));
-  w.Put<int64_t>(r.delta);
-  out.append(r.key.data(), r.key.size());
-  out.append(r.value.data(), r.value.size());
+  std::string out(UpdateRequestBytes(r), '\0');
+  WriteUpdateRequest(r, out.data());
   return out;
 }
 

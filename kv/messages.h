@@ -52,6 +52,10 @@ struct UpdateRequest {
   int64_t delta = 0;
 };
 
+// The encoding's size, and the encoding written at dst (exactly that many bytes): for
+// a message built in place (msgSend with a writer).
+size_t UpdateRequestBytes(const UpdateRequest& r);
+void WriteUpdateRequest(const UpdateRequest& r, char* dst);
 std::string EncodeUpdateRequest(const UpdateRequest& r);
 absl::StatusOr<UpdateRequest> DecodeUpdateRequest(absl::string_view bytes);
 

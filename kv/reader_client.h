@@ -47,7 +47,9 @@ class ReaderClient : public KvClient {
               Done<absl::StatusOr<KeyOpResult>> done) final {
     if (!UpdateWithinLimits(ctx_, key, value, done)) return;
     const Addr target = static_cast<const Derived&>(*this).UpdateTarget(key);
-    msgSend(ctx_, target, update_msg_, EncodeUpdateRequest(UpdateRequest{kind, key, value, delta}),
+    const UpdateRequest request{kind, key, value, delta};
+    msgSend(ctx_, target, update_msg_, UpdateRequestBytes(request),
+            [&request](char* dst) { WriteUpdateRequest(request, dst); },
             [done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
               if (!reply.ok()) return done(reply.status());
               done(DecodeUpdateReply(*reply));

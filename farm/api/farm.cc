@@ -110,8 +110,10 @@ uint64_t objStoredBytes(uint64_t payload) { return MaxStoredBytes(payload); }
 
 absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }
 
-void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
-               Cont<absl::StatusOr<std::string>> cont) {
+namespace {
+
+void SendTo(Context& ctx, NodeId machine, MsgId id, const PayloadBuilder& payload,
+            Cont<absl::StatusOr<std::string>> cont) {
   // A node cut off from the cluster ships nothing: what it would ship could run much
   // later, when the partition heals, long after the caller gave up on it.
   if (absl::Status serving = NodeThread(ctx).CheckServing(); !serving.ok()) {
@@ -129,17 +131,37 @@ void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload
   }
 }
 
+// The primary of `address`'s region, or the error to continue with.
+absl::StatusOr<NodeId> PrimaryOf(Context& ctx, Addr address) {
+  std::shared_ptr<const membership::Placement> placement = NodeThread(ctx).placement();
+  if (placement == nullptr) return absl::UnavailableError("no configuration yet");
+  absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(address.region());
+  if (!rs.ok()) return rs.status();
+  return rs->primary();
+}
+
+}  // namespace
+
+void msgSendTo(Context& ctx, NodeId machine, MsgId id, absl::string_view payload,
+               Cont<absl::StatusOr<std::string>> cont) {
+  const CopyOf copy{payload};
+  SendTo(ctx, machine, id, PayloadBuilder{payload.size(), copy}, std::move(cont));
+}
+
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont) {
-  std::shared_ptr<const membership::Placement> placement = NodeThread(ctx).placement();
-  absl::StatusOr<membership::ReplicaSet> rs =
-      placement == nullptr ? absl::UnavailableError("no configuration yet")
-                           : placement->Lookup(address.region());
-  if (!rs.ok()) {
-    ctx.Defer([s = rs.status(), cont = std::move(cont)]() mutable { cont(s); });
+  const CopyOf copy{payload};
+  msgSend(ctx, address, id, payload.size(), copy, std::move(cont));
+}
+
+void msgSend(Context& ctx, Addr address, MsgId id, size_t payload_bytes,
+             absl::FunctionRef<void(char* dst)> write, Cont<absl::StatusOr<std::string>> cont) {
+  absl::StatusOr<NodeId> primary = PrimaryOf(ctx, address);
+  if (!primary.ok()) {
+    ctx.Defer([s = primary.status(), cont = std::move(cont)]() mutable { cont(s); });
     return;
   }
-  msgSendTo(ctx, rs->primary(), id, payload, std::move(cont));
+  SendTo(ctx, *primary, id, PayloadBuilder{payload_bytes, write}, std::move(cont));
 }
 
 std::vector<NodeId> clusterMembers(Context& ctx) { return ctx.members(); }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
@@ -170,6 +171,12 @@ using AppHandler = std::function<void(Context& ctx, const Message& message)>;
 // has no such handler; Unavailable when it cannot be reached.
 void msgSend(Context& ctx, Addr address, MsgId id, absl::string_view payload,
              Cont<absl::StatusOr<std::string>> cont);
+// As msgSend, with the payload built where it is sent (eRPC's in-place messages: no
+// intermediate copy): write(dst) fills all `payload_bytes` bytes at dst. It runs at most
+// once, before msgSend returns (not at all when the send fails first: no configuration,
+// this machine not serving, the payload over the limit).
+void msgSend(Context& ctx, Addr address, MsgId id, size_t payload_bytes,
+             absl::FunctionRef<void(char* dst)> write, Cont<absl::StatusOr<std::string>> cont);
 // The machines of the current configuration, ascending (empty before the first one):
 // ctx.members().
 std::vector<NodeId> clusterMembers(Context& ctx);

@@ -4,9 +4,11 @@
 #define FARM_MSG_MESSAGE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "farm/base/address.h"
@@ -47,6 +49,26 @@ struct Message {
   absl::string_view payload;
   ReplyTo reply_to;
   bool expects_reply() const { return reply_to.rpc_id != 0; }
+};
+
+// A payload built where it is sent (eRPC's in-place messages): `bytes` bytes, all of
+// which write(dst) fills. The messaging layer calls write at most once, during the send
+// call, with dst in the ring's staging buffer — no intermediate string — or, when the
+// message must wait (a full ring) or goes to this node, in the copy it keeps. write
+// must not send on the same thread (the ring's slot is being filled).
+struct PayloadBuilder {
+  size_t bytes;
+  absl::FunctionRef<void(char* dst)> write;
+};
+
+// A payload already in memory, as the writer of a PayloadBuilder (one copy, into the
+// ring): `const CopyOf copy{bytes}; Send(..., PayloadBuilder{bytes.size(), copy})`. The
+// builder refers to `copy`, which must outlive the send call.
+struct CopyOf {
+  absl::string_view bytes;
+  void operator()(char* dst) const {
+    if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
+  }
 };
 
 class MsgThread;

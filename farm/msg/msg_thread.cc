@@ -115,10 +115,16 @@ void MsgThread::RemoveInbound(NodeId node, uint16_t thread, uint64_t session) {
 
 absl::Status MsgThread::SendRecord(NodeId node, const ring::Header& header,
                                    absl::string_view payload) {
-  if (payload.size() > max_payload_bytes()) {
+  const CopyOf copy{payload};
+  return SendRecord(node, header, PayloadBuilder{payload.size(), copy});
+}
+
+absl::Status MsgThread::SendRecord(NodeId node, const ring::Header& header,
+                                   const PayloadBuilder& payload) {
+  if (payload.bytes > max_payload_bytes()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "message of %u bytes exceeds the limit of %u (a quarter of the %u-byte ring)",
-        payload.size(), max_payload_bytes(), messenger_->buffers().ring_bytes()));
+        payload.bytes, max_payload_bytes(), messenger_->buffers().ring_bytes()));
   }
   if (node == messenger_->node_id()) {
     const uint16_t target = header.dst_thread == kAnyThread ? index_ : header.dst_thread;
@@ -152,6 +158,12 @@ absl::Status MsgThread::Send(NodeId node, MsgId id, absl::string_view payload,
 }
 
 absl::Status MsgThread::Call(NodeId node, MsgId id, absl::string_view payload,
+                             ResponseHandler done, absl::Duration timeout, uint16_t dst_thread) {
+  const CopyOf copy{payload};
+  return Call(node, id, PayloadBuilder{payload.size(), copy}, std::move(done), timeout, dst_thread);
+}
+
+absl::Status MsgThread::Call(NodeId node, MsgId id, const PayloadBuilder& payload,
                              ResponseHandler done, absl::Duration timeout, uint16_t dst_thread) {
   if (timeout == absl::ZeroDuration()) timeout = messenger_->options().default_rpc_timeout;
   const uint64_t rpc_id = next_rpc_id_++;
@@ -199,9 +211,10 @@ absl::Status MsgThread::ReplyError(const ReplyTo& to, const absl::Status& error)
 }
 
 void MsgThread::HandOver(uint16_t thread, const ring::Header& header, NodeId from,
-                         absl::string_view payload) {
+                         const PayloadBuilder& payload) {
   MsgThread& target = messenger_->thread(thread);
-  Envelope envelope{header, from, std::string(payload)};
+  Envelope envelope{header, from, std::string(payload.bytes, '\0')};
+  payload.write(envelope.payload.data());
   target.loop().Post([&target, e = std::move(envelope)] { target.DeliverHandedOver(e); });
 }
 

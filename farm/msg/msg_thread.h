@@ -61,6 +61,11 @@ class MsgThread final : public Poller {
   absl::Status Call(NodeId node, MsgId id, absl::string_view payload, ResponseHandler done,
                     absl::Duration timeout = absl::ZeroDuration(),
                     uint16_t dst_thread = kAnyThread);
+  // The same, with the request built in place (PayloadBuilder, message.h): no copy of
+  // the payload before it is in the ring. payload.write runs at most once, inside Call.
+  absl::Status Call(NodeId node, MsgId id, const PayloadBuilder& payload, ResponseHandler done,
+                    absl::Duration timeout = absl::ZeroDuration(),
+                    uint16_t dst_thread = kAnyThread);
 
   // Posts a one-sided op (READ, WRITE, COMPARE_SWAP, FETCH_ADD) to `node` over this
   // thread's link to it; wr_id and signaled are set here, the rest is the caller's (the
@@ -143,8 +148,15 @@ class MsgThread final : public Poller {
   };
 
   absl::Status SendRecord(NodeId node, const ring::Header& header, absl::string_view payload);
+  absl::Status SendRecord(NodeId node, const ring::Header& header, const PayloadBuilder& payload);
+  // Delivers to `thread` of this node through its loop, in a copy of the payload.
   void HandOver(uint16_t thread, const ring::Header& header, NodeId from,
-                absl::string_view payload);
+                const PayloadBuilder& payload);
+  void HandOver(uint16_t thread, const ring::Header& header, NodeId from,
+                absl::string_view payload) {
+    const CopyOf copy{payload};
+    HandOver(thread, header, from, PayloadBuilder{payload.size(), copy});
+  }
   void OnRecord(NodeId from, const ring::Header& header, absl::string_view payload);
   void Dispatch(const Message& message, uint16_t dst_thread);
   void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::string_view payload);

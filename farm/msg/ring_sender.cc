@@ -9,28 +9,40 @@
 namespace farm {
 
 absl::Status RingSender::Send(ring::Header header, absl::string_view payload) {
-  const size_t record = ring::RecordBytes(payload.size());
+  const CopyOf copy{payload};
+  return Send(header, PayloadBuilder{payload.size(), copy});
+}
+
+absl::Status RingSender::Send(ring::Header header, const PayloadBuilder& payload) {
+  const size_t record = ring::RecordBytes(payload.bytes);
   if (record > ring::MaxRecordBytes(config_.ring_bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "message of %u bytes exceeds the limit of %u for rings of %u bytes", payload.size(),
+        "message of %u bytes exceeds the limit of %u for rings of %u bytes", payload.bytes,
         max_payload_bytes(), config_.ring_bytes));
   }
   header.kind = ring::Kind::kMessage;
   header.size = static_cast<uint32_t>(record);
-  header.pad = static_cast<uint8_t>(record - ring::kOverheadBytes - payload.size());
+  header.pad = static_cast<uint8_t>(record - ring::kOverheadBytes - payload.bytes);
+  const char* written = nullptr;
   if (backlog_.empty()) {
-    absl::StatusOr<Outcome> outcome = TryWrite(header, payload);
+    absl::StatusOr<Outcome> outcome = TryWrite(header, payload, &written);
     if (!outcome.ok()) return outcome.status();
     if (*outcome == Outcome::kSent) return absl::OkStatus();
   }
-  if (backlog_bytes_ + payload.size() > config_.max_backlog_bytes) {
+  if (backlog_bytes_ + payload.bytes > config_.max_backlog_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "ring to the peer is full and %u bytes already wait to be sent: the receiver is not "
         "consuming", backlog_bytes_));
   }
   ++stats_.waits;
-  backlog_.push_back(Queued{header, std::string(payload)});
-  backlog_bytes_ += payload.size();
+  Queued& q = backlog_.emplace_back(Queued{header, std::string()});
+  if (written != nullptr) {
+    q.payload.assign(written, payload.bytes);
+  } else {
+    q.payload.resize(payload.bytes);
+    payload.write(q.payload.data());
+  }
+  backlog_bytes_ += payload.bytes;
   return absl::OkStatus();
 }
 
@@ -38,7 +50,9 @@ absl::StatusOr<int> RingSender::Flush() {
   int sent = 0;
   while (!backlog_.empty()) {
     const Queued& q = backlog_.front();
-    absl::StatusOr<Outcome> outcome = TryWrite(q.header, q.payload);
+    const char* written = nullptr;
+    const CopyOf copy{q.payload};
+    absl::StatusOr<Outcome> outcome = TryWrite(q.header, PayloadBuilder{q.payload.size(), copy}, &written);
     if (!outcome.ok()) return outcome.status();
     if (*outcome == Outcome::kNoRoom) break;
     backlog_bytes_ -= q.payload.size();
@@ -79,7 +93,8 @@ absl::Status RingSender::PostWrite(uint64_t pos, uint32_t bytes) {
 }
 
 absl::StatusOr<RingSender::Outcome> RingSender::TryWrite(const ring::Header& header,
-                                                         absl::string_view payload) {
+                                                         const PayloadBuilder& payload,
+                                                         const char** written) {
   const uint64_t ring_bytes = config_.ring_bytes;
   const uint64_t head = LoadWordAcquire(config_.head_copy);
   const uint64_t free = ring_bytes - (tail_ - head);
@@ -105,8 +120,9 @@ absl::StatusOr<RingSender::Outcome> RingSender::TryWrite(const ring::Header& hea
   uint64_t words[3];
   ring::EncodeHeader(h, words);
   std::memcpy(record, words, sizeof(words));
-  if (!payload.empty()) std::memcpy(record + ring::kHeaderBytes, payload.data(), payload.size());
-  std::memset(record + ring::kHeaderBytes + payload.size(), 0, h.pad);
+  payload.write(record + ring::kHeaderBytes);
+  *written = record + ring::kHeaderBytes;
+  std::memset(record + ring::kHeaderBytes + payload.bytes, 0, h.pad);
   const uint64_t trailer = ring::Trailer(sequence_);
   std::memcpy(record + h.size - ring::kTrailerBytes, &trailer, 8);
   if (config_.trailer_apart) {

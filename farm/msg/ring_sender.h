@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "farm/fabric/fabric.h"
+#include "farm/msg/message.h"
 #include "farm/msg/ring_format.h"
 
 namespace farm {
@@ -54,6 +55,9 @@ class RingSender {
   // the ring; ResourceExhausted when the backlog is full (nothing was queued);
   // Unavailable when the endpoint has failed.
   absl::Status Send(ring::Header header, absl::string_view payload);
+  // The same, with the payload written in place (message.h): into the ring's staging
+  // buffer when it fits now, else into the backlog's copy; payload.write runs at most once.
+  absl::Status Send(ring::Header header, const PayloadBuilder& payload);
 
   // Sends queued records that now fit. Returns how many went out; an error when the
   // endpoint failed.
@@ -78,7 +82,11 @@ class RingSender {
     std::string payload;
   };
 
-  absl::StatusOr<Outcome> TryWrite(const ring::Header& header, absl::string_view payload);
+  // Writes the record at the tail and posts it. kNoRoom with *written set: the payload
+  // was written to the staging buffer at *written but could not be posted (a full send
+  // queue), so the caller keeps those bytes rather than building them again.
+  absl::StatusOr<Outcome> TryWrite(const ring::Header& header, const PayloadBuilder& payload,
+                                   const char** written);
   absl::Status PostWrite(uint64_t pos, uint32_t bytes);
 
   const RingSenderConfig config_;

@@ -241,6 +241,82 @@ TEST_P(RingTest, TrailerApartDeliversEveryRecordWhole) {
   }
 }
 
+// Forwards to an endpoint, but answers ResourceExhausted (a full send queue) to the
+// next `refuse` Posts: the seam for a record written to staging and not posted.
+class RefusingEndpoint : public Endpoint {
+ public:
+  explicit RefusingEndpoint(Endpoint* inner) : inner_(inner) {}
+  absl::Status Post(const WorkRequest& wr) override {
+    if (refuse > 0) {
+      --refuse;
+      return absl::ResourceExhaustedError("send queue full (injected)");
+    }
+    return inner_->Post(wr);
+  }
+  absl::Status status() const override { return inner_->status(); }
+  uint64_t context() const override { return inner_->context(); }
+  int refuse = 0;
+
+ private:
+  Endpoint* inner_;
+};
+
+// Sends `payload` built in place; counts the builder's calls in *writes.
+absl::Status SendBuilt(RingSender& sender, uint64_t id, const std::string& payload, int* writes) {
+  ring::Header h;
+  h.handler = 9;
+  h.rpc_id = id;
+  return sender.Send(h, PayloadBuilder{payload.size(), [&](char* dst) {
+                                         ++*writes;
+                                         std::memcpy(dst, payload.data(), payload.size());
+                                       }});
+}
+
+// A payload built in place is written once wherever it goes — straight into the ring,
+// into the backlog when the ring is full, or kept from the staging buffer when its WRITE
+// could not be posted — and arrives whole and in order with copied ones.
+TEST_P(RingTest, PayloadsBuiltInPlaceAreWrittenOnceWhereverTheyGo) {
+  RefusingEndpoint refusing(s_to_r_.get());
+  RingSenderConfig config = sender_config_;
+  config.endpoint = &refusing;
+  sender_ = std::make_unique<RingSender>(config);
+  uint64_t id = 0;
+  std::vector<std::string> sent;
+  auto send_built = [&](size_t size) {
+    sent.push_back(Payload(id, size));
+    int writes = 0;
+    const absl::Status s = SendBuilt(*sender_, id++, sent.back(), &writes);
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_EQ(writes, 1) << "payload " << id - 1;
+  };
+  send_built(100);  // into the ring
+  sent.push_back(Payload(id, 7));
+  ASSERT_TRUE(Send(id++, sent.back()).ok());  // a copied one between
+  send_built(0);
+  refusing.refuse = 2;  // (trailer_apart posts twice: refused either way)
+  send_built(500);      // written to staging, not posted: kept from there
+  EXPECT_TRUE(sender_->has_backlog());
+  refusing.refuse = 0;
+  Pump();
+  EXPECT_FALSE(sender_->has_backlog());
+  // Unpolled, the ring fills: the rest waits in the backlog, each written once.
+  while (!sender_->has_backlog()) send_built(1000);
+  send_built(1000);
+  send_built(1000);
+  DeliverUntil(sent.size());
+  for (int i = 0; i < 20; ++i) Pump();
+  ASSERT_EQ(collector_.records.size(), sent.size());
+  for (uint64_t i = 0; i < sent.size(); ++i) {
+    ASSERT_EQ(collector_.records[i].header.rpc_id, i);
+    ASSERT_EQ(collector_.records[i].payload, sent[i]) << i;
+  }
+  // An oversize builder is refused before it is called.
+  int writes = 0;
+  EXPECT_EQ(SendBuilt(*sender_, id, std::string(sender_->max_payload_bytes() + 1, 'o'), &writes).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(writes, 0);
+}
+
 // A software NIC may land a word byte by byte: a half-written word 0 or trailer is
 // waited for, and the record is delivered once it is whole.
 TEST_P(RingTest, HalfWrittenWordsAreWaitedFor) {
