@@ -48,5 +48,15 @@ TEST(BackendRegistryTest, MissingMariadbdIsAClearError) {
   EXPECT_NE(b.status().message().find("mariadb-server"), std::string::npos);
 }
 
+TEST(BackendRegistryTest, AFlushPolicyOtherThanInnodbsIsAClearError) {
+  for (const char* bad : {"3", "-1", "always"}) {
+    BackendOptions o;
+    o.settings["mysql_flush_log_at_trx_commit"] = bad;
+    auto b = OpenBackend("mariadb", o);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument) << bad << ": " << b.status();
+    EXPECT_NE(b.status().message().find("0, 1 or 2"), std::string::npos) << b.status();
+  }
+}
+
 }  // namespace
 }  // namespace farm::linkbench

@@ -34,7 +34,7 @@ const std::vector<BackendInfo>& Backends() {
        "MariaDB with LinkBench's MySQL schema and statements; starts its own mariadbd in a "
        "temporary datadir unless mysql_host or mysql_socket names a running server "
        "(settings: mysql_host, mysql_port, mysql_socket, mysql_user, mysql_password, mysql_db, "
-       "mysql_buffer_pool, mariadbd, mariadb_install_db)",
+       "mysql_buffer_pool, mysql_flush_log_at_trx_commit, mariadbd, mariadb_install_db)",
        &OpenMariadbBackend},
       {"farm",
        "the graph (Tao on FaRM) of a running cluster of farm_node --services=graph, driven by application "

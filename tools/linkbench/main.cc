@@ -61,6 +61,9 @@ ABSL_FLAG(std::string, mysql_user, "root", "mariadb: user on a running server");
 ABSL_FLAG(std::string, mysql_password, "", "mariadb: password on a running server");
 ABSL_FLAG(std::string, mysql_db, "linkdb", "mariadb: database (its LinkBench tables are dropped and recreated)");
 ABSL_FLAG(std::string, mysql_buffer_pool, "1G", "mariadb: InnoDB buffer pool of the private server");
+ABSL_FLAG(int, mysql_flush_log_at_trx_commit, 1,
+          "mariadb: the private server's innodb_flush_log_at_trx_commit (1: flushed at commit, LinkBench's "
+          "baseline; 2: written at commit, flushed each second, as farm_node --log_sync=interval:1000)");
 ABSL_FLAG(std::string, mariadbd, "/usr/sbin/mariadbd", "mariadb: the server binary for a private server");
 ABSL_FLAG(std::string, zookeeper, "",
           "farm: ZooKeeper host:port of a running cluster with the graph (deploy/local-cluster --services graph)");
@@ -145,6 +148,7 @@ BackendOptions OptionsFromFlags() {
   o.settings["mysql_password"] = absl::GetFlag(FLAGS_mysql_password);
   o.settings["mysql_db"] = absl::GetFlag(FLAGS_mysql_db);
   o.settings["mysql_buffer_pool"] = absl::GetFlag(FLAGS_mysql_buffer_pool);
+  o.settings["mysql_flush_log_at_trx_commit"] = absl::StrCat(absl::GetFlag(FLAGS_mysql_flush_log_at_trx_commit));
   o.settings["mariadbd"] = absl::GetFlag(FLAGS_mariadbd);
   o.settings["mariadb_install_db"] = absl::GetFlag(FLAGS_mariadb_install_db);
   o.settings["zookeeper"] = absl::GetFlag(FLAGS_zookeeper);

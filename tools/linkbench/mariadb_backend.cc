@@ -363,11 +363,20 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenMariadbBackend(const BackendOptions
     so.mariadbd = options.Get("mariadbd", so.mariadbd);
     so.install_db = options.Get("mariadb_install_db", so.install_db);
     so.buffer_pool = options.Get("mysql_buffer_pool", so.buffer_pool);
+    const std::string flush = options.Get("mysql_flush_log_at_trx_commit", "1");
+    if (!absl::SimpleAtoi(flush, &so.flush_log_at_trx_commit)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mysql_flush_log_at_trx_commit \"", flush, "\" is not 0, 1 or 2"));
+    }
     absl::StatusOr<std::unique_ptr<MariadbServer>> started = MariadbServer::Start(so);
     if (!started.ok()) return started.status();
     server = *std::move(started);
     address.socket = server->socket_path();
-    where = absl::StrCat("own server in ", server->dir(), ", InnoDB, flush at commit, buffer pool ", so.buffer_pool);
+    where = absl::StrCat("own server in ", server->dir(), ", InnoDB, ",
+                         so.flush_log_at_trx_commit == 1 ? "log flushed at commit"
+                         : so.flush_log_at_trx_commit == 2 ? "log written at commit, flushed each second"
+                                                           : "log written and flushed each second",
+                         ", buffer pool ", so.buffer_pool);
   } else {
     address.host = options.Get("mysql_host");
     address.socket = options.Get("mysql_socket");

@@ -71,6 +71,10 @@ MariadbServer::MariadbServer(std::string dir)
     : dir_(std::move(dir)), socket_(dir_ + "/mariadbd.sock"), error_log_(dir_ + "/error.log") {}
 
 absl::StatusOr<std::unique_ptr<MariadbServer>> MariadbServer::Start(const MariadbServerOptions& options) {
+  if (options.flush_log_at_trx_commit < 0 || options.flush_log_at_trx_commit > 2) {
+    return absl::InvalidArgumentError(absl::StrCat("innodb_flush_log_at_trx_commit is 0, 1 or 2, not ",
+                                                   options.flush_log_at_trx_commit));
+  }
   for (const std::string& bin : {options.mariadbd, options.install_db}) {
     if (!Executable(bin)) {
       return absl::NotFoundError(absl::StrCat(
@@ -109,7 +113,7 @@ absl::StatusOr<std::unique_ptr<MariadbServer>> MariadbServer::Start(const Mariad
                                    "--log-error=" + server->error_log_,
                                    "--skip-grant-tables",
                                    "--innodb-buffer-pool-size=" + options.buffer_pool,
-                                   "--innodb-flush-log-at-trx-commit=1",
+                                   absl::StrCat("--innodb-flush-log-at-trx-commit=", options.flush_log_at_trx_commit),
                                    "--max-connections=1000",
                                    "--skip-name-resolve"};
   if (root) argv.push_back("--user=root");
