@@ -18,34 +18,6 @@
 namespace farm::graph {
 namespace {
 
-// co_await ReserveNodeIds(index, n) -> StatusOr<int64_t>: the first of n consecutive
-// node ids, taken by an increment of the id counter shipped to its primary (combined
-// there with the others: no conflicts, whatever the number of writers).
-class ReserveNodeIds {
- public:
-  ReserveNodeIds(kv::TableClient& index, uint64_t n) : index_(index), n_(n) {}
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
-    index_.Update(kv::OpKind::kIncrement, kNextNodeIdKey, "", static_cast<int64_t>(n_),
-                  [this, h](absl::StatusOr<kv::KeyOpResult> r) {
-                    if (!r.ok()) {
-                      result_ = r.status();
-                    } else if (!r->status.ok()) {
-                      result_ = r->status;
-                    } else {
-                      result_ = r->number - static_cast<int64_t>(n_) + 1;
-                    }
-                    h.resume();
-                  });
-  }
-  absl::StatusOr<int64_t> await_resume() { return std::move(result_); }
-
- private:
-  kv::TableClient& index_;
-  uint64_t n_;
-  absl::StatusOr<int64_t> result_ = absl::UnknownError("not completed");
-};
-
 // co_await LoadAloneAwait(client, list, load) -> StatusOr<uint64_t>: GraphClient::LoadLinks.
 class LoadAloneAwait {
  public:
@@ -268,8 +240,7 @@ Task<absl::Status> LoadListsPart(Context& ctx, std::shared_ptr<const kv::ShardMa
 
 }  // namespace
 
-Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, kv::TableClient& ids,
-                                           std::vector<Node> nodes) {
+Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, std::vector<Node> nodes) {
   Context& ctx = client.ctx();
   const std::shared_ptr<const kv::ShardMap> index = client.index_map();
   std::vector<std::vector<FatPtr>> chunks(nodes.size());
@@ -288,7 +259,11 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* sta
   }
   absl::StatusOr<int64_t> first = absl::UnknownError("no ids yet");
   if (failed.ok()) {
-    first = co_await ReserveNodeIds(ids, nodes.size());
+    ShipRequest take;
+    take.op = ShipOp::kTakeNodeIds;
+    take.count = nodes.size();
+    absl::StatusOr<ShipReply> taken = co_await ShipAwait(client, std::move(take));
+    first = taken.ok() ? absl::StatusOr<int64_t>(taken->first_id) : taken.status();
   } else {
     first = failed;
   }

@@ -9,8 +9,8 @@
 // bytes) with the last one's and the index's Seal.
 //
 //   client    AddNodesTask: node data over kMaxInlineNodeData as chunks first (a
-//             transaction each), then the ids (one increment of the id counter shipped
-//             to its primary: graph_client.h), then kPutNodes requests. LoadListsTask:
+//             transaction each), then the ids (kTakeNodeIds, from the block of reserved
+//             ids on the id counter's machine: node_ids.h), then kPutNodes requests. LoadListsTask:
 //             lists sorted newest first; a list with a repeated id2 or over
 //             kMaxListedLoadEdgeBytes of edges goes alone by GraphClient::LoadLinks, the
 //             others in kLoadLists requests.
@@ -39,7 +39,6 @@
 #include "graph/run_tx.h"
 #include "graph/types.h"
 #include "kv/shard_map.h"
-#include "kv/table_client.h"
 
 namespace farm::graph {
 
@@ -56,8 +55,7 @@ inline constexpr size_t kMaxNodesPerTx = 64;
 inline constexpr uint64_t kMaxListedLoadEdgeBytes = 8 * 1024;
 
 // The first of the consecutive ids the nodes got (node.id ignored).
-Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, kv::TableClient& ids,
-                                           std::vector<Node> nodes);
+Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, std::vector<Node> nodes);
 // The number of new links (`load`: the load's token, nonzero).
 Task<absl::StatusOr<uint64_t>> LoadListsTask(GraphClient& client, std::vector<LinkList> lists, uint64_t load);
 

@@ -87,7 +87,9 @@ Task<absl::StatusOr<ShipReply>> ExecuteTask(Context& ctx, std::shared_ptr<const 
       break;
     }
     case ShipOp::kIndexList:
-      co_return absl::InternalError("kIndexList runs in GraphClient::ExecuteAndIndex");
+    case ShipOp::kTakeNodeIds:
+    case ShipOp::kResetNodeIds:
+      co_return absl::InternalError("this operation runs in GraphClient::ExecuteAndIndex");
     case ShipOp::kPutNodes:
       co_return co_await ExecutePutNodes(ctx, index, stats, r);
     case ShipOp::kLoadLists:
@@ -185,7 +187,7 @@ void GraphClient::AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>
   for (const Node& n : nodes) {
     if (absl::Status s = CheckNode(n); !s.ok()) return Fail<int64_t>(ctx_, s, std::move(done));
   }
-  Finish(AddNodesTask(*this, &stats_, index_client_, std::move(nodes)), std::move(done));
+  Finish(AddNodesTask(*this, &stats_, std::move(nodes)), std::move(done));
 }
 
 void GraphClient::GetNode(int64_t id, int32_t type, Done<absl::StatusOr<std::optional<Node>>> done) {
@@ -203,13 +205,10 @@ void GraphClient::DeleteNode(int64_t id, int32_t type, Done<absl::StatusOr<bool>
 }
 
 void GraphClient::ResetNodeIds(int64_t start_id, Done<absl::Status> done) {
-  Spawn(RunTx<bool>(ctx_, index_, &stats_,
-                    [start_id](TxScope& s) -> Task<absl::StatusOr<bool>> {
-                      absl::Status st = co_await ResetNodeIdsTx(s, start_id);
-                      if (!st.ok()) co_return st;
-                      co_return true;
-                    }),
-        [done = std::move(done)](absl::StatusOr<bool> r) mutable { done(r.status()); });
+  ShipRequest r;
+  r.op = ShipOp::kResetNodeIds;
+  r.start_id = start_id;
+  Ship(std::move(r), [done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable { done(reply.status()); });
 }
 
 void GraphClient::AddLink(Link link, Done<absl::StatusOr<bool>> done) {
@@ -286,7 +285,8 @@ Task<absl::StatusOr<std::vector<Link>>> GraphClient::GetLinksTask(GraphClient* s
 }
 
 void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  const Addr target = VertexHome(*index_, request.id1);
+  const bool ids = request.op == ShipOp::kTakeNodeIds || request.op == ShipOp::kResetNodeIds;
+  const Addr target = ids ? index_client_.UpdateTarget(kNextNodeIdKey) : VertexHome(*index_, request.id1);
   const int64_t id1 = request.id1, type = request.type;
   msgSend(ctx_, target, kGraphShipMsgId, EncodeShipRequest(request),
           [id1, type, done = std::move(done)](absl::StatusOr<std::string> reply) mutable {
@@ -315,6 +315,21 @@ Task<absl::StatusOr<bool>> GraphClient::BuildIndexOnce(GraphClient* self, int64_
 // a caller that has its answer has no work of this client in flight).
 // kIndexList (the end of a load) builds them if the list is long, and answers after.
 Task<absl::StatusOr<ShipReply>> GraphClient::ExecuteAndIndex(GraphClient* self, ShipRequest r) {
+  if (r.op == ShipOp::kTakeNodeIds) {
+    absl::StatusOr<int64_t> first = co_await self->ids_.Take(self->ctx_, self->index_client_, r.count);
+    if (!first.ok()) co_return first.status();
+    ShipReply reply;
+    reply.op = r.op;
+    reply.first_id = *first;
+    co_return reply;
+  }
+  if (r.op == ShipOp::kResetNodeIds) {
+    absl::Status reset = co_await self->ids_.Reset(self->ctx_, self->index_, &self->stats_, r.start_id);
+    if (!reset.ok()) co_return reset;
+    ShipReply reply;
+    reply.op = r.op;
+    co_return reply;
+  }
   if (r.op == ShipOp::kIndexList) {
     absl::StatusOr<bool> indexed = co_await BuildIndexOnce(self, r.id1, r.type, self->tuning_.min_blocks);
     if (!indexed.ok()) co_return indexed.status();

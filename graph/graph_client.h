@@ -2,10 +2,10 @@
 // reads through GraphReader; link updates and assoc_get (GetLinks) shipped to the
 // machine of id1's vertex (messages.h) and run there as transactions (graph_tx.h);
 // node updates and deletes as transactions from this thread; AddNode(s) take their ids
-// by an increment of the id counter shipped to the counter's primary (kv's combined
-// updates: no conflicts between writers; an AddNode that fails after it leaves a gap
-// in the ids, as an auto-increment does), then ship the nodes to their vertices'
-// machines, grouped (bulk_load.h), as LoadLinkLists ships a load's lists. Transactions
+// from the block of reserved ids on the machine of the id counter (kTakeNodeIds,
+// node_ids.h; an AddNode that fails after it leaves a gap in the ids, as an
+// auto-increment does), then ship the nodes to their vertices' machines, grouped
+// (bulk_load.h), as LoadLinkLists ships a load's lists; ResetNodeIds runs there too. Transactions
 // are retried with backoff on conflicts. AddLinks sends its links newest first in transactions of at most
 // kMaxShippedEdgeBytes of edges that change at most kMaxDirtyBlocksPerTx blocks: a call
 // that fits one is atomic (two links always do), a larger one (a load) is applied in
@@ -33,6 +33,7 @@
 #include "graph/graph_tx.h"
 #include "graph/list_index.h"
 #include "graph/messages.h"
+#include "graph/node_ids.h"
 #include "graph/run_tx.h"
 #include "graph/store.h"
 #include "kv/shard_map.h"
@@ -56,9 +57,15 @@ class GraphClient final : public GraphStore {
   // ListIndexTuning::min_blocks blocks.
   static constexpr size_t kIndexAfterLoadLinks = 256;
 
-  // `index`: this thread's client of the id index (a kv table).
-  GraphClient(Context& ctx, kv::TableClient& index, ListIndexTuning tuning = {})
-      : ctx_(ctx), index_client_(index), index_(index.shared_map()), reader_(ctx, index.reader()), tuning_(tuning) {}
+  // `index`: this thread's client of the id index (a kv table); `ids`: this machine's
+  // block of node ids (shared by its threads' clients, used when the id counter is here).
+  GraphClient(Context& ctx, kv::TableClient& index, NodeIdBlock& ids, ListIndexTuning tuning = {})
+      : ctx_(ctx),
+        index_client_(index),
+        index_(index.shared_map()),
+        reader_(ctx, index.reader()),
+        ids_(ids),
+        tuning_(tuning) {}
 
   void AddNode(Node node, Done<absl::StatusOr<int64_t>> done) override;
   void AddNodes(std::vector<Node> nodes, Done<absl::StatusOr<int64_t>> done) override;
@@ -81,7 +88,8 @@ class GraphClient final : public GraphStore {
   // for checks and tools; O(list).
   void ReadList(int64_t id1, int64_t type, Done<absl::StatusOr<ListSnapshot>> done);
 
-  // Sends `request` to the machine of its id1's vertex (where Execute runs it).
+  // Sends `request` to the machine of its id1's vertex (kTakeNodeIds, kResetNodeIds: of
+  // the id counter), where Execute runs it.
   void Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
   // Runs a shipped operation here (the handler of kGraphShipMsgId).
   void Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
@@ -90,6 +98,8 @@ class GraphClient final : public GraphStore {
   const ClientStats& stats() const { return stats_; }
   // The id index's shard map (for transactions run by tests and tools: graph_tx.h).
   const std::shared_ptr<const kv::ShardMap>& index_map() const { return index_; }
+  // This thread's client of the id index (tests and tools).
+  kv::TableClient& index_client() const { return index_client_; }
   Context& ctx() const { return ctx_; }
 
  private:
@@ -107,6 +117,7 @@ class GraphClient final : public GraphStore {
   kv::TableClient& index_client_;
   const std::shared_ptr<const kv::ShardMap> index_;
   GraphReader reader_;
+  NodeIdBlock& ids_;
   ClientStats stats_;
   const ListIndexTuning tuning_;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds

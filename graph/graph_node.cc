@@ -59,8 +59,8 @@ absl::Status GraphNode::Open() {
   std::vector<std::unique_ptr<GraphClient>> clients(host_.thread_count());
   for (size_t t = 0; t < clients.size(); ++t) {
     kv::TableClient* index = &index_->client(t);
-    RunOnThread(host_, t, [index, c = &clients[t], tuning = tuning_](Context& ctx) {
-      *c = std::make_unique<GraphClient>(ctx, *index, tuning);
+    RunOnThread(host_, t, [index, ids = &ids_, c = &clients[t], tuning = tuning_](Context& ctx) {
+      *c = std::make_unique<GraphClient>(ctx, *index, *ids, tuning);
     });
   }
   clients_ = std::move(clients);

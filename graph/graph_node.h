@@ -22,6 +22,7 @@
 #include "farm/api/host.h"
 #include "graph/graph_client.h"
 #include "graph/list_index.h"
+#include "graph/node_ids.h"
 #include "kv/table_node.h"
 
 namespace farm::graph {
@@ -47,6 +48,7 @@ class GraphNode {
   bool open() const { return open_.load(std::memory_order_acquire); }
   GraphClient& client(size_t t) { return *clients_.at(t); }
   size_t threads() const { return clients_.size(); }
+  NodeIdBlock& node_ids() { return ids_; }
 
  private:
   GraphNode(Host& host, std::unique_ptr<kv::TableNode> index, ListIndexTuning tuning)
@@ -58,6 +60,7 @@ class GraphNode {
   Host& host_;
   std::unique_ptr<kv::TableNode> index_;
   const ListIndexTuning tuning_;
+  NodeIdBlock ids_;  // this machine's block of node ids (its clients share it)
   std::vector<std::unique_ptr<GraphClient>> clients_;  // written before open_ is set
   std::atomic<bool> open_{false};
 };

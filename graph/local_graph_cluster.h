@@ -28,6 +28,7 @@ class LocalGraphCluster {
   int size() const { return cluster_->size(); }
   // Use a client on its own thread only (Run, or work posted to host(id).context(t)).
   GraphClient& client(NodeId id, size_t t = 0) { return graphs_.at(id)->client(t); }
+  GraphNode& graph(NodeId id) { return *graphs_.at(id); }
 
   // Runs op(client, finish) on node `id`'s thread `t` and waits until finish(Result) is
   // called (DeadlineExceeded after `timeout`). Not from a worker thread.

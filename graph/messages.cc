@@ -209,6 +209,12 @@ std::string EncodeShipRequest(const ShipRequest& r) {
       break;
     case ShipOp::kIndexList:
       break;
+    case ShipOp::kTakeNodeIds:
+      Put<uint64_t>(out, r.count);
+      break;
+    case ShipOp::kResetNodeIds:
+      Put<int64_t>(out, r.start_id);
+      break;
   }
   return out;
 }
@@ -256,6 +262,12 @@ absl::StatusOr<ShipRequest> DecodeShipRequest(absl::string_view bytes) {
       break;
     case ShipOp::kIndexList:
       break;
+    case ShipOp::kTakeNodeIds:
+      if (!r.Get(&req.count)) return Malformed("count");
+      break;
+    case ShipOp::kResetNodeIds:
+      if (!r.Get(&req.start_id)) return Malformed("start id");
+      break;
     default:
       return Malformed(absl::StrCat("operation ", op));
   }
@@ -285,6 +297,11 @@ std::string EncodeShipReply(int64_t id1, int64_t type, const ShipReply& r) {
       break;
     case ShipOp::kIndexList:
       Put<uint8_t>(out, r.indexed ? 1 : 0);
+      break;
+    case ShipOp::kTakeNodeIds:
+      Put<int64_t>(out, r.first_id);
+      break;
+    case ShipOp::kResetNodeIds:
       break;
     case ShipOp::kGetLinks:
     case ShipOp::kGetLinkList:
@@ -329,6 +346,11 @@ absl::StatusOr<ShipReply> DecodeShipReply(absl::string_view bytes, int64_t id1, 
       reply.indexed = indexed;
       break;
     }
+    case ShipOp::kTakeNodeIds:
+      if (!r.Get(&reply.first_id) || reply.first_id < 1) return Malformed("reply first id");
+      break;
+    case ShipOp::kResetNodeIds:
+      break;
     case ShipOp::kGetLinks:
     case ShipOp::kGetLinkList:
       if (!GetEdges(r, id1, type, &reply.links)) return Malformed("reply links");

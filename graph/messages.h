@@ -4,8 +4,9 @@
 // collocated, which placement hints make the common case).
 //
 //   kGraphShipMsgId  request: ShipRequest, sent to the primary of the id1's index
-//                    bucket (the vertex lives beside it). Reply: ShipReply, or the
-//                    operation's error.
+//                    bucket (the vertex lives beside it; kTakeNodeIds and
+//                    kResetNodeIds: of the id counter's bucket, node_ids.h). Reply:
+//                    ShipReply, or the operation's error.
 //
 // Format (versioned; decoding checks every size before reading):
 //   request  u8 version, u8 op, i64 id1, i64 type, then by op:
@@ -18,6 +19,9 @@
 //                           bytes, u8 chunks; the data when chunks is 0, else that many
 //                           chunk FatPtrs: u64 address, u32 size, u32 incarnation)
 //              kLoadLists   u64 token, u32 lists, each i64 id1, i64 type, u32 n, n edges
+//              kIndexList   (nothing)
+//              kTakeNodeIds u64 ids asked for
+//              kResetNodeIds i64 start id
 //            (kPutNodes and kLoadLists carry several ids, all of whose index entries are
 //            in one region, the header's id1 one of them: the request goes to its machine)
 //   reply    u8 version, u8 op, then by op:
@@ -26,6 +30,9 @@
 //              kPutNodes    u64 nodes written (all of them)
 //              kLoadLists   u64 links added
 //              kDeleteLink  u8 found
+//              kIndexList   u8 indexed
+//              kTakeNodeIds i64 the first id
+//              kResetNodeIds (nothing)
 //              kGetLinks,
 //              kGetLinkList u32 n, n edges
 #ifndef FARM_GRAPH_MESSAGES_H_
@@ -68,6 +75,9 @@ enum class ShipOp : uint8_t {
   // Gives a list its indexes (list_index.h) if it has more than min_blocks blocks and
   // none yet: sent at the end of a load that appended a long list.
   kIndexList = 8,
+  // Node ids and their reset, run where the id counter's block is (node_ids.h).
+  kTakeNodeIds = 9,
+  kResetNodeIds = 10,
 };
 
 struct ShipRequest {
@@ -83,6 +93,8 @@ struct ShipRequest {
   std::vector<Node> nodes;     // kPutNodes: each at its id
   std::vector<std::vector<FatPtr>> chunks;  // kPutNodes: each node's chunks (empty: data inline)
   std::vector<LinkList> lists;              // kLoadLists
+  uint64_t count = 0;          // kTakeNodeIds
+  int64_t start_id = 0;        // kResetNodeIds
 };
 
 struct ShipReply {
@@ -93,6 +105,7 @@ struct ShipReply {
   bool found = false;       // kDeleteLink
   bool indexed = false;     // kIndexList: the list has its indexes (built now or before)
   std::vector<Link> links;  // kGetLinks, kGetLinkList
+  int64_t first_id = 0;     // kTakeNodeIds
 };
 
 // What one node or one list adds to a kPutNodes or kLoadLists request (bytes).

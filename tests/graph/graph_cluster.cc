@@ -76,6 +76,18 @@ absl::StatusOr<ListSnapshot> GraphCluster::ReadList(NodeId on, int64_t id1, int6
   return Call<absl::StatusOr<ListSnapshot>>(on, [=](GraphClient& c, auto f) { c.ReadList(id1, type, std::move(f)); });
 }
 
+NodeIdStats GraphCluster::TotalNodeIdStats() {
+  NodeIdStats total;
+  for (NodeId id = 1; id <= static_cast<NodeId>(graph_->size()); ++id) {
+    const NodeIdStats s = graph_->graph(id).node_ids().stats();
+    total.takes += s.takes;
+    total.reservations += s.reservations;
+    total.dropped += s.dropped;
+    total.waits += s.waits;
+  }
+  return total;
+}
+
 ClientStats GraphCluster::TotalStats() {
   ClientStats total;
   for (NodeId id = 1; id <= static_cast<NodeId>(graph_->size()); ++id) {

@@ -41,6 +41,8 @@ class GraphCluster {
   absl::StatusOr<ListSnapshot> ReadList(NodeId on, int64_t id1, int64_t type);
   // Every client's figures, summed (call while no operation runs).
   ClientStats TotalStats();
+  // Every machine's node id block's figures, summed (node_ids.h).
+  NodeIdStats TotalNodeIdStats();
 
  private:
   explicit GraphCluster(std::unique_ptr<LocalGraphCluster> g) : graph_(std::move(g)) {}

@@ -93,6 +93,40 @@ TEST(GraphMessagesTest, IndexListRoundTripsAndRefusesABadReply) {
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipReply(bad, 42, 7).status()));
 }
 
+TEST(GraphMessagesTest, NodeIdOperationsRoundTripAndRefuseTruncations) {
+  ShipRequest take;
+  take.op = ShipOp::kTakeNodeIds;
+  take.count = 1024;
+  ShipRequest reset;
+  reset.op = ShipOp::kResetNodeIds;
+  reset.start_id = 10000001;
+  for (const ShipRequest& r : {take, reset}) {
+    const std::string bytes = EncodeShipRequest(r);
+    EXPECT_EQ(bytes.size(), 26u) << "the header and one 8-byte field";
+    absl::StatusOr<ShipRequest> d = DecodeShipRequest(bytes);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->op, r.op);
+    EXPECT_EQ(d->count, r.count);
+    EXPECT_EQ(d->start_id, r.start_id);
+    for (size_t cut = 0; cut < bytes.size(); ++cut) {
+      EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipRequest(bytes.substr(0, cut)).status())) << cut;
+    }
+    EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipRequest(bytes + "x").status())) << "a trailing byte";
+  }
+  ShipReply taken;
+  taken.op = ShipOp::kTakeNodeIds;
+  taken.first_id = 4242;
+  absl::StatusOr<ShipReply> rd = DecodeShipReply(EncodeShipReply(0, 0, taken), 0, 0);
+  ASSERT_TRUE(rd.ok()) << rd.status();
+  EXPECT_EQ(rd->first_id, 4242);
+  taken.first_id = 0;  // ids start at 1
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipReply(EncodeShipReply(0, 0, taken), 0, 0).status()));
+  ShipReply reset_reply;
+  reset_reply.op = ShipOp::kResetNodeIds;
+  EXPECT_TRUE(DecodeShipReply(EncodeShipReply(0, 0, reset_reply), 0, 0).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeShipReply(EncodeShipReply(0, 0, reset_reply) + "x", 0, 0).status()));
+}
+
 TEST(GraphMessagesTest, MalformedBulkRequestsAreRefused) {
   const std::string good = EncodeShipRequest(PutNodes());
   for (size_t cut = 18; cut < good.size(); cut += 7) {
