@@ -14,7 +14,9 @@
 #                           after the cut until the heal, and a SET sent to it then that got
 #                           no reply never commits (one sent earlier, within its lease, may:
 #                           a warning)
-#   healthy nodes serve     writes through them work again within 15 s of the cut; every
+#   healthy nodes serve     writes through them work again (no failure, no stall: over
+#                           twice the slowest write before the cut, at least 300 ms)
+#                           within 15 s of the cut, before the heal; every
 #                           key reads back, through two healthy nodes, as its last
 #                           acknowledged value (or a later attempt)
 #
@@ -314,11 +316,17 @@ loop_in() {
     "set -uo pipefail; $(declare -f now_us resp writer getter ksetter slowwriter); \"\$@\"" _ "$@"
 }
 
-# Last failing (non-OK) writer SET that ended after the cut, and the newest OK one:
-# "last_fail_end newest_ok_end" (0 when none).
+# The regular writers' last bad SET that ended after the cut, and their newest OK one:
+# "last_bad_end newest_ok_end" (0 when none). Bad: failed, or stalled as
+# partition_check.awk counts it (longer than twice the slowest before the cut, at least
+# 300 ms), so the heal waits for writes that work at their usual speed.
 writer_progress() {
-  cat "$dir"/writer-* 2>/dev/null | awk -v cut="$t_cut" '
-    $1 == "W" && $5 >= cut { if ($8 == "OK") { if ($5 > ok) ok = $5 } else if ($5 > bad) bad = $5 }
+  cat "$dir"/writer-[0-9]* 2>/dev/null | sort -n -k4 | awk -v cut="$t_cut" '
+    $1 != "W" { next }
+    $5 < cut { if ($8 == "OK" && $5 - $4 > pre) pre = $5 - $4; next }
+    $4 < cut { next }
+    { stall = 2 * pre > 300000 ? 2 * pre : 300000
+      if ($8 == "OK" && $5 - $4 <= stall) { if ($5 > ok) ok = $5 } else if ($5 > bad) bad = $5 }
     END { printf "%.0f %.0f\n", bad, ok }'
 }
 
