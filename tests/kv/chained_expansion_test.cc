@@ -5,8 +5,11 @@
 // table several times: readers never see a value that was not written for their key
 // nor miss a key present throughout, and the final contents equal a model. Mid-expansion
 // writes go through shipped updates and through transactions (BeginTxn).
+// A scan from a stale view of a partition (an expansion ended or began since its root
+// was READ) walks the partition again and counts what a fresh scan counts.
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,9 +21,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "farm/api/coro.h"
 #include "gtest/gtest.h"
 #include "kv/chained/chained_client.h"
 #include "kv/chained/chained_node.h"
+#include "kv/chained/table_scan.h"
 #include "kv/store.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/support/fabric_test_util.h"
@@ -113,6 +118,17 @@ absl::Status PutInTxn(KvCluster& kv, NodeId on, const std::string& key, const st
     if (s.code() != absl::StatusCode::kAborted) return s;
   }
   return s;
+}
+
+// Partition 0 counted by ScanPartition from `view` (none: from its root).
+Task<absl::StatusOr<TableScan>> ScanPartitionZero(Context& ctx, chained::ChainedReader& reader,
+                                                  chained::ChainedTable table,
+                                                  std::optional<chained::PartitionView> view) {
+  TableScan scan;
+  if (absl::Status s = co_await chained::ScanPartition(ctx, reader, table, 0, std::move(view), scan); !s.ok()) {
+    co_return s;
+  }
+  co_return scan;
 }
 
 class ChainedExpansionTest : public ::testing::TestWithParam<std::string> {};
@@ -354,6 +370,103 @@ TEST_P(ChainedExpansionTest, ConcurrentReadersAndWritersWhileTheTableDoubles) {
               end->buckets_in_use ? double(end->pairs) / double(end->buckets_in_use) : 0.0,
               static_cast<unsigned long long>(end->overflow_blocks),
               static_cast<unsigned long long>(end->longest_chain));
+}
+
+TEST_P(ChainedExpansionTest, AScanFromAStaleViewWalksThePartitionAgain) {
+  // A scan READs a partition's root, then walks the tables it names; an expansion can
+  // end in between (or start). Forced here by handing ScanPartition views taken before
+  // an expansion and in its middle, once it has ended: the initial table, never freed,
+  // with every head moved and no next table named; a later table freed (its heads fail
+  // their READs). Each walk from a stale view must count what a fresh one counts.
+  auto gate = std::make_shared<Gate>();
+  KvTableOptions options;
+  options.layout = "chained:B=4,expand=off";
+  options.chained_hold = [gate](uint32_t, uint64_t bucket, uint64_t) {
+    if (static_cast<int64_t>(bucket) != gate->pause_at.load()) return false;
+    gate->paused = true;
+    return !gate->release.load();
+  };
+  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "chained_stale", options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  KvCluster& kv = **started;
+  for (int i = 0; i < 80; ++i) {
+    const std::string key = absl::StrCat("key-", i);
+    ASSERT_TRUE(kv.Put(1 + i % 3, key, ValueFor(key, i)).ok()) << key;
+  }
+  const chained::ChainedTable& table = kv.client_as<chained::ChainedClient>(1).table();
+  const chained::Partition& part = table.map->partition(0);
+  auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(part.owner));
+  auto view_now = [&kv]() {
+    return kv.kv().Run<absl::StatusOr<chained::PartitionView>>(1, 0, [](KvClient& c, auto finish) {
+      Spawn(dynamic_cast<chained::ChainedClient&>(c).reader().Refresh(0), std::move(finish));
+    });
+  };
+  auto scan_from = [&kv](std::optional<chained::PartitionView> view) {
+    return kv.kv().Run<absl::StatusOr<TableScan>>(1, 0, [view](KvClient& c, auto finish) {
+      auto& client = dynamic_cast<chained::ChainedClient&>(c);
+      Spawn(ScanPartitionZero(c.ctx(), client.reader(), client.table(), view), std::move(finish));
+    });
+  };
+  auto expect_like_fresh = [&](std::optional<chained::PartitionView> view, const std::string& which) {
+    SCOPED_TRACE(which);
+    absl::StatusOr<TableScan> fresh = scan_from(std::nullopt);
+    absl::StatusOr<TableScan> stale = scan_from(std::move(view));
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    ASSERT_TRUE(stale.ok()) << stale.status();
+    EXPECT_GT(fresh->pairs, 0u);
+    EXPECT_EQ(stale->pairs, fresh->pairs);
+    EXPECT_EQ(stale->pairs_in_buckets, fresh->pairs_in_buckets);
+    EXPECT_EQ(stale->bucket_slots, fresh->bucket_slots);
+    EXPECT_EQ(stale->buckets_in_use, fresh->buckets_in_use);
+    EXPECT_EQ(stale->memory_bytes, fresh->memory_bytes);
+    EXPECT_EQ(stale->expanding, fresh->expanding);
+  };
+  // Expands partition 0 once, held at bucket `hold_at` (-1: not held) until `mid` ran.
+  auto expand = [&](int64_t hold_at, const std::function<void()>& mid) {
+    gate->paused = false;
+    gate->release = false;
+    gate->pause_at = hold_at;
+    absl::Status expanded = absl::UnknownError("not run");
+    std::thread expander([&] {
+      expanded = kv.kv().Run<absl::Status>(
+          part.owner, 1,
+          [&node](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), 0, std::move(finish)); },
+          absl::Seconds(120));
+    });
+    if (hold_at >= 0) {
+      const absl::Time deadline = absl::Now() + absl::Seconds(60);
+      while (!gate->paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+      EXPECT_TRUE(gate->paused.load()) << "the expansion never reached bucket " << hold_at;
+      mid();
+      gate->release = true;
+    }
+    expander.join();
+    EXPECT_TRUE(expanded.ok()) << expanded;
+  };
+
+  // The initial table T0 -> T1; T0 stays allocated, every head moved.
+  absl::StatusOr<chained::PartitionView> before = view_now();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(before->next, nullptr);
+  expand(-1, [] {});
+  expect_like_fresh(*before, "a view from before the expansion (the initial table, all moved)");
+
+  // T1 -> T2, held halfway: a view naming both, then T1 freed once the expansion ends.
+  before = view_now();
+  ASSERT_TRUE(before.ok()) << before.status();
+  const uint64_t n = before->current->buckets();
+  std::optional<chained::PartitionView> mid;
+  expand(static_cast<int64_t>(n / 2), [&] {
+    absl::StatusOr<chained::PartitionView> v = view_now();
+    ASSERT_TRUE(v.ok()) << v.status();
+    ASSERT_NE(v->next, nullptr);
+    expect_like_fresh(*v, "a view from the expansion's middle, while it is held");
+    mid = *v;
+  });
+  ASSERT_EQ(Expansions(kv).freed_tables, 1u) << "the table before the last expansion is freed";
+  expect_like_fresh(*before, "a view from before the expansion (a freed table)");
+  ASSERT_TRUE(mid.has_value());
+  expect_like_fresh(*mid, "a view from the expansion's middle (a freed current table)");
 }
 
 TEST_P(ChainedExpansionTest, DestroyingTheTableEndsARunningExpansion) {
