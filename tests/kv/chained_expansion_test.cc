@@ -131,10 +131,9 @@ Task<absl::StatusOr<TableScan>> ScanPartitionZero(Context& ctx, chained::Chained
   co_return scan;
 }
 
-class ChainedExpansionTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
-  auto gate = std::make_shared<Gate>();
+// A table that expands only when asked, whose expansions wait at bucket
+// `gate->pause_at` of any partition until `gate->release`.
+KvTableOptions HeldTableOptions(const std::shared_ptr<Gate>& gate) {
   KvTableOptions options;
   options.layout = "chained:B=4,expand=off";
   options.chained_hold = [gate](uint32_t, uint64_t bucket, uint64_t) {
@@ -142,7 +141,59 @@ TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
     gate->paused = true;
     return !gate->release.load();
   };
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "chained_mid", options);
+  return options;
+}
+
+// One expansion of partition `p`, run from a thread of its own on worker thread 1 of the
+// partition's owner, held at bucket `hold_at` by the gate (-1: never held). Destroying
+// it releases the expansion and waits for its end.
+class Expansion {
+ public:
+  Expansion(KvCluster& kv, Gate& gate, uint32_t p, int64_t hold_at) : gate_(gate) {
+    gate.paused = false;
+    gate.release = false;
+    gate.pause_at = hold_at;
+    const NodeId owner = kv.client_as<chained::ChainedClient>(1).table().map->partition(p).owner;
+    auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(owner));
+    thread_ = std::thread([this, &kv, &node, owner, p] {
+      status_ = kv.kv().Run<absl::Status>(
+          owner, 1, [&node, p](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), p, std::move(finish)); },
+          absl::Seconds(120));
+    });
+  }
+  Expansion(const Expansion&) = delete;
+  Expansion& operator=(const Expansion&) = delete;
+  ~Expansion() { (void)Finish(); }
+
+  // Whether the expansion reached the bucket it is held at (waits up to 60 s).
+  bool WaitHeld() const {
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (!gate_.paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    return gate_.paused.load();
+  }
+  // Releases the expansion and waits for it to end: its status.
+  absl::Status Finish() {
+    gate_.release = true;
+    return Join();
+  }
+  // Waits for the expansion to end without releasing it (something else must end it).
+  absl::Status Join() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  Gate& gate_;
+  absl::Status status_ = absl::UnknownError("not run");
+  std::thread thread_;
+};
+
+class ChainedExpansionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
+  auto gate = std::make_shared<Gate>();
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "chained_mid", HeldTableOptions(gate));
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   const chained::ChainedTable& table = kv.client_as<chained::ChainedClient>(1).table();
@@ -163,20 +214,8 @@ TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
       const chained::Partition& part = table.map->partition(p);
       const uint64_t n = part.initial->buckets() << round;
       SCOPED_TRACE(absl::StrCat("round ", round, ", partition ", p, " of ", n, " buckets"));
-      gate->paused = false;
-      gate->release = false;
-      gate->pause_at = static_cast<int64_t>(n / 2);
-      absl::Status expanded = absl::UnknownError("not run");
-      auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(part.owner));
-      std::thread expander([&] {
-        expanded = kv.kv().Run<absl::Status>(
-            part.owner, 1,
-            [&node, p](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), p, std::move(finish)); },
-            absl::Seconds(120));
-      });
-      const absl::Time deadline = absl::Now() + absl::Seconds(60);
-      while (!gate->paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-      ASSERT_TRUE(gate->paused.load()) << "the expansion never reached bucket " << n / 2;
+      Expansion expansion(kv, *gate, p, static_cast<int64_t>(n / 2));
+      ASSERT_TRUE(expansion.WaitHeld()) << "the expansion never reached bucket " << n / 2;
 
       // Half the partition's buckets are in the new table, half in the old.
       absl::StatusOr<TableScan> mid = kv.Scan(2);
@@ -216,8 +255,7 @@ TEST_P(ChainedExpansionTest, OperationsMidExpansionSeeTheRightTable) {
       ASSERT_TRUE(mid.ok()) << mid.status();
       EXPECT_EQ(mid->pairs, model.size());
 
-      gate->release = true;
-      expander.join();
+      const absl::Status expanded = expansion.Finish();
       ASSERT_TRUE(expanded.ok()) << expanded;
       ExpectContents(kv, model, absent, "after the expansion");
     }
@@ -379,23 +417,14 @@ TEST_P(ChainedExpansionTest, AScanFromAStaleViewWalksThePartitionAgain) {
   // with every head moved and no next table named; a later table freed (its heads fail
   // their READs). Each walk from a stale view must count what a fresh one counts.
   auto gate = std::make_shared<Gate>();
-  KvTableOptions options;
-  options.layout = "chained:B=4,expand=off";
-  options.chained_hold = [gate](uint32_t, uint64_t bucket, uint64_t) {
-    if (static_cast<int64_t>(bucket) != gate->pause_at.load()) return false;
-    gate->paused = true;
-    return !gate->release.load();
-  };
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "chained_stale", options);
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "chained_stale", HeldTableOptions(gate));
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   for (int i = 0; i < 80; ++i) {
     const std::string key = absl::StrCat("key-", i);
     ASSERT_TRUE(kv.Put(1 + i % 3, key, ValueFor(key, i)).ok()) << key;
   }
-  const chained::ChainedTable& table = kv.client_as<chained::ChainedClient>(1).table();
-  const chained::Partition& part = table.map->partition(0);
-  auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(part.owner));
   auto view_now = [&kv]() {
     return kv.kv().Run<absl::StatusOr<chained::PartitionView>>(1, 0, [](KvClient& c, auto finish) {
       Spawn(dynamic_cast<chained::ChainedClient&>(c).reader().Refresh(0), std::move(finish));
@@ -421,34 +450,11 @@ TEST_P(ChainedExpansionTest, AScanFromAStaleViewWalksThePartitionAgain) {
     EXPECT_EQ(stale->memory_bytes, fresh->memory_bytes);
     EXPECT_EQ(stale->expanding, fresh->expanding);
   };
-  // Expands partition 0 once, held at bucket `hold_at` (-1: not held) until `mid` ran.
-  auto expand = [&](int64_t hold_at, const std::function<void()>& mid) {
-    gate->paused = false;
-    gate->release = false;
-    gate->pause_at = hold_at;
-    absl::Status expanded = absl::UnknownError("not run");
-    std::thread expander([&] {
-      expanded = kv.kv().Run<absl::Status>(
-          part.owner, 1,
-          [&node](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), 0, std::move(finish)); },
-          absl::Seconds(120));
-    });
-    if (hold_at >= 0) {
-      const absl::Time deadline = absl::Now() + absl::Seconds(60);
-      while (!gate->paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-      EXPECT_TRUE(gate->paused.load()) << "the expansion never reached bucket " << hold_at;
-      mid();
-      gate->release = true;
-    }
-    expander.join();
-    EXPECT_TRUE(expanded.ok()) << expanded;
-  };
-
   // The initial table T0 -> T1; T0 stays allocated, every head moved.
   absl::StatusOr<chained::PartitionView> before = view_now();
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_EQ(before->next, nullptr);
-  expand(-1, [] {});
+  ASSERT_TRUE(Expansion(kv, *gate, 0, -1).Finish().ok());
   expect_like_fresh(*before, "a view from before the expansion (the initial table, all moved)");
 
   // T1 -> T2, held halfway: a view naming both, then T1 freed once the expansion ends.
@@ -456,13 +462,17 @@ TEST_P(ChainedExpansionTest, AScanFromAStaleViewWalksThePartitionAgain) {
   ASSERT_TRUE(before.ok()) << before.status();
   const uint64_t n = before->current->buckets();
   std::optional<chained::PartitionView> mid;
-  expand(static_cast<int64_t>(n / 2), [&] {
+  {
+    Expansion expansion(kv, *gate, 0, static_cast<int64_t>(n / 2));
+    ASSERT_TRUE(expansion.WaitHeld()) << "the expansion never reached bucket " << n / 2;
     absl::StatusOr<chained::PartitionView> v = view_now();
     ASSERT_TRUE(v.ok()) << v.status();
     ASSERT_NE(v->next, nullptr);
     expect_like_fresh(*v, "a view from the expansion's middle, while it is held");
     mid = *v;
-  });
+    const absl::Status expanded = expansion.Finish();
+    ASSERT_TRUE(expanded.ok()) << expanded;
+  }
   ASSERT_EQ(Expansions(kv).freed_tables, 1u) << "the table before the last expansion is freed";
   expect_like_fresh(*before, "a view from before the expansion (a freed table)");
   ASSERT_TRUE(mid.has_value());
@@ -474,15 +484,8 @@ TEST_P(ChainedExpansionTest, DestroyingTheTableEndsARunningExpansion) {
   // expansion is held between two buckets: the expansion ends (Cancelled) before its
   // Expander is freed, instead of resuming into freed memory.
   auto gate = std::make_shared<Gate>();
-  gate->pause_at = 1;
-  KvTableOptions options;
-  options.layout = "chained:B=4,expand=off";
-  options.chained_hold = [gate](uint32_t, uint64_t bucket, uint64_t) {
-    if (static_cast<int64_t>(bucket) != gate->pause_at.load()) return false;
-    gate->paused = true;
-    return !gate->release.load();
-  };
-  absl::StatusOr<std::unique_ptr<KvCluster>> started = KvCluster::Start(GetParam(), 3, "chained_stop", options);
+  absl::StatusOr<std::unique_ptr<KvCluster>> started =
+      KvCluster::Start(GetParam(), 3, "chained_stop", HeldTableOptions(gate));
   ASSERT_TRUE(started.ok()) << started.status();
   KvCluster& kv = **started;
   for (int i = 0; i < 40; ++i) {
@@ -491,18 +494,11 @@ TEST_P(ChainedExpansionTest, DestroyingTheTableEndsARunningExpansion) {
   }
   const chained::Partition& part = kv.client_as<chained::ChainedClient>(1).table().map->partition(0);
   auto& node = dynamic_cast<chained::ChainedNode&>(kv.kv().table(part.owner));
-  absl::Status expanded = absl::UnknownError("not run");
-  std::thread expander([&kv, &node, &expanded, owner = part.owner] {
-    expanded = kv.kv().Run<absl::Status>(
-        owner, 1, [&node](KvClient& c, auto finish) { node.host().expander()->Expand(c.ctx(), 0, std::move(finish)); },
-        absl::Seconds(120));
-  });
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (!gate->paused.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-  ASSERT_TRUE(gate->paused.load()) << "the expansion never reached bucket 1";
+  Expansion expansion(kv, *gate, 0, 1);
+  ASSERT_TRUE(expansion.WaitHeld()) << "the expansion never reached bucket 1";
   ASSERT_TRUE(node.host().expander()->expanding(0));
   started->reset();  // never released: only Stop ends it
-  expander.join();
+  const absl::Status expanded = expansion.Join();
   EXPECT_EQ(expanded.code(), absl::StatusCode::kCancelled) << expanded;
 }
 
