@@ -9,7 +9,6 @@
 // was READ) walks the partition again and counts what a fresh scan counts.
 #include <atomic>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
