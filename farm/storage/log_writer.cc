@@ -104,12 +104,17 @@ void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable)
 }
 
 void LogWriter::AppendUnwaited(uint8_t type, absl::string_view payload) {
-  if (policy_.kind == SyncPolicy::Kind::kAlways) return Append(type, payload, [](absl::Status) {});
   MutexLock lock(&mu_);
   if (closing_ || !failed_.ok()) return;
-  EncodeRecord(type, payload, &unwaited_);
+  if (policy_.kind == SyncPolicy::Kind::kAlways) {
+    // Into the group buffer without waking the flusher: it goes with the next group
+    // write, so it costs no write and no sync of its own.
+    EncodeRecord(type, payload, &buffer_);
+  } else {
+    EncodeRecord(type, payload, &unwaited_);
+    dirty_ = true;  // interval: the syncer writes it at the latest
+  }
   ++stats_.records;
-  dirty_ = true;  // interval: the syncer writes it at the latest
 }
 
 absl::Status LogWriter::WriteWithUnwaited(std::string bytes) {

@@ -29,9 +29,10 @@
 // destructor) writes what is queued, syncs unless the policy is none, and joins; call it
 // from one thread.
 //
-// Unwaited records (RecordLog::AppendUnwaited): under always they join the next group
-// write; under interval and none they wait in memory for the next write, sync, rotation
-// or close, so a commit decision costs no write of its own.
+// Unwaited records (RecordLog::AppendUnwaited) wait in memory, in their place among the
+// appends, for the next write (under always: the next group write, which only a waited
+// record starts), sync, rotation or close, so a commit decision costs no write and no
+// sync of its own.
 //
 // Segments: Rotate(next) ends the current file — every record appended before Rotate
 // began is in it, written and synced (whatever the policy) — and appends every later
@@ -91,7 +92,7 @@ class LogWriter final : public RecordLog {
   // Queues a record; `durable` runs once it is durable as the policy promises, or with
   // the error that kept it from being so.
   void Append(uint8_t type, absl::string_view payload, Durable durable) override;
-  // Under interval and none: kept in memory until the next write (no write of its own).
+  // Kept in memory until the next write (no write or sync of its own; see above).
   void AppendUnwaited(uint8_t type, absl::string_view payload) override;
   // Ends the current file and continues in `next_path` (created with a synced header).
   // On error the current file stays in use (nothing is lost); a failed sync of the

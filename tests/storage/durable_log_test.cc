@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "farm/base/mutex.h"
 #include "farm/storage/fault_injecting_file_system.h"
 #include "farm/storage/file_system.h"
@@ -250,13 +251,26 @@ TEST(RotateFailureTest, ARotationThatCannotCreateItsFileKeepsTheCurrentOne) {
 }
 
 // Unwaited records keep their place in the order and reach the file with the next
-// write, the syncer's tick or the close, under every policy.
+// write, the syncer's tick or the close, under every policy; under always, one alone
+// starts no group write (no write, no sync of its own: a commit decision is one).
 TEST_P(PolicyTest, UnwaitedRecordsKeepTheirPlaceAndReachTheFile) {
   w->Append(0, "a", rec.Track(0));
   w->AppendUnwaited(0, "b");
   w->Append(0, "c", rec.Track(1));
-  w->AppendUnwaited(0, "d");
   rec.WaitAll();
+  const LogWriterStats before = w->stats();
+  w->AppendUnwaited(0, "d");
+  if (policy.kind == SyncPolicy::Kind::kAlways) {
+    absl::SleepFor(absl::Milliseconds(100));  // time enough for a flusher that was woken
+    const LogWriterStats after = w->stats();
+    EXPECT_EQ(after.writes, before.writes) << "an unwaited record was written on its own";
+    EXPECT_EQ(after.syncs, before.syncs) << "an unwaited record was synced on its own";
+    EXPECT_EQ(after.records, before.records + 1);
+    std::string bytes;
+    absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+    ASSERT_TRUE(log.ok());
+    EXPECT_EQ(Payloads(*log), (std::vector<std::string>{"a", "b", "c"}));
+  }
   if (policy.kind == SyncPolicy::Kind::kInterval) {
     // The syncer writes "d" on its next tick, with nothing else appended.
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
