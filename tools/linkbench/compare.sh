@@ -46,5 +46,10 @@ echo "compare.sh: cluster of $NODES nodes (graph on $ADDRS, $INDEX_BUCKETS id in
 status=0
 "$BUILD/tools/linkbench/linkbench" --backend="$BACKENDS" --zookeeper="127.0.0.1:$ZK_PORT" \
   --secret_file="$DIR/secret" --graph_resp="$ADDRS" --progress=false "$@" || status=$?
+# The nodes' logs after the run: records written and the syncs they took.
+if [ -x "$BUILD/tools/farm_admin/farm_admin" ]; then
+  echo "compare.sh: the nodes' logs"
+  "$BUILD/tools/farm_admin/farm_admin" --zookeeper="127.0.0.1:$ZK_PORT" storage | cut -c1-50 || true
+fi
 "$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null
 exit $status
