@@ -13,9 +13,12 @@
 namespace farm::graph {
 namespace {
 
-// How long a build may hold its list's writers (it renews nothing: a build of a list
-// of a million links takes about 0.3 s).
+// How long a build's lease holds its list's writers from its last renewal (a build of
+// a list of a million links takes about 0.3 s on a quiet machine, several seconds on a
+// loaded one: KeepBuildLease renews it between the build's transactions).
 constexpr absl::Duration kLease = absl::Seconds(2);
+// KeepBuildLease renews a lease that has less than this left.
+constexpr absl::Duration kRenewBelow = absl::Seconds(1);
 // New tree nodes written per transaction (kTreeNodeBytes each).
 constexpr size_t kNodesPerTx = 12;
 // A list longer than this many blocks is taken for a cycle.
@@ -76,20 +79,30 @@ Task<absl::StatusOr<SnapshotPart>> ReadSnapshotPart(TxScope& s, int64_t id1, int
 struct Snapshot {
   bool nothing_to_do = false;
   bool changed = false;
+  bool lost = false;  // the build lost its lease
   uint64_t changes = 0;
   Addr hint;
   std::vector<TreeEntry> by_id2;  // sorted after the read
   std::vector<TreeEntry> by_key;
 };
 
-// The whole list, part by part (SnapshotPart).
+// The whole list, part by part (SnapshotPart), keeping the build's lease; `lost` when
+// the build lost it (the snapshot is then incomplete).
 Task<absl::StatusOr<Snapshot>> ReadSnapshot(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
-                                            ClientStats* stats, int64_t id1, int64_t type, uint32_t blocks_per_read) {
+                                            ClientStats* stats, BuildLease* lease, uint32_t blocks_per_read) {
+  const int64_t id1 = lease->id1;
+  const int64_t type = lease->type;
   Snapshot out;
   std::optional<uint64_t> changes;
   FatPtr from;
   for (size_t parts = 0;; ++parts) {
     if (parts >= kMaxBlocks) co_return absl::InternalError("corrupt graph list: a cycle");
+    absl::StatusOr<bool> kept = co_await KeepBuildLease(ctx, index, stats, lease);
+    if (!kept.ok()) co_return kept.status();
+    if (!*kept) {
+      out.lost = true;
+      co_return out;
+    }
     absl::StatusOr<SnapshotPart> part = co_await RunTx<SnapshotPart>(ctx, index, stats, [&](TxScope& s) {
       return ReadSnapshotPart(s, id1, type, from, changes, blocks_per_read);
     });
@@ -106,11 +119,12 @@ Task<absl::StatusOr<Snapshot>> ReadSnapshot(Context& ctx, std::shared_ptr<const 
   }
 }
 
-// Writes a tree holding `entries` (sorted, unique) bottom up; its root. Every node made
-// is added to `made` (to free them if the tree is not used).
+// Writes a tree holding `entries` (sorted, unique) bottom up, keeping the build's lease;
+// its root, or null when the build lost its lease. Every node made is added to `made`
+// (to free them if the tree is not used).
 Task<absl::StatusOr<FatPtr>> WriteTree(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
-                                       const TreeShape& shape, Addr hint, std::vector<TreeEntry> entries,
-                                       std::vector<FatPtr>& made) {
+                                       BuildLease* lease, const TreeShape& shape, Addr hint,
+                                       std::vector<TreeEntry> entries, std::vector<FatPtr>& made) {
   uint8_t level = 0;
   while (true) {
     const uint16_t capacity = level == 0 ? shape.leaf_capacity() : shape.internal_capacity();
@@ -125,6 +139,9 @@ Task<absl::StatusOr<FatPtr>> WriteTree(Context& ctx, std::shared_ptr<const kv::S
     std::vector<TreeEntry> parents;
     for (size_t first = 0; first < nodes.size(); first += kNodesPerTx) {
       const size_t last = std::min(nodes.size(), first + kNodesPerTx);
+      absl::StatusOr<bool> kept = co_await KeepBuildLease(ctx, index, stats, lease);
+      if (!kept.ok()) co_return kept.status();
+      if (!*kept) co_return FatPtr();
       absl::StatusOr<std::vector<FatPtr>> written = co_await RunTx<std::vector<FatPtr>>(
           ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<std::vector<FatPtr>>> {
             std::vector<FatPtr> out;
@@ -164,16 +181,15 @@ Task<absl::Status> FreeNodes(Context& ctx, std::shared_ptr<const kv::ShardMap> i
   co_return absl::OkStatus();
 }
 
-// Takes the list's build lease (ListHead::build_lease) unless a build holds it: the
-// lease's end, or nullopt when there is nothing to do (no list, an empty or indexed
-// one, another build under way).
-// The build's lease on the list, or none: no such list, an empty one, one of at most
-// `min_blocks` blocks, one indexed already (`indexed`), or one another build holds.
+// What TakeLease found: the lease's end when the build took it, or none: no such list,
+// an empty one, one of at most `min_blocks` blocks, one indexed already (`indexed`), or
+// one another build holds.
 struct Lease {
   std::optional<uint32_t> lease;
   bool indexed = false;
 };
 
+// Takes the list's build lease (ListHead::build_lease) unless a build holds it.
 Task<absl::StatusOr<Lease>> TakeLease(TxScope& s, int64_t id1, int64_t type, uint32_t min_blocks) {
   absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
   if (!vertex.ok()) co_return vertex.status();
@@ -215,16 +231,16 @@ Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv
       co_await RunTx<Lease>(ctx, index, stats, [&](TxScope& s) { return TakeLease(s, id1, type, min_blocks); });
   if (!taken.ok()) co_return taken.status();
   if (!taken->lease.has_value()) co_return taken->indexed;
-  const std::optional<uint32_t> lease = taken->lease;
-  // Writers of the list wait from here on; if the build fails, the lease is released
-  // (or runs out).
+  BuildLease lease{id1, type, *taken->lease};
+  // Writers of the list wait from here on, as long as the build renews its lease; if
+  // the build fails, the lease is released (or runs out).
   std::vector<FatPtr> made;
   std::optional<std::pair<FatPtr, FatPtr>> roots;
   uint64_t changes = 0;
   auto build = [&]() -> Task<absl::Status> {
-    absl::StatusOr<Snapshot> snapshot = co_await ReadSnapshot(ctx, index, stats, id1, type, tuning.blocks_per_read);
+    absl::StatusOr<Snapshot> snapshot = co_await ReadSnapshot(ctx, index, stats, &lease, tuning.blocks_per_read);
     if (!snapshot.ok()) co_return snapshot.status();
-    if (snapshot->nothing_to_do || snapshot->changed) co_return absl::OkStatus();
+    if (snapshot->nothing_to_do || snapshot->changed || snapshot->lost) co_return absl::OkStatus();
     changes = snapshot->changes;
     std::sort(snapshot->by_id2.begin(), snapshot->by_id2.end(),
               [](const TreeEntry& a, const TreeEntry& b) { return a.key < b.key; });
@@ -233,18 +249,20 @@ Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv
         co_return absl::InternalError("corrupt graph list: an id2 twice");
       }
     }
-    absl::StatusOr<FatPtr> by_id2 = co_await WriteTree(ctx, index, stats, tuning.id2_shape(), snapshot->hint,
-                                                       std::move(snapshot->by_id2), made);
+    absl::StatusOr<FatPtr> by_id2 = co_await WriteTree(ctx, index, stats, &lease, tuning.id2_shape(),
+                                                       snapshot->hint, std::move(snapshot->by_id2), made);
     if (!by_id2.ok()) co_return by_id2.status();
-    absl::StatusOr<FatPtr> by_key = co_await WriteTree(ctx, index, stats, tuning.key_shape(), snapshot->hint,
-                                                       std::move(snapshot->by_key), made);
+    if (by_id2->is_null()) co_return absl::OkStatus();  // lost the lease
+    absl::StatusOr<FatPtr> by_key = co_await WriteTree(ctx, index, stats, &lease, tuning.key_shape(),
+                                                       snapshot->hint, std::move(snapshot->by_key), made);
     if (!by_key.ok()) co_return by_key.status();
+    if (by_key->is_null()) co_return absl::OkStatus();
     roots.emplace(*by_id2, *by_key);
     co_return absl::OkStatus();
   };
   const absl::Status built = co_await build();
   absl::StatusOr<bool> linked = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) {
-    return EndBuild(s, id1, type, *lease, changes, built.ok() ? roots : std::nullopt);
+    return EndBuild(s, id1, type, lease.ends, changes, built.ok() ? roots : std::nullopt);
   });
   if (linked.ok() && *linked) {
     ++stats->index_builds;
@@ -254,6 +272,25 @@ Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv
   if (!built.ok()) co_return built;
   if (!linked.ok()) co_return linked.status();
   co_return false;
+}
+
+Task<absl::StatusOr<bool>> KeepBuildLease(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                          ClientStats* stats, BuildLease* lease) {
+  const absl::Time now = absl::Now();
+  if (absl::FromUnixSeconds(lease->ends) - now >= kRenewBelow) co_return true;
+  const uint32_t held = lease->ends;
+  const uint32_t renewed = static_cast<uint32_t>(absl::ToUnixSeconds(now + kLease)) + 1;
+  absl::StatusOr<bool> kept = co_await RunTx<bool>(ctx, index, stats, [&](TxScope& s) -> Task<absl::StatusOr<bool>> {
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, lease->id1);
+    if (!vertex.ok()) co_return vertex.status();
+    ListHead* list = vertex->object != nullptr ? vertex->v.FindList(lease->type) : nullptr;
+    if (list == nullptr || list->build_lease != held) co_return false;
+    list->build_lease = renewed;
+    if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
+    co_return true;
+  });
+  if (kept.ok() && *kept) lease->ends = renewed;
+  co_return kept;
 }
 
 }  // namespace farm::graph

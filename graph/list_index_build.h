@@ -13,9 +13,14 @@
 //      build's and `changes` is still what step 1 read — and releases the lease. When
 //      it does not link them, the new nodes are freed; the next operation that walks the
 //      list tries again.
+// Between its transactions the build renews its lease (KeepBuildLease) while less than
+// a second of it is left, so a build slower than the lease (a hub on a loaded machine)
+// is not overtaken by writers and wasted; a build that lost its lease (it ran out
+// between two renewals and another build took it) stops and frees what it made.
 // O(list) work, done once per list; it runs where the list lives (a shipped operation).
 // If the process dies between 2 and 3 the new nodes are lost (not reachable, not freed)
-// and the list's writers wait until the lease runs out.
+// and the list's writers wait until the lease runs out (at most 2 s after the last
+// renewal).
 #ifndef FARM_GRAPH_LIST_INDEX_BUILD_H_
 #define FARM_GRAPH_LIST_INDEX_BUILD_H_
 
@@ -38,6 +43,21 @@ namespace farm::graph {
 Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
                                           ClientStats* stats, int64_t id1, int64_t type, ListIndexTuning tuning,
                                           uint32_t min_blocks = 0);
+
+// A build's hold on the list (id1, type): the lease it took, `ends` at (unix seconds,
+// ListHead::build_lease).
+struct BuildLease {
+  int64_t id1 = 0;
+  int64_t type = 0;
+  uint32_t ends = 0;
+};
+
+// Renews `lease` (one transaction on the list's vertex) when less than a second of it is
+// left, and moves `ends`; nothing otherwise. Whether the build still holds the list:
+// false when the list's lease is no longer `ends` (another build took it once it ran
+// out) or the list is gone.
+Task<absl::StatusOr<bool>> KeepBuildLease(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                                          ClientStats* stats, BuildLease* lease);
 
 }  // namespace farm::graph
 

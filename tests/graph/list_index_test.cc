@@ -17,6 +17,7 @@
 #include "farm/api/coro.h"
 #include "graph/btree.h"
 #include "graph/graph_tx.h"
+#include "graph/list_index_build.h"
 #include "graph/memory_graph.h"
 #include "graph/run_tx.h"
 #include "gtest/gtest.h"
@@ -367,6 +368,80 @@ TEST_P(ListIndexTest, WritersWaitForABuildsLeaseUntilItEnds) {
   EXPECT_LT(absl::Now() - free_start, absl::Seconds(1));
   EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType), 3000u);
   std::cerr << "a writer waited " << waited << " for a lease of up to 2 s\n";
+}
+
+// The build lease of the list (id1, type) (0: none).
+Task<absl::StatusOr<uint32_t>> ReadLease(Context& ctx, std::shared_ptr<const kv::ShardMap> index, int64_t id1,
+                                         int64_t type) {
+  ClientStats stats;
+  co_return co_await RunTx<uint32_t>(ctx, index, &stats, [id1, type](TxScope& s) -> Task<absl::StatusOr<uint32_t>> {
+    absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
+    if (!vertex.ok()) co_return vertex.status();
+    const ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
+    if (list == nullptr) co_return absl::NotFoundError("no such list");
+    co_return list->build_lease;
+  });
+}
+
+// A build keeps its lease between its transactions: it renews one that ends within a
+// second, leaves a longer one alone, and learns that it lost one another build took
+// once it ran out (and then leaves that build's lease alone).
+TEST_P(ListIndexTest, ABuildRenewsItsLeaseUntilAnotherBuildTakesIt) {
+  ListIndexTuning never;
+  never.min_blocks = 1u << 30;
+  Start(never);
+  std::vector<Link> links;
+  for (int i = 0; i < 100; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
+  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 100u);
+  std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
+  auto set_lease = [&](uint32_t lease) {
+    absl::StatusOr<bool> set = OnThread<bool>([index, lease](Context& ctx) {
+      return SetLease(ctx, index, 5, kDefaultLinkType, lease);
+    });
+    ASSERT_TRUE(set.ok()) << set.status();
+  };
+  auto read_lease = [&]() -> uint32_t {
+    absl::StatusOr<uint32_t> lease = OnThread<uint32_t>([index](Context& ctx) {
+      return ReadLease(ctx, index, 5, kDefaultLinkType);
+    });
+    EXPECT_TRUE(lease.ok()) << lease.status();
+    return lease.value_or(0);
+  };
+  auto keep = [&](BuildLease* lease) -> absl::StatusOr<bool> {
+    return OnThread<bool>([index, lease](Context& ctx) {
+      return [](Context& ctx, std::shared_ptr<const kv::ShardMap> index, BuildLease* lease) -> Task<absl::StatusOr<bool>> {
+        ClientStats stats;
+        co_return co_await KeepBuildLease(ctx, index, &stats, lease);
+      }(ctx, index, lease);
+    });
+  };
+  auto unix_seconds = [](absl::Duration from_now) {
+    return static_cast<uint32_t>(absl::ToUnixSeconds(absl::Now() + from_now));
+  };
+
+  // Less than a second left: renewed to at least 2 s from now, in the list too.
+  BuildLease lease{5, kDefaultLinkType, unix_seconds(absl::ZeroDuration()) + 1};
+  set_lease(lease.ends);
+  const uint32_t at_least = unix_seconds(absl::Seconds(2));
+  EXPECT_TRUE(*keep(&lease));
+  EXPECT_GT(lease.ends, at_least);
+  EXPECT_EQ(read_lease(), lease.ends);
+  // Ten seconds left: nothing to do.
+  lease.ends = unix_seconds(absl::Seconds(10));
+  set_lease(lease.ends);
+  const uint32_t long_lease = lease.ends;
+  EXPECT_TRUE(*keep(&lease));
+  EXPECT_EQ(lease.ends, long_lease);
+  EXPECT_EQ(read_lease(), long_lease);
+  // Ran out, and another build took the list: lost, and the other's lease stays.
+  lease.ends = unix_seconds(-absl::Seconds(5));
+  const uint32_t other = unix_seconds(absl::Seconds(2)) + 1;
+  set_lease(other);
+  EXPECT_FALSE(*keep(&lease));
+  EXPECT_EQ(read_lease(), other);
+  // No such list: lost.
+  BuildLease gone{5, kDefaultLinkType + 1, unix_seconds(-absl::Seconds(5))};
+  EXPECT_FALSE(*keep(&gone));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ListIndexTest, ::testing::ValuesIn(farm::testing::TestBackends()));
