@@ -51,6 +51,8 @@ struct ListIndexTuning {
   // Blocks one transaction of a build reads (list_index_build.h; its read set must
   // validate in one message per machine; tests set a few to build in many parts).
   uint32_t blocks_per_read = 1024;
+  // A pause after each part a build reads (tests: a build slower than its lease).
+  absl::Duration build_pause = absl::ZeroDuration();
 
   TreeShape id2_shape() const { return TreeShape{8, 8, node_entries}; }
   TreeShape key_shape() const { return TreeShape{16, 16, node_entries}; }

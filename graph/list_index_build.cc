@@ -89,7 +89,8 @@ struct Snapshot {
 // The whole list, part by part (SnapshotPart), keeping the build's lease; `lost` when
 // the build lost it (the snapshot is then incomplete).
 Task<absl::StatusOr<Snapshot>> ReadSnapshot(Context& ctx, std::shared_ptr<const kv::ShardMap> index,
-                                            ClientStats* stats, BuildLease* lease, uint32_t blocks_per_read) {
+                                            ClientStats* stats, BuildLease* lease, uint32_t blocks_per_read,
+                                            absl::Duration pause) {
   const int64_t id1 = lease->id1;
   const int64_t type = lease->type;
   Snapshot out;
@@ -116,6 +117,7 @@ Task<absl::StatusOr<Snapshot>> ReadSnapshot(Context& ctx, std::shared_ptr<const 
     out.by_key.insert(out.by_key.end(), part->by_key.begin(), part->by_key.end());
     if (part->next.is_null()) co_return out;
     from = part->next;
+    if (pause > absl::ZeroDuration()) co_await SleepFor(ctx, pause);
   }
 }
 
@@ -238,7 +240,8 @@ Task<absl::StatusOr<bool>> BuildListIndex(Context& ctx, std::shared_ptr<const kv
   std::optional<std::pair<FatPtr, FatPtr>> roots;
   uint64_t changes = 0;
   auto build = [&]() -> Task<absl::Status> {
-    absl::StatusOr<Snapshot> snapshot = co_await ReadSnapshot(ctx, index, stats, &lease, tuning.blocks_per_read);
+    absl::StatusOr<Snapshot> snapshot = co_await ReadSnapshot(ctx, index, stats, &lease, tuning.blocks_per_read,
+                                                                tuning.build_pause);
     if (!snapshot.ok()) co_return snapshot.status();
     if (snapshot->nothing_to_do || snapshot->changed || snapshot->lost) co_return absl::OkStatus();
     changes = snapshot->changes;

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -370,16 +371,16 @@ TEST_P(ListIndexTest, WritersWaitForABuildsLeaseUntilItEnds) {
   std::cerr << "a writer waited " << waited << " for a lease of up to 2 s\n";
 }
 
-// The build lease of the list (id1, type) (0: none).
-Task<absl::StatusOr<uint32_t>> ReadLease(Context& ctx, std::shared_ptr<const kv::ShardMap> index, int64_t id1,
-                                         int64_t type) {
+// The head of the list (id1, type), as its vertex holds it.
+Task<absl::StatusOr<ListHead>> ReadListHead(Context& ctx, std::shared_ptr<const kv::ShardMap> index, int64_t id1,
+                                            int64_t type) {
   ClientStats stats;
-  co_return co_await RunTx<uint32_t>(ctx, index, &stats, [id1, type](TxScope& s) -> Task<absl::StatusOr<uint32_t>> {
+  co_return co_await RunTx<ListHead>(ctx, index, &stats, [id1, type](TxScope& s) -> Task<absl::StatusOr<ListHead>> {
     absl::StatusOr<VertexInTx> vertex = co_await ReadVertex(s, id1);
     if (!vertex.ok()) co_return vertex.status();
     const ListHead* list = vertex->object != nullptr ? vertex->v.FindList(type) : nullptr;
     if (list == nullptr) co_return absl::NotFoundError("no such list");
-    co_return list->build_lease;
+    co_return *list;
   });
 }
 
@@ -401,11 +402,11 @@ TEST_P(ListIndexTest, ABuildRenewsItsLeaseUntilAnotherBuildTakesIt) {
     ASSERT_TRUE(set.ok()) << set.status();
   };
   auto read_lease = [&]() -> uint32_t {
-    absl::StatusOr<uint32_t> lease = OnThread<uint32_t>([index](Context& ctx) {
-      return ReadLease(ctx, index, 5, kDefaultLinkType);
+    absl::StatusOr<ListHead> head = OnThread<ListHead>([index](Context& ctx) {
+      return ReadListHead(ctx, index, 5, kDefaultLinkType);
     });
-    EXPECT_TRUE(lease.ok()) << lease.status();
-    return lease.value_or(0);
+    EXPECT_TRUE(head.ok()) << head.status();
+    return head.ok() ? head->build_lease : 0;
   };
   auto keep = [&](BuildLease* lease) -> absl::StatusOr<bool> {
     return OnThread<bool>([index, lease](Context& ctx) {
@@ -442,6 +443,57 @@ TEST_P(ListIndexTest, ABuildRenewsItsLeaseUntilAnotherBuildTakesIt) {
   // No such list: lost.
   BuildLease gone{5, kDefaultLinkType + 1, unix_seconds(-absl::Seconds(5))};
   EXPECT_FALSE(*keep(&gone));
+}
+
+// A build that takes longer than its lease (paused after each part it reads) renews it:
+// a writer that comes during the build waits until the build has linked its indexes,
+// instead of changing the list under it once the first lease runs out (which wasted
+// the build).
+TEST_P(ListIndexTest, ABuildSlowerThanItsLeaseIsNotOvertakenByWriters) {
+  ListIndexTuning never;
+  never.min_blocks = 1u << 30;
+  Start(never);
+  std::vector<Link> links;
+  for (int i = 0; i < 3000; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
+  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 3000u);
+  std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
+  absl::StatusOr<ListHead> head = OnThread<ListHead>([index](Context& ctx) {
+    return ReadListHead(ctx, index, 5, kDefaultLinkType);
+  });
+  ASSERT_TRUE(head.ok()) << head.status();
+  ASSERT_GE(head->blocks, 4u);
+  ListIndexTuning slow;
+  slow.min_blocks = 0;
+  slow.blocks_per_read = 1;
+  slow.build_pause = absl::Milliseconds(4000) / head->blocks;  // longer than a lease (2-3 s)
+
+  absl::StatusOr<bool> built;
+  const absl::Time build_start = absl::Now();
+  absl::Time build_end;
+  std::thread build([&] {
+    built = OnThread<bool>([index, slow](Context& ctx) {
+      return [](Context& ctx, std::shared_ptr<const kv::ShardMap> index,
+                ListIndexTuning slow) -> Task<absl::StatusOr<bool>> {
+        ClientStats stats;
+        co_return co_await BuildListIndex(ctx, index, &stats, 5, kDefaultLinkType, slow);
+      }(ctx, index, slow);
+    });
+    build_end = absl::Now();
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_TRUE(*g_->AddLink(2, Link{5, kDefaultLinkType, 5000, Visibility::kVisible, 1, 9000, "waited"}));
+  const absl::Time write_end = absl::Now();
+  build.join();
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_TRUE(*built) << "the build was overtaken by the writer once its lease ran out";
+  EXPECT_GE(build_end - build_start, absl::Seconds(3)) << "the build was meant to outlast its first lease";
+  EXPECT_GE(write_end, build_end - absl::Milliseconds(50)) << "the writer went on before the build ended";
+  absl::StatusOr<ListSnapshot> list = g_->ReadList(3, 5, kDefaultLinkType);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_TRUE(list->indexed);
+  EXPECT_TRUE(list->index_check.ok()) << list->index_check;
+  EXPECT_EQ(list->count, 3001u);
+  std::cerr << "a build of " << head->blocks << " blocks took " << (build_end - build_start) << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ListIndexTest, ::testing::ValuesIn(farm::testing::TestBackends()));
