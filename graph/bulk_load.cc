@@ -18,6 +18,10 @@
 namespace farm::graph {
 namespace {
 
+// Nodes whose chunks AddNodesTask writes at once (each node's chunks one after another,
+// a transaction each).
+constexpr size_t kChunkedNodesAtOnce = 16;
+
 // co_await LoadAloneAwait(client, list, load) -> StatusOr<uint64_t>: GraphClient::LoadLinks.
 class LoadAloneAwait {
  public:
@@ -238,6 +242,15 @@ Task<absl::Status> LoadListsPart(Context& ctx, std::shared_ptr<const kv::ShardMa
   co_return absl::OkStatus();
 }
 
+// Writes the chunks of a node's `data` (chunks.h) into `out`.
+Task<absl::Status> WriteChunksInto(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats,
+                                   const std::string& data, Addr hint, std::vector<FatPtr>* out) {
+  absl::StatusOr<std::vector<FatPtr>> written = co_await WriteNodeChunks(ctx, index, stats, data, hint);
+  if (!written.ok()) co_return written.status();
+  *out = std::move(*written);
+  co_return absl::OkStatus();
+}
+
 }  // namespace
 
 Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* stats, std::vector<Node> nodes) {
@@ -245,16 +258,18 @@ Task<absl::StatusOr<int64_t>> AddNodesTask(GraphClient& client, ClientStats* sta
   const std::shared_ptr<const kv::ShardMap> index = client.index_map();
   std::vector<std::vector<FatPtr>> chunks(nodes.size());
   absl::Status failed;
+  // The chunks of the nodes whose data is not inline, kChunkedNodesAtOnce nodes at once.
+  std::vector<Task<absl::Status>> writes;
   for (size_t i = 0; i < nodes.size() && failed.ok(); ++i) {
-    if (nodes[i].data.size() <= kMaxInlineNodeData) continue;
-    // The node's id is not known yet: spread the chunks over the index's shards (a
-    // compute-only member has no memory of its own to put them in).
-    const kv::Shard& shard = index->shards()[absl::HashOf(nodes[i].data, i) % index->shards().size()];
-    absl::StatusOr<std::vector<FatPtr>> c = co_await WriteNodeChunks(ctx, index, stats, nodes[i].data, shard.first);
-    if (c.ok()) {
-      chunks[i] = std::move(*c);
-    } else {
-      failed = c.status();
+    if (nodes[i].data.size() > kMaxInlineNodeData) {
+      // The node's id is not known yet: spread the chunks over the index's shards (a
+      // compute-only member has no memory of its own to put them in).
+      const kv::Shard& shard = index->shards()[absl::HashOf(nodes[i].data, i) % index->shards().size()];
+      writes.push_back(WriteChunksInto(ctx, index, stats, nodes[i].data, shard.first, &chunks[i]));
+    }
+    if (writes.size() == kChunkedNodesAtOnce || (i + 1 == nodes.size() && !writes.empty())) {
+      failed = co_await JoinAll(std::move(writes));
+      writes.clear();
     }
   }
   absl::StatusOr<int64_t> first = absl::UnknownError("no ids yet");

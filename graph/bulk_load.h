@@ -9,7 +9,7 @@
 // bytes) with the last one's and the index's Seal.
 //
 //   client    AddNodesTask: node data over kMaxInlineNodeData as chunks first (a
-//             transaction each), then the ids (kTakeNodeIds, from the block of reserved
+//             transaction each; several nodes' at once), then the ids (kTakeNodeIds, from the block of reserved
 //             ids on the id counter's machine: node_ids.h), then kPutNodes requests. LoadListsTask:
 //             lists sorted newest first; a list with a repeated id2 or over
 //             kMaxListedLoadEdgeBytes of edges goes alone by GraphClient::LoadLinks, the

@@ -183,6 +183,26 @@ TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   EXPECT_TRUE(g_->AddLink(1, L(1, 2, 3, Visibility::kVisible, std::string(255, 'x'))).ok());
 }
 
+// One batch of nodes over the inline size (their chunks written several nodes at once,
+// more nodes than go at once) between inline ones: each node gets its own data back.
+TEST_P(GraphTest, ABatchOfChunkedAndInlineNodesKeepsEachNodesData) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 41; ++i) {
+    const size_t bytes = i % 2 == 0 ? kMaxInlineNodeData + 1 + 997 * static_cast<size_t>(i) : 10 + i;
+    std::string data(bytes, '\0');
+    for (size_t b = 0; b < bytes; ++b) data[b] = static_cast<char>(b * 13 + static_cast<size_t>(i));
+    nodes.push_back(Node{0, 3, 1, i, std::move(data)});
+  }
+  absl::StatusOr<int64_t> first = g_->AddNodes(1, nodes);
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (int i = 0; i < 41; ++i) {
+    absl::StatusOr<std::optional<Node>> n = g_->GetNode(1 + i % 3, *first + i, 3);
+    ASSERT_TRUE(n.ok() && n->has_value()) << i;
+    EXPECT_TRUE((*n)->data == nodes[i].data) << "node " << i << " of " << nodes[i].data.size() << " bytes";
+    EXPECT_EQ((*n)->time, i);
+  }
+}
+
 TEST_P(GraphTest, CountsFollowVisibilityThroughAddHideDeleteReAdd) {
   EXPECT_EQ(*g_->CountLinks(1, 5, kDefaultLinkType), 0u);
   EXPECT_TRUE(*g_->AddLink(1, L(5, 10, 100)));
