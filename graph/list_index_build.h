@@ -19,8 +19,8 @@
 // between two renewals and another build took it) stops and frees what it made.
 // O(list) work, done once per list; it runs where the list lives (a shipped operation).
 // If the process dies between 2 and 3 the new nodes are lost (not reachable, not freed)
-// and the list's writers wait until the lease runs out (at most 2 s after the last
-// renewal).
+// and the list's writers wait until the lease runs out (2-3 s after the last renewal:
+// leases are whole unix seconds).
 #ifndef FARM_GRAPH_LIST_INDEX_BUILD_H_
 #define FARM_GRAPH_LIST_INDEX_BUILD_H_
 
