@@ -35,6 +35,16 @@ class ListIndexTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(g.ok()) << g.status();
     g_ = std::move(*g);
   }
+  // Starts a cluster that indexes no list by itself (a load would index a long one, as
+  // a build does), with the list (5, kDefaultLinkType) of `links` links.
+  void StartWithUnindexedList(int links) {
+    ListIndexTuning never;
+    never.min_blocks = 1u << 30;
+    ASSERT_NO_FATAL_FAILURE(Start(never));
+    std::vector<Link> list;
+    for (int i = 0; i < links; ++i) list.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
+    ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, list), static_cast<uint64_t>(links));
+  }
   // Runs body(ctx) as a task on node 1's thread 0 and waits for its result.
   template <typename T>
   absl::StatusOr<T> OnThread(std::function<Task<absl::StatusOr<T>>(Context&)> body) {
@@ -339,12 +349,7 @@ Task<absl::StatusOr<bool>> SetLease(Context& ctx, std::shared_ptr<const kv::Shar
 // While a build holds a list's lease its writers wait (and readers do not); a lease
 // left behind by a build that died holds them only until it runs out.
 TEST_P(ListIndexTest, WritersWaitForABuildsLeaseUntilItEnds) {
-  ListIndexTuning never;  // the list stays unindexed (its load would index it), as while a build runs
-  never.min_blocks = 1u << 30;
-  Start(never);
-  std::vector<Link> links;
-  for (int i = 0; i < 3000; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
-  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 3000u);
+  ASSERT_NO_FATAL_FAILURE(StartWithUnindexedList(3000));
   auto set_lease = [&](absl::Time until) {
     const uint32_t lease = static_cast<uint32_t>(absl::ToUnixSeconds(until));
     std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
@@ -388,12 +393,7 @@ Task<absl::StatusOr<ListHead>> ReadListHead(Context& ctx, std::shared_ptr<const 
 // second, leaves a longer one alone, and learns that it lost one another build took
 // once it ran out (and then leaves that build's lease alone).
 TEST_P(ListIndexTest, ABuildRenewsItsLeaseUntilAnotherBuildTakesIt) {
-  ListIndexTuning never;
-  never.min_blocks = 1u << 30;
-  Start(never);
-  std::vector<Link> links;
-  for (int i = 0; i < 100; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
-  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 100u);
+  ASSERT_NO_FATAL_FAILURE(StartWithUnindexedList(100));
   std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
   auto set_lease = [&](uint32_t lease) {
     absl::StatusOr<bool> set = OnThread<bool>([index, lease](Context& ctx) {
@@ -450,12 +450,7 @@ TEST_P(ListIndexTest, ABuildRenewsItsLeaseUntilAnotherBuildTakesIt) {
 // instead of changing the list under it once the first lease runs out (which wasted
 // the build).
 TEST_P(ListIndexTest, ABuildSlowerThanItsLeaseIsNotOvertakenByWriters) {
-  ListIndexTuning never;
-  never.min_blocks = 1u << 30;
-  Start(never);
-  std::vector<Link> links;
-  for (int i = 0; i < 3000; ++i) links.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, "x"});
-  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, links), 3000u);
+  ASSERT_NO_FATAL_FAILURE(StartWithUnindexedList(3000));
   std::shared_ptr<const kv::ShardMap> index = g_->client(1).index_map();
   absl::StatusOr<ListHead> head = OnThread<ListHead>([index](Context& ctx) {
     return ReadListHead(ctx, index, 5, kDefaultLinkType);
