@@ -166,11 +166,10 @@ void MsgChannel::EndOfEpochRound(std::vector<NodeId> members, StatusDone done) {
 
 // --- AllocService ---
 
-absl::StatusOr<std::unique_ptr<AllocService>> AllocService::Create(Messenger* messenger,
-                                                                   Allocator* allocator,
-                                                                   BackupRegions* backups,
-                                                                   storage::RecordLog* log) {
-  std::unique_ptr<AllocService> service(new AllocService(messenger, allocator, backups));
+absl::StatusOr<std::unique_ptr<AllocService>> AllocService::Create(Messenger* messenger, Allocator* allocator,
+                                                                   BackupRegions* backups, storage::RecordLog* log,
+                                                                   uint64_t max_unlogged_copy_bytes) {
+  std::unique_ptr<AllocService> service(new AllocService(messenger, allocator, backups, max_unlogged_copy_bytes));
   if (absl::Status s = service->RegisterHandlers(); !s.ok()) return s;
   for (size_t i = 0; i < messenger->thread_count(); ++i) {
     service->logs_.push_back(std::make_unique<ThreadLog>(log, &messenger->thread(i).loop()));
@@ -350,19 +349,32 @@ void AllocService::OnCopyBegin(MsgThread& thread, const Message& message) {
 void AllocService::OnCopyData(MsgThread& thread, const Message& message) {
   absl::StatusOr<RegionImage> chunk = DecodeRegionImage(message.payload);
   if (!chunk.ok()) return Answer(thread, message, Malformed("region copy data", message));
-  if (absl::Status s = copy_receiver_.Data(message.from, *chunk); !s.ok()) return Answer(thread, message, s);
-  // The wire payload is the log record (durable_records.h).
-  logs_[thread.index()]->Append(storage::NodeLogType::kRegionImage, message.payload,
-                                [&thread, m = ToAnswerLater(message)](const absl::Status& s) { Answer(thread, m, s); });
+  absl::StatusOr<CopyChunkAccepted> accepted = copy_receiver_.Data(message.from, *chunk);
+  if (!accepted.ok()) return Answer(thread, message, accepted.status());
+  // The wire payload is the log record (durable_records.h). The chunk is answered now,
+  // or once its record is durable when the copy has too much waiting for the log.
+  const bool answer_now = !accepted->answer_when_logged;
+  std::optional<Message> answer_later;
+  if (!answer_now) answer_later = ToAnswerLater(message);
+  logs_[thread.index()]->Append(
+      storage::NodeLogType::kRegionImage, message.payload,
+      [this, &thread, ticket = accepted->ticket, m = std::move(answer_later)](const absl::Status& s) {
+        copy_receiver_.Logged(ticket, s);
+        if (m.has_value()) Answer(thread, *m, s);
+      });
+  if (answer_now) Answer(thread, message, absl::OkStatus());
 }
 
 void AllocService::OnCopyEnd(MsgThread& thread, const Message& message) {
   std::optional<CopyEnd> end = DecodeCopyEnd(message.payload);
   if (!end.has_value()) return Answer(thread, message, Malformed("region copy end", message));
-  // Every DATA was answered, so logged durably, before the sender sent this.
-  absl::Status ended = copy_receiver_.End(message.from, *end);
-  if (ended.ok() && on_copy_complete_) on_copy_complete_(end->region);
-  Answer(thread, message, ended);
+  // Answered once every DATA's record is durable: maybe later, from the log completion
+  // of one (on the thread that received it — this one, as a copy comes on one ring).
+  copy_receiver_.End(message.from, *end,
+                     [this, &thread, m = ToAnswerLater(message), region = end->region](const absl::Status& ended) {
+                       if (ended.ok() && on_copy_complete_) on_copy_complete_(region);
+                       Answer(thread, m, ended);
+                     });
 }
 
 }  // namespace farm::alloc

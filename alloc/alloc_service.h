@@ -21,7 +21,9 @@
 // as primary when it replicates them, as backup when it applies them — is appended to
 // the node's log (durable_records.h) and acknowledged only once durable, so a block is
 // used only after every copy of its table entry survives a crash. A copy received
-// whole is logged the same way: BEGIN as kRegionReset, each DATA as kRegionImage.
+// whole is logged too: BEGIN as kRegionReset, each DATA as kRegionImage; BEGIN and END
+// are acknowledged once durable — END only once every DATA's record is — while a DATA
+// is answered before its record is durable, up to a bound (copy_receiver.h).
 //
 // Threads: one ThreadAllocator per messenger thread, used on that thread's loop only
 // (requests are handled on the thread that receives them). Stop each thread's allocator
@@ -79,10 +81,10 @@ class AllocService {
   // Registers the handlers (before messenger->Start()) and creates one channel and
   // ThreadAllocator per messenger thread. Everything passed must outlive the service;
   // `log` (null: nothing is logged) must outlive the last completion it runs.
-  static absl::StatusOr<std::unique_ptr<AllocService>> Create(Messenger* messenger,
-                                                              Allocator* allocator,
-                                                              BackupRegions* backups,
-                                                              storage::RecordLog* log = nullptr);
+  // `max_unlogged_copy_bytes`: RegionCopyReceiver's bound.
+  static absl::StatusOr<std::unique_ptr<AllocService>> Create(
+      Messenger* messenger, Allocator* allocator, BackupRegions* backups, storage::RecordLog* log = nullptr,
+      uint64_t max_unlogged_copy_bytes = RegionCopyReceiver::kDefaultMaxUnloggedBytes);
   ~AllocService();
 
   // Thread i's allocator; only on messenger thread i's loop. Null after StopThread(i).
@@ -114,8 +116,11 @@ class AllocService {
   void set_on_copy_complete(std::function<void(RegionId region)> done) { on_copy_complete_ = std::move(done); }
 
  private:
-  AllocService(Messenger* messenger, Allocator* allocator, BackupRegions* backups)
-      : messenger_(messenger), allocator_(allocator), backups_(backups), copy_receiver_(backups) {}
+  AllocService(Messenger* messenger, Allocator* allocator, BackupRegions* backups, uint64_t max_unlogged_copy_bytes)
+      : messenger_(messenger),
+        allocator_(allocator),
+        backups_(backups),
+        copy_receiver_(backups, max_unlogged_copy_bytes) {}
   absl::Status RegisterHandlers();
   void OnRemoteAlloc(MsgThread& thread, const Message& message);
   void OnRemoteFree(MsgThread& thread, const Message& message);

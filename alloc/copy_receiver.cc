@@ -1,27 +1,39 @@
 #include "alloc/copy_receiver.h"
 
+#include <utility>
+
 #include "absl/strings/str_format.h"
 #include "farm/base/crc32c.h"
 
 namespace farm::alloc {
 
 absl::Status RegionCopyReceiver::Begin(NodeId from, const CopyBegin& begin) {
-  MutexLock lock(&mu_);
-  if (absl::Status s = copies_->Reset(begin.region, begin.bytes, from); !s.ok()) return s;
-  in_progress_[begin.region] = InProgress{.from = from};
-  incomplete_.insert(begin.region);
+  Done replaced;
+  {
+    MutexLock lock(&mu_);
+    if (absl::Status s = copies_->Reset(begin.region, begin.bytes, from); !s.ok()) return s;
+    if (in_progress_.contains(begin.region)) {
+      replaced = FinishLocked(begin.region, /*complete=*/false);
+    }
+    in_progress_[begin.region] = InProgress{.from = from, .copy = next_copy_++};
+    incomplete_.insert(begin.region);
+  }
+  if (replaced) {
+    replaced(absl::AbortedError(absl::StrFormat("a new copy of region %d began (from node %d)", begin.region, from)));
+  }
   return absl::OkStatus();
 }
 
-absl::Status RegionCopyReceiver::Data(NodeId from, const RegionImage& chunk) {
+absl::StatusOr<CopyChunkAccepted> RegionCopyReceiver::Data(NodeId from, const RegionImage& chunk) {
   MutexLock lock(&mu_);
   auto it = in_progress_.find(chunk.region);
-  if (it == in_progress_.end() || it->second.from != from) {
+  if (it == in_progress_.end() || it->second.from != from || it->second.ended) {
     return absl::FailedPreconditionError(
         absl::StrFormat("no copy of region %d from node %d is in progress here (data at offset %d)",
                         chunk.region, from, chunk.offset));
   }
   InProgress& copy = it->second;
+  if (!copy.log_error.ok()) return copy.log_error;
   if (chunk.bytes.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "an empty chunk of region %d at offset %d from node %d", chunk.region, chunk.offset, from));
@@ -38,32 +50,73 @@ absl::Status RegionCopyReceiver::Data(NodeId from, const RegionImage& chunk) {
   copy.bytes += chunk.bytes.size();
   ++copy.chunks;
   copy.crc = Crc32cExtend(copy.crc, chunk.bytes);
-  return absl::OkStatus();
+  copy.unlogged_bytes += chunk.bytes.size();
+  return CopyChunkAccepted{.ticket = {.region = chunk.region, .copy = copy.copy, .bytes = chunk.bytes.size()},
+                           .answer_when_logged = copy.unlogged_bytes > max_unlogged_bytes_};
 }
 
-absl::Status RegionCopyReceiver::End(NodeId from, const CopyEnd& end) {
-  MutexLock lock(&mu_);
-  auto it = in_progress_.find(end.region);
-  if (it == in_progress_.end() || it->second.from != from) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "no copy of region %d from node %d is in progress here to end", end.region, from));
+void RegionCopyReceiver::Logged(const CopyChunkTicket& chunk, const absl::Status& status) {
+  Done ended;
+  absl::Status outcome;
+  {
+    MutexLock lock(&mu_);
+    auto it = in_progress_.find(chunk.region);
+    if (it == in_progress_.end() || it->second.copy != chunk.copy) return;  // replaced meanwhile
+    InProgress& copy = it->second;
+    copy.unlogged_bytes -= chunk.bytes;
+    if (!status.ok() && copy.log_error.ok()) {
+      copy.log_error = absl::Status(status.code(), absl::StrFormat("a chunk of region %d from node %d not logged: %s",
+                                                                   chunk.region, copy.from, status.message()));
+    }
+    if (!copy.ended || copy.unlogged_bytes > 0) return;
+    outcome = copy.log_error;
+    ended = FinishLocked(chunk.region, outcome.ok());
   }
-  const InProgress copy = it->second;
+  ended(outcome);
+}
+
+void RegionCopyReceiver::End(NodeId from, const CopyEnd& end, Done done) {
+  absl::Status outcome;
+  {
+    MutexLock lock(&mu_);
+    auto it = in_progress_.find(end.region);
+    if (it == in_progress_.end() || it->second.from != from || it->second.ended) {
+      outcome = absl::FailedPreconditionError(absl::StrFormat(
+          "no copy of region %d from node %d is in progress here to end", end.region, from));
+    } else if (InProgress& copy = it->second; copy.bytes != end.bytes_sent || copy.crc != end.crc) {
+      outcome = absl::DataLossError(absl::StrFormat(
+          "the copy of region %d from node %d does not match: node %d sent %d bytes (CRC-32C %08x), "
+          "%d bytes arrived in %d chunks (CRC-32C %08x)",
+          end.region, from, from, end.bytes_sent, end.crc, copy.bytes, copy.chunks, copy.crc));
+      (void)FinishLocked(end.region, outcome.ok());
+    } else if (copy.unlogged_bytes > 0) {
+      copy.ended = std::move(done);  // Logged finishes it
+      return;
+    } else {
+      outcome = copy.log_error;
+      (void)FinishLocked(end.region, outcome.ok());
+    }
+  }
+  done(outcome);
+}
+
+RegionCopyReceiver::Done RegionCopyReceiver::FinishLocked(RegionId region, bool complete) {
+  auto it = in_progress_.find(region);
+  Done ended = std::move(it->second.ended);
   in_progress_.erase(it);
-  if (copy.bytes != end.bytes_sent || copy.crc != end.crc) {
-    return absl::DataLossError(absl::StrFormat(
-        "the copy of region %d from node %d does not match: node %d sent %d bytes (CRC-32C %08x), "
-        "%d bytes arrived in %d chunks (CRC-32C %08x)",
-        end.region, from, from, end.bytes_sent, end.crc, copy.bytes, copy.chunks, copy.crc));
-  }
-  incomplete_.erase(end.region);
-  return absl::OkStatus();
+  if (complete) incomplete_.erase(region);
+  return ended;
 }
 
 void RegionCopyReceiver::Abandon(NodeId from, RegionId region) {
-  MutexLock lock(&mu_);
-  auto it = in_progress_.find(region);
-  if (it != in_progress_.end() && it->second.from == from) in_progress_.erase(it);
+  Done ended;
+  {
+    MutexLock lock(&mu_);
+    auto it = in_progress_.find(region);
+    if (it == in_progress_.end() || it->second.from != from) return;
+    ended = FinishLocked(region, /*complete=*/false);
+  }
+  if (ended) ended(absl::AbortedError(absl::StrFormat("the copy of region %d was abandoned", region)));
 }
 
 bool RegionCopyReceiver::Complete(RegionId region) const {

@@ -7,12 +7,21 @@
 //          region replaces the one in progress, whoever sent it
 //   Data   writes one chunk; only from the sender of the copy in progress, at an offset
 //          at or after the end of its previous chunk (chunks come in offset order on
-//          one ring), inside the copy
+//          one ring), inside the copy. Its log record is then queued; Logged reports it
+//          durable (or failed)
 //   End    compares the bytes and their CRC-32C (in offset order) with what arrived,
-//          and ends the copy either way
+//          and ends the copy either way; a copy that matched is complete once every
+//          chunk's record is durable, and End's `done` waits for that
 // A request refused as out of place (FailedPrecondition) or wrong (InvalidArgument)
 // changes nothing: the copy's bytes and the copy in progress stay as they were. An End
 // that finds a mismatch (DataLoss) ends the copy all the same: the sender begins again.
+//
+// Durability: a chunk is answered once written here, before its record is durable —
+// what makes a copy safe is that End answers only once every record is — except that
+// at most `max_unlogged_bytes` of a copy's chunks may wait for the log: a chunk past
+// that is answered once its own record is durable (Data says which), so the log's
+// queue stays bounded and the sender's window paces the copy by the disk. A copy's
+// speed is then the fabric's or the disk's, not one sync per window of chunks.
 //
 // Thread safety: any thread.
 #ifndef FARM_ALLOC_COPY_RECEIVER_H_
@@ -22,7 +31,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "alloc/backup_regions.h"
 #include "alloc/copy_messages.h"
 #include "alloc/durable_records.h"
@@ -30,42 +41,80 @@
 
 namespace farm::alloc {
 
+// Identifies a chunk's log record to Logged: the copy it belongs to (copies of one
+// region begun one after another differ) and its bytes.
+struct CopyChunkTicket {
+  RegionId region = 0;
+  uint64_t copy = 0;
+  uint64_t bytes = 0;
+};
+
+struct CopyChunkAccepted {
+  CopyChunkTicket ticket;
+  // Answer the chunk once its record is durable (the copy's unlogged bytes are over the
+  // bound), not at once.
+  bool answer_when_logged = false;
+};
+
 class RegionCopyReceiver {
  public:
-  // `copies` must outlive the receiver.
-  explicit RegionCopyReceiver(BackupRegions* copies) : copies_(copies) {}
+  static constexpr uint64_t kDefaultMaxUnloggedBytes = 4 << 20;
 
-  // BackupRegions::Reset's errors (the copy in progress, if any, is kept then).
+  // `copies` must outlive the receiver.
+  explicit RegionCopyReceiver(BackupRegions* copies, uint64_t max_unlogged_bytes = kDefaultMaxUnloggedBytes)
+      : copies_(copies), max_unlogged_bytes_(max_unlogged_bytes) {}
+
+  // BackupRegions::Reset's errors (the copy in progress, if any, is kept then). A copy
+  // in progress whose End waits for its records is answered Aborted.
   absl::Status Begin(NodeId from, const CopyBegin& begin);
-  // FailedPrecondition when no copy of the region from `from` is in progress;
-  // InvalidArgument for a chunk that is empty, runs past the copy, or starts before the
-  // end of the previous one.
-  absl::Status Data(NodeId from, const RegionImage& chunk);
-  // FailedPrecondition as Data's; DataLoss naming the mismatch when the bytes or the
-  // CRC differ from what arrived.
-  absl::Status End(NodeId from, const CopyEnd& end);
+  // FailedPrecondition when no copy of the region from `from` is in progress (or its End
+  // came); InvalidArgument for a chunk that is empty, runs past the copy, or starts
+  // before the end of the previous one; the first log error of the copy, once one came.
+  // On success the chunk's record must be appended and reported to Logged.
+  absl::StatusOr<CopyChunkAccepted> Data(NodeId from, const RegionImage& chunk);
+  // The chunk's record is durable, or failed with `status` (the copy then fails: its
+  // End answers with the error). May run End's `done`, on this thread.
+  void Logged(const CopyChunkTicket& chunk, const absl::Status& status);
+  // Ends the copy in progress from `from`; `done` runs once, here or inside the Logged
+  // that makes the last of its chunks durable: OK once the copy matched and every record
+  // is durable (the copy is complete from then on); FailedPrecondition as Data's;
+  // DataLoss naming the mismatch when the bytes or the CRC differ from what arrived;
+  // the first log error; Aborted when a new Begin or Abandon replaced the copy first.
+  void End(NodeId from, const CopyEnd& end, absl::AnyInvocable<void(absl::Status)> done);
   // Forgets the copy of `region` in progress from `from` (its BEGIN was not made
   // durable): its DATA are refused from now on.
   void Abandon(NodeId from, RegionId region);
 
   // Copies in progress (tests, statistics).
   size_t in_progress() const;
-  // False from a Begin of `region` until an End that matched: a copy begun and not
-  // received whole (its sender failed, or the bytes did not match) must never serve as
-  // the region (failover promotes only complete copies).
+  // False from a Begin of `region` until an End that matched, with every record durable:
+  // a copy begun and not received whole (its sender failed, or the bytes did not match)
+  // must never serve as the region (failover promotes only complete copies).
   bool Complete(RegionId region) const;
 
  private:
   struct InProgress {
     NodeId from = kInvalidNode;
+    uint64_t copy = 0;         // which Begin started it
     uint64_t next_offset = 0;  // the end of the last chunk written
     uint64_t bytes = 0;
     uint64_t chunks = 0;
     uint32_t crc = 0;
+    uint64_t unlogged_bytes = 0;  // of chunks whose records are not reported durable yet
+    absl::Status log_error;       // the first
+    // Set once End matched: runs when unlogged_bytes reaches zero.
+    absl::AnyInvocable<void(absl::Status)> ended;
   };
+  using Done = absl::AnyInvocable<void(absl::Status)>;
+
+  // Forgets the copy of `region` in progress (it exists), marking the region complete or
+  // not, and returns what its End waits with (to run once mu_ is released), if anything.
+  Done FinishLocked(RegionId region, bool complete) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   BackupRegions* const copies_;
+  const uint64_t max_unlogged_bytes_;
   mutable Mutex mu_;
+  uint64_t next_copy_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<RegionId, InProgress> in_progress_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<RegionId> incomplete_ ABSL_GUARDED_BY(mu_);
 };

@@ -9,10 +9,13 @@
 //          anything (region_ranges.h UsedRanges: the metadata unit and the units of
 //          blocks in use, pages never written skipped), all-zero chunks skipped; the
 //          receiver writes each into its copy and logs it as a kRegionImage record;
-//          answered once durable. At most `window` are unanswered at a time: DATA
-//          occupies at most window x chunk bytes of the thread's ring to the receiver
+//          answered once written there (once durable when over a few MiB of the copy
+//          wait for the receiver's log: copy_receiver.h). At most `window` are
+//          unanswered at a time: DATA occupies at most window x chunk bytes of the
+//          thread's ring to the receiver
 //   END    after every DATA is answered: the bytes sent and their CRC-32C in offset
-//          order; the receiver compares them with what it wrote (DataLoss otherwise)
+//          order; the receiver compares them with what it wrote (DataLoss otherwise);
+//          answered once every DATA's record is durable
 // So once `done` reports OK, the receiver's copy — in memory and as its log replays
 // (kRegionReset then the kRegionImage records) — equals the region in its metadata unit
 // and in every unit in use, and is zero in the free units (whatever stale bytes they

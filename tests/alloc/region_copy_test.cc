@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloc/alloc_service.h"
 #include "alloc/copy_messages.h"
@@ -78,13 +79,14 @@ class RecordingLog final : public storage::RecordLog {
     MutexLock lock(&mu_);
     hold_ = hold;
   }
-  void Release() {
+  // Reports the held records durable, or failed with `status`.
+  void Release(const absl::Status& status = absl::OkStatus()) {
     std::vector<Durable> held;
     {
       MutexLock lock(&mu_);
       held.swap(held_);
     }
-    for (Durable& d : held) d(absl::OkStatus());
+    for (Durable& d : held) d(status);
   }
   void Add(NodeLogType type, std::string payload) {
     MutexLock lock(&mu_);
@@ -204,7 +206,7 @@ class RegionCopyTest : public ::testing::Test {
     receiver.id = kReceiver;
     receiver.handlers = [this](Messenger& m) {
       absl::StatusOr<std::unique_ptr<AllocService>> s =
-          AllocService::Create(&m, allocator_.get(), &backups_, &log_);
+          AllocService::Create(&m, allocator_.get(), &backups_, &log_, max_unlogged_copy_bytes_);
       ASSERT_TRUE(s.ok()) << s.status();
       service_ = std::move(*s);
     };
@@ -328,6 +330,8 @@ class RegionCopyTest : public ::testing::Test {
     return n;
   }
 
+  // The receiver's bound (RegionCopyReceiver); a fixture sets it before SetUp.
+  uint64_t max_unlogged_copy_bytes_ = RegionCopyReceiver::kDefaultMaxUnloggedBytes;
   // Declared before the nodes: the handlers use them until the messengers are gone.
   std::unique_ptr<FixedEnvironment> env_;
   EpochManager epochs_;
@@ -428,7 +432,13 @@ TEST_F(RegionCopyTest, ReadsOnlyTheWrittenPagesOfUsedUnits) {
             0);
 }
 
-TEST_F(RegionCopyTest, KeepsAtMostAWindowOfDataUnanswered) {
+// A receiver that lets two 16 KiB chunks of a copy wait for its log.
+class RegionCopyLogBoundTest : public RegionCopyTest {
+ protected:
+  RegionCopyLogBoundTest() { max_unlogged_copy_bytes_ = 32 << 10; }
+};
+
+TEST_F(RegionCopyLogBoundTest, AnswersDataBeforeItIsDurableUpToTheBoundThenAWindowMore) {
   std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
   AddBlock(region->base(), 3, 1);
   Fill(region->base() + MiB(3), MiB(1), 5);
@@ -439,17 +449,70 @@ TEST_F(RegionCopyTest, KeepsAtMostAWindowOfDataUnanswered) {
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(log_.size(), 1u) << "no DATA before BEGIN is durable";
   log_.Release();
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 4; }));
+  // Two chunks answered while they wait for the log; then three (the window) that wait.
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 6; }));
   absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_EQ(log_.size(), 4u) << "three DATA unanswered at most";
+  EXPECT_EQ(log_.size(), 6u) << "2 DATA within the bound and 3 unanswered, at most";
   log_.Release();
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() >= 7; }));
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 11; }));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(log_.size(), 11u) << "the same again, once the log caught up";
+  EXPECT_FALSE(done_->HasBeenNotified());
   log_.Hold(false);
   log_.Release();
   ASSERT_TRUE(done_->WaitForNotificationWithTimeout(kPromptly));
   ASSERT_TRUE((*outcome)->status.ok()) << (*outcome)->status;
   EXPECT_EQ((*outcome)->stats.chunks, 1 + MiB(1) / (16 << 10))
       << "the header's chunk and the block's";
+  ExpectCopyOf(*region, *backups_.Find(kRegion));
+  EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
+}
+
+TEST_F(RegionCopyTest, EndIsAnsweredOnlyOnceEveryDataIsDurable) {
+  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
+  AddBlock(region->base(), 3, 1);
+  Fill(region->base() + MiB(3), MiB(1), 5);
+  log_.Hold(true);
+  std::shared_ptr<std::optional<Outcome>> outcome = StartCopy(*region, {.chunk_bytes = 16 << 10});
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1; }));
+  log_.Release();  // BEGIN
+  // Every DATA is answered (1 MiB is within the default bound): END is sent, and waits.
+  const size_t chunks = 1 + MiB(1) / (16 << 10);
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1 + chunks; }));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(done_->HasBeenNotified()) << "END answered before the DATA were durable";
+  EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
+  log_.Hold(false);
+  log_.Release();
+  ASSERT_TRUE(done_->WaitForNotificationWithTimeout(kPromptly));
+  ASSERT_TRUE((*outcome)->status.ok()) << (*outcome)->status;
+  EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
+  EXPECT_EQ(service_->copies_in_progress().in_progress(), 0u);
+  ExpectCopyOf(*region, *backups_.Find(kRegion));
+}
+
+TEST_F(RegionCopyTest, ACopyWhoseDataWasNotLoggedFailsAndIsNotComplete) {
+  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
+  AddBlock(region->base(), 3, 1);
+  Fill(region->base() + MiB(3), MiB(1), 5);
+  log_.Hold(true);
+  std::shared_ptr<std::optional<Outcome>> outcome = StartCopy(*region, {.chunk_bytes = 16 << 10});
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1; }));
+  log_.Release();  // BEGIN
+  const size_t chunks = 1 + MiB(1) / (16 << 10);
+  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1 + chunks; }));
+  log_.Hold(false);
+  log_.Release(absl::ResourceExhaustedError("the disk is full"));
+  ASSERT_TRUE(done_->WaitForNotificationWithTimeout(kPromptly));
+  EXPECT_EQ((*outcome)->status.code(), absl::StatusCode::kResourceExhausted) << (*outcome)->status;
+  EXPECT_TRUE(absl::StrContains((*outcome)->status.message(), "the disk is full")) << (*outcome)->status;
+  EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
+  EXPECT_EQ(service_->copies_in_progress().in_progress(), 0u);
+
+  // The sender begins again, and this time the log keeps up.
+  const Outcome again = Copy(*region, {.chunk_bytes = 16 << 10});
+  ASSERT_TRUE(again.status.ok()) << again.status;
+  EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
   ExpectCopyOf(*region, *backups_.Find(kRegion));
 }
 
