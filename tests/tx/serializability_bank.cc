@@ -46,6 +46,11 @@ class BankDriver final : public Driver {
     // give_up_after (DeadlineExceeded): a stream of transfers on a hot account can starve
     // one on a loaded machine. Liveness, not a wrong answer: the test bounds their share.
     uint64_t lock_free_gave_up = 0;
+    // The same for a transaction's txRead: the attempt ends as an abort does. A lock held
+    // for over a second (a commit waiting on a stalled log sync, or a pause of the whole
+    // machine: every node's readers give up at once) makes a few; the test bounds their
+    // share.
+    uint64_t read_gave_up = 0;
     uint64_t bad_copies = 0;  // checksum failures (never allowed)
   };
 
@@ -105,6 +110,8 @@ class BankDriver final : public Driver {
           txAbort(*a->tx);
           if (a->read_error.code() == absl::StatusCode::kAborted) {
             ++(audit ? counts_.audit_aborts : counts_.transfer_aborts);
+          } else if (absl::IsDeadlineExceeded(a->read_error)) {
+            ++counts_.read_gave_up;
           } else {
             errors_.Add(absl::StrCat("txRead failed: ", a->read_error.ToString()));
           }
@@ -264,7 +271,7 @@ int RunBank(node::Node& node, const std::vector<std::string>& w) {
     c.transfers += dc.transfers, c.transfer_aborts += dc.transfer_aborts, c.unknown += dc.unknown;
     c.audits += dc.audits, c.audit_aborts += dc.audit_aborts;
     c.lock_free_reads += dc.lock_free_reads, c.bad_copies += dc.bad_copies;
-    c.lock_free_gave_up += dc.lock_free_gave_up;
+    c.lock_free_gave_up += dc.lock_free_gave_up, c.read_gave_up += dc.read_gave_up;
     Add(&s, d->stats());
     retries_locked += d->reader_stats().retries_locked;
     retries_inconsistent += d->reader_stats().retries_inconsistent;
@@ -272,10 +279,11 @@ int RunBank(node::Node& node, const std::vector<std::string>& w) {
   }
   std::printf(
       "DONE node=%u transfers=%lu transfer_aborts=%lu unknown=%lu audits=%lu audit_aborts=%lu "
-      "lock_free_reads=%lu lock_free_gave_up=%lu bad_copies=%lu retries_locked=%lu retries_inconsistent=%lu "
-      "retries_slow=%lu %s\n",
+      "lock_free_reads=%lu lock_free_gave_up=%lu read_gave_up=%lu bad_copies=%lu retries_locked=%lu "
+      "retries_inconsistent=%lu retries_slow=%lu %s\n",
       id, c.transfers, c.transfer_aborts, c.unknown, c.audits, c.audit_aborts, c.lock_free_reads,
-      c.lock_free_gave_up, c.bad_copies, retries_locked, retries_inconsistent, retries_slow, FormatTxStats(s).c_str());
+      c.lock_free_gave_up, c.read_gave_up, c.bad_copies, retries_locked, retries_inconsistent, retries_slow,
+      FormatTxStats(s).c_str());
   return 0;
 }
 
