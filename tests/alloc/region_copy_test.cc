@@ -258,6 +258,26 @@ class RegionCopyTest : public ::testing::Test {
                                 : Outcome{absl::DeadlineExceededError("no outcome"), {}};
   }
 
+  // A region holding one block of 1 MiB, filled: the header's chunk and 64 of the
+  // block's in 16 KiB chunks.
+  static constexpr uint64_t kBlockChunks = 1 + MiB(1) / (16 << 10);
+  std::unique_ptr<Region> NewRegionWithABlock() {
+    std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
+    AddBlock(region->base(), 3, 1);
+    Fill(region->base() + MiB(3), MiB(1), 5);
+    return region;
+  }
+  // Copies `region` in 16 KiB chunks while the receiver's log holds every DATA record
+  // (BEGIN made durable): returns once all DATA records are in the log, none durable.
+  std::shared_ptr<std::optional<Outcome>> CopyWithDataNotDurable(const Region& region) {
+    log_.Hold(true);
+    std::shared_ptr<std::optional<Outcome>> outcome = StartCopy(region, {.chunk_bytes = 16 << 10});
+    EXPECT_TRUE(testing::WaitUntil([&] { return log_.size() == 1; }));
+    log_.Release();  // BEGIN
+    EXPECT_TRUE(testing::WaitUntil([&] { return log_.size() == 1 + kBlockChunks; }));
+    return outcome;
+  }
+
   // A raw request from the sender's thread; its answer's status.
   absl::Status Call(MsgId id, std::string payload) {
     Notification answered;
@@ -439,9 +459,7 @@ class RegionCopyLogBoundTest : public RegionCopyTest {
 };
 
 TEST_F(RegionCopyLogBoundTest, AnswersDataBeforeItIsDurableUpToTheBoundThenAWindowMore) {
-  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
-  AddBlock(region->base(), 3, 1);
-  Fill(region->base() + MiB(3), MiB(1), 5);
+  std::unique_ptr<Region> region = NewRegionWithABlock();
   log_.Hold(true);
   std::shared_ptr<std::optional<Outcome>> outcome =
       StartCopy(*region, {.chunk_bytes = 16 << 10, .window = 3});
@@ -462,23 +480,16 @@ TEST_F(RegionCopyLogBoundTest, AnswersDataBeforeItIsDurableUpToTheBoundThenAWind
   log_.Release();
   ASSERT_TRUE(done_->WaitForNotificationWithTimeout(kPromptly));
   ASSERT_TRUE((*outcome)->status.ok()) << (*outcome)->status;
-  EXPECT_EQ((*outcome)->stats.chunks, 1 + MiB(1) / (16 << 10))
-      << "the header's chunk and the block's";
+  EXPECT_EQ((*outcome)->stats.chunks, kBlockChunks) << "the header's chunk and the block's";
   ExpectCopyOf(*region, *backups_.Find(kRegion));
   EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
 }
 
 TEST_F(RegionCopyTest, EndIsAnsweredOnlyOnceEveryDataIsDurable) {
-  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
-  AddBlock(region->base(), 3, 1);
-  Fill(region->base() + MiB(3), MiB(1), 5);
-  log_.Hold(true);
-  std::shared_ptr<std::optional<Outcome>> outcome = StartCopy(*region, {.chunk_bytes = 16 << 10});
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1; }));
-  log_.Release();  // BEGIN
+  std::unique_ptr<Region> region = NewRegionWithABlock();
   // Every DATA is answered (1 MiB is within the default bound): END is sent, and waits.
-  const size_t chunks = 1 + MiB(1) / (16 << 10);
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1 + chunks; }));
+  std::shared_ptr<std::optional<Outcome>> outcome = CopyWithDataNotDurable(*region);
+  ASSERT_FALSE(HasFailure());
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_FALSE(done_->HasBeenNotified()) << "END answered before the DATA were durable";
   EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
@@ -492,15 +503,9 @@ TEST_F(RegionCopyTest, EndIsAnsweredOnlyOnceEveryDataIsDurable) {
 }
 
 TEST_F(RegionCopyTest, ACopyWhoseDataWasNotLoggedFailsAndIsNotComplete) {
-  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
-  AddBlock(region->base(), 3, 1);
-  Fill(region->base() + MiB(3), MiB(1), 5);
-  log_.Hold(true);
-  std::shared_ptr<std::optional<Outcome>> outcome = StartCopy(*region, {.chunk_bytes = 16 << 10});
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1; }));
-  log_.Release();  // BEGIN
-  const size_t chunks = 1 + MiB(1) / (16 << 10);
-  ASSERT_TRUE(testing::WaitUntil([&] { return log_.size() == 1 + chunks; }));
+  std::unique_ptr<Region> region = NewRegionWithABlock();
+  std::shared_ptr<std::optional<Outcome>> outcome = CopyWithDataNotDurable(*region);
+  ASSERT_FALSE(HasFailure());
   log_.Hold(false);
   log_.Release(absl::ResourceExhaustedError("the disk is full"));
   ASSERT_TRUE(done_->WaitForNotificationWithTimeout(kPromptly));
