@@ -88,6 +88,9 @@ void RespConnection::ReadSome() {
       session_->Feed(absl::string_view(buffer, static_cast<size_t>(n)));
       WriteSome();  // keep what waits for the client small
       if (closed_) return;
+      // A short read emptied the socket's buffer: the watch is level-triggered, so data
+      // arriving from here on reports again, and a read now would only say EAGAIN.
+      if (static_cast<size_t>(n) < sizeof(buffer)) return;
       continue;
     }
     if (n == 0) {

@@ -2,8 +2,9 @@
 // socket and a ProtocolSession (protocol_session.h).
 //
 // Reading: while the session wants input (protocol_session.h, contract 3), reads until
-// EAGAIN, at most kMaxReadsPerEvent reads per event so that one busy client cannot
-// starve the others on its loop. When the session stops wanting input (too many
+// the socket is empty (a short read or EAGAIN: the watch is level-triggered, so what
+// arrives later reports again), at most kMaxReadsPerEvent reads per event so that one
+// busy client cannot starve the others on its loop. When the session stops wanting input (too many
 // commands in flight, too much output unread by the client), read interest is dropped:
 // the kernel's socket buffer fills and TCP pushes back on the client.
 // Writing: after every read, writes until EAGAIN; then waits for writability. Output that
