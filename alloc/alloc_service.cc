@@ -368,13 +368,23 @@ void AllocService::OnCopyData(MsgThread& thread, const Message& message) {
 void AllocService::OnCopyEnd(MsgThread& thread, const Message& message) {
   std::optional<CopyEnd> end = DecodeCopyEnd(message.payload);
   if (!end.has_value()) return Answer(thread, message, Malformed("region copy end", message));
-  // Answered once every DATA's record is durable: maybe later, from the log completion
-  // of one (on the thread that received it — this one, as a copy comes on one ring).
-  copy_receiver_.End(message.from, *end,
-                     [this, &thread, m = ToAnswerLater(message), region = end->region](const absl::Status& ended) {
-                       if (ended.ok() && on_copy_complete_) on_copy_complete_(region);
-                       Answer(thread, m, ended);
-                     });
+  // Answered once every DATA's record is durable — maybe later, from the log completion
+  // of one (on the thread that received it: this one, as a copy comes on one ring) —
+  // and then the copy's kRegionCopied, so that a restart knows the copy whole
+  // (node_log_types.h). Without it the replayed copy is partial: never promoted.
+  copy_receiver_.End(
+      message.from, *end,
+      [this, &thread, m = ToAnswerLater(message), region = end->region](const absl::Status& ended) mutable {
+        if (!ended.ok()) return Answer(thread, m, ended);
+        const Region* copy = backups_->Find(region);
+        logs_[thread.index()]->Append(
+            storage::NodeLogType::kRegionCopied,
+            EncodeRegionCreated({region, copy != nullptr ? copy->size() : 0, m.from}),
+            [this, &thread, m, region](const absl::Status& logged) {
+              if (logged.ok() && on_copy_complete_) on_copy_complete_(region);
+              Answer(thread, m, logged);
+            });
+      });
 }
 
 }  // namespace farm::alloc

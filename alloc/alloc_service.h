@@ -102,6 +102,9 @@ class AllocService {
   BackupRegions& backups() const { return *backups_; }
   // Region copies being received (region_copy.h).
   const RegionCopyReceiver& copies_in_progress() const { return copy_receiver_; }
+  // A copy held that the log left partial (the node marks them at start, before the
+  // messenger runs): never promoted until a copy of the region succeeds.
+  void MarkCopyPartial(RegionId region) { copy_receiver_.MarkPartial(region); }
   // Asked before a copy of `region` from `from` begins (on the receiving messenger thread
   // `thread`; `then` on the same thread, maybe later): OK, or why not yet (the copy is refused with it and
   // the sender sends it again). The node checks that its configuration names `from` as

@@ -124,6 +124,11 @@ bool RegionCopyReceiver::Complete(RegionId region) const {
   return !incomplete_.contains(region);
 }
 
+void RegionCopyReceiver::MarkPartial(RegionId region) {
+  MutexLock lock(&mu_);
+  incomplete_.insert(region);
+}
+
 size_t RegionCopyReceiver::in_progress() const {
   MutexLock lock(&mu_);
   return in_progress_.size();

@@ -87,10 +87,14 @@ class RegionCopyReceiver {
 
   // Copies in progress (tests, statistics).
   size_t in_progress() const;
-  // False from a Begin of `region` until an End that matched, with every record durable:
-  // a copy begun and not received whole (its sender failed, or the bytes did not match)
-  // must never serve as the region (failover promotes only complete copies).
+  // False from a Begin of `region` (or a MarkPartial) until an End that matched, with
+  // every record durable: a copy begun and not received whole (its sender failed, the
+  // bytes did not match, or this node stopped while it arrived) must never serve as the
+  // region (failover promotes only complete copies).
   bool Complete(RegionId region) const;
+  // A copy held that the node's log left partial (tx::ReplayResult::partial_copies): not
+  // Complete until a copy of the region succeeds.
+  void MarkPartial(RegionId region);
 
  private:
   struct InProgress {

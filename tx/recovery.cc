@@ -1,9 +1,11 @@
 #include "tx/recovery.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "alloc/durable_records.h"
 #include "farm/base/object_codec.h"
@@ -103,6 +105,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                                            ReplayMode mode, alloc::BackupRegions* copies) {
   const bool compact = mode == ReplayMode::kCompact;
   ReplayResult result;
+  absl::flat_hash_set<RegionId> partial;  // copies reset and not (yet) received whole
   // Pass 1: the fate of every transaction record — the first decision after it. A
   // decision names the id only: it decides the latest undecided record of that id.
   std::vector<Fate> fate(records.size(), Fate::kUndecided);
@@ -172,6 +175,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         if (absl::Status s = copies->Create(c->region, c->bytes, c->primary); !s.ok()) {
           return Damaged(r, s.message());
         }
+        partial.erase(c->region);
         ++result.stats.regions;
         break;
       }
@@ -179,18 +183,28 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
+        partial.insert(c->region);
+        break;
+      }
+      case NodeLogType::kRegionCopied: {  // ... and ends here, whole
+        absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
+        if (!c.ok()) return Damaged(r, c.status().message());
+        if (copies->Find(c->region) == nullptr) return Damaged(r, "a copy completed of a region not held");
+        partial.erase(c->region);
         break;
       }
       case NodeLogType::kRegionPromoted: {  // failover made this node the region's primary
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->SetPrimary(c->region, c->primary); !s.ok()) return Damaged(r, s.message());
+        partial.erase(c->region);  // only a whole copy is promoted
         break;
       }
       case NodeLogType::kRegionDropped: {  // handed over, or out of its replica set
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
         (void)copies->Drop(c->region);  // a copy may have been dropped already
+        partial.erase(c->region);
         break;
       }
       case NodeLogType::kRegionImage: {
@@ -282,6 +296,11 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         return Damaged(r, "unknown record type");
     }
   }
+
+  for (RegionId region : partial) {
+    if (copies->Find(region) != nullptr) result.partial_copies.push_back(region);
+  }
+  std::sort(result.partial_copies.begin(), result.partial_copies.end());
 
   // In-doubt objects of this node's own regions stay locked, as the crash left them.
   if (compact) return result;

@@ -23,6 +23,10 @@
 // are listed (other members may still ask about them). A checkpoint's own records
 // (kRegionImage, kTxOutcomes, kCheckpointEnd) replay as the start of the log.
 //
+// Region copies received whole (alloc/region_copy.h) replay as kRegionReset, their
+// kRegionImage chunks and kRegionCopied; one without its kRegionCopied (nor a later
+// kRegionPromoted, which only a whole copy gets) is listed in partial_copies.
+//
 // Errors: a record that passed its checksum but does not decode, or that names a
 // region not held, is DataLoss naming the file and the record's offset — never skipped.
 #ifndef FARM_TX_RECOVERY_H_
@@ -75,6 +79,10 @@ struct ReplayResult {
   // records replayed), and the committed transactions that had prepare records.
   std::vector<storage::LogRecordView> carried;
   std::vector<TxKey> committed_prepared;
+  // Region copies held whose last kRegionReset is followed by neither a kRegionCopied
+  // nor a kRegionPromoted: a copy the node was receiving when it stopped. Their bytes
+  // are not the region's; a checkpoint keeps them partial. Sorted.
+  std::vector<RegionId> partial_copies;
 };
 
 // The payloads of the node's own records (node_log_types.h): kBoot and kMetadata.

@@ -80,7 +80,10 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
   for (RegionId id : regions) {
     const Region* copy = scratch.Find(id);
     const alloc::RegionCreated created{id, copy->size(), scratch.CreatorOf(id)};
-    if (absl::Status s = out->Add(NodeLogType::kRegionCreated, alloc::EncodeRegionCreated(created));
+    // A partial copy stays one: reset (and never copied) replays as partial.
+    const bool partial = std::binary_search(replay.partial_copies.begin(), replay.partial_copies.end(), id);
+    if (absl::Status s = out->Add(partial ? NodeLogType::kRegionReset : NodeLogType::kRegionCreated,
+                                  alloc::EncodeRegionCreated(created));
         !s.ok()) {
       return s;
     }

@@ -7,7 +7,8 @@
 // as a file of the log's own format (storage/log_format.h, storage/node_log_types.h):
 //
 //   kBoot, kMetadata...          the last start number and every service value
-//   per region held (by id):     kRegionCreated, then kRegionImage records of its
+//   per region held (by id):     kRegionCreated (kRegionReset for a partial copy, which
+//                                stays partial), then kRegionImage records of its
 //                                non-zero bytes (1 MiB at most each)
 //   carried records              transaction records still undecided at the end of the
 //                                prefix, as logged (their decisions are in later segments)

@@ -215,6 +215,7 @@ absl::Status Node::Start() {
   absl::StatusOr<tx::ReplayResult> replay = storage_->Start(options_.node_id, backups_.get());
   if (!replay.ok()) return replay.status();
   in_doubt_ = std::move(replay->in_doubt);
+  const std::vector<RegionId> partial_copies = std::move(replay->partial_copies);
   {
     MutexLock lock(&metadata_mu_);
     metadata_ = std::move(replay->metadata);
@@ -244,6 +245,12 @@ absl::Status Node::Start() {
       alloc::AllocService::Create(messenger_.get(), allocator_.get(), backups_.get(), storage_->log());
   if (!service.ok()) return service.status();
   alloc_service_ = std::move(*service);
+  for (RegionId r : partial_copies) {
+    alloc_service_->MarkCopyPartial(r);
+    Log(options_.node_id, absl::StrFormat("region %d: the copy here is partial (it was arriving when the node "
+                                          "stopped): it is not promoted unless a copy of the region arrives whole",
+                                          r));
+  }
   alloc_service_->set_copy_gate([this](size_t thread, RegionId region, NodeId from, auto then) {
     AdmitCopy(thread, region, from, std::move(then));
   });

@@ -26,6 +26,10 @@
 //   kRegionDropped  this node holds the region no more (the payload of kRegionCreated):
 //                   it handed the region over to a new primary, or left its replica
 //                   set; replay drops the copy
+//   kRegionCopied   a region copy begun by the kRegionReset before it arrived whole: its END
+//                   matched and every kRegionImage of it was durable first (the payload
+//                   of kRegionCreated). A copy reset and neither copied nor promoted
+//                   after it is partial at replay: never promoted (copy_receiver.h)
 //   kRegionImage    bytes of a region copy created by a kRegionCreated or kRegionReset
 //                   before it (u8 format, u32 region, u64 offset, bytes): written over
 //                   the copy. In a checkpoint, its regions' contents; in the log, one
@@ -59,6 +63,7 @@ enum class NodeLogType : uint8_t {
   kRegionReset = 12,
   kRegionPromoted = 13,
   kRegionDropped = 14,
+  kRegionCopied = 15,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

@@ -96,6 +96,11 @@ class RecordingLog final : public storage::RecordLog {
     MutexLock lock(&mu_);
     return records_;
   }
+  // Forgets the last record: the log a crash before its write leaves.
+  void DropLast() {
+    MutexLock lock(&mu_);
+    records_.pop_back();
+  }
   size_t size() const {
     MutexLock lock(&mu_);
     return records_.size();
@@ -297,8 +302,9 @@ class RegionCopyTest : public ::testing::Test {
     return result;
   }
 
-  // The receiver's log replayed into fresh copies (as a restart does).
-  std::unique_ptr<BackupRegions> Replay() {
+  // The receiver's log replayed into fresh copies (as a restart does); `partial` gets the
+  // copies the replay found partial.
+  std::unique_ptr<BackupRegions> Replay(std::vector<RegionId>* partial = nullptr) {
     const std::vector<RecordingLog::Record> records = log_.records();
     std::vector<storage::LogRecordView> views;
     for (size_t i = 0; i < records.size(); ++i)
@@ -307,12 +313,13 @@ class RegionCopyTest : public ::testing::Test {
     absl::StatusOr<tx::ReplayResult> r =
         tx::ReplayNodeLog(views, kReceiver, tx::ReplayMode::kRestart, copies.get());
     EXPECT_TRUE(r.ok()) << r.status();
+    if (r.ok() && partial != nullptr) *partial = r->partial_copies;
     return copies;
   }
 
   // The receiver's log as segment 0 of a directory, checkpointed, and the checkpoint
-  // replayed.
-  std::unique_ptr<BackupRegions> ReplayCheckpoint() {
+  // replayed (`partial` as Replay's).
+  std::unique_ptr<BackupRegions> ReplayCheckpoint(std::vector<RegionId>* partial = nullptr) {
     std::string dir = "/tmp/farm-region-copy-XXXXXX";
     EXPECT_NE(::mkdtemp(dir.data()), nullptr);
     constexpr uint64_t kIdentity = 0x5eed;
@@ -339,6 +346,7 @@ class RegionCopyTest : public ::testing::Test {
       absl::StatusOr<tx::ReplayResult> r =
           tx::ReplayNodeLog(set->records, kReceiver, tx::ReplayMode::kRestart, copies.get());
       EXPECT_TRUE(r.ok()) << r.status();
+      if (r.ok() && partial != nullptr) *partial = r->partial_copies;
     }
     std::filesystem::remove_all(dir);
     return copies;
@@ -381,14 +389,53 @@ TEST_F(RegionCopyTest, CopiesARegionToANodeWithoutACopy) {
   EXPECT_LT(out.stats.scanned_bytes, MiB(1)) << "only the pages written in used units";
   EXPECT_EQ(Logged(NodeLogType::kRegionReset), 1u);
   EXPECT_EQ(Logged(NodeLogType::kRegionImage), out.stats.chunks);
+  EXPECT_EQ(log_.records().back().type, TypeByte(NodeLogType::kRegionCopied)) << "the copy ends whole, last";
 
-  std::unique_ptr<BackupRegions> replayed = Replay();
+  std::vector<RegionId> partial = {0};
+  std::unique_ptr<BackupRegions> replayed = Replay(&partial);
   ASSERT_NE(replayed->Find(kRegion), nullptr);
   ExpectSameBytes(*replayed->Find(kRegion), *copy);
   EXPECT_EQ(replayed->CreatorOf(kRegion), kSender);
-  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint();
+  EXPECT_TRUE(partial.empty());
+  partial = {0};
+  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&partial);
   ASSERT_NE(checkpointed->Find(kRegion), nullptr);
   ExpectSameBytes(*checkpointed->Find(kRegion), *copy);
+  EXPECT_TRUE(partial.empty());
+}
+
+TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterACheckpoint) {
+  std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
+  WriteContent(*region, 1);
+  ASSERT_TRUE(Copy(*region, {.chunk_bytes = 16 << 10}).status.ok());
+  // Stopped before the copy's last record was written: the bytes are all there, but
+  // nothing says the copy matched at END.
+  log_.DropLast();
+  std::vector<RegionId> partial;
+  std::unique_ptr<BackupRegions> replayed = Replay(&partial);
+  ASSERT_NE(replayed->Find(kRegion), nullptr) << "the copy is held, as it was logged";
+  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
+  partial.clear();
+  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&partial);
+  ASSERT_NE(checkpointed->Find(kRegion), nullptr);
+  EXPECT_EQ(partial, std::vector<RegionId>{kRegion}) << "a checkpoint keeps the copy partial";
+  // Stopped half-way through the images: partial too.
+  while (log_.records().back().type == TypeByte(NodeLogType::kRegionImage) && Logged(NodeLogType::kRegionImage) > 2) {
+    log_.DropLast();
+  }
+  partial.clear();
+  (void)Replay(&partial);
+  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
+
+  // The node marks such a copy at start: it is not complete until a copy succeeds.
+  EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
+  service_->MarkCopyPartial(kRegion);
+  EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
+  ASSERT_TRUE(Copy(*region, {.chunk_bytes = 16 << 10}).status.ok());
+  EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
+  partial = {0};
+  (void)Replay(&partial);
+  EXPECT_TRUE(partial.empty()) << "the copy sent again ends whole";
 }
 
 TEST_F(RegionCopyTest, CopiesOverAnExistingDifferentCopy) {
@@ -513,11 +560,16 @@ TEST_F(RegionCopyTest, ACopyWhoseDataWasNotLoggedFailsAndIsNotComplete) {
   EXPECT_TRUE(absl::StrContains((*outcome)->status.message(), "the disk is full")) << (*outcome)->status;
   EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
   EXPECT_EQ(service_->copies_in_progress().in_progress(), 0u);
+  EXPECT_EQ(Logged(NodeLogType::kRegionCopied), 0u);
+  std::vector<RegionId> partial;
+  (void)Replay(&partial);
+  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
 
   // The sender begins again, and this time the log keeps up.
   const Outcome again = Copy(*region, {.chunk_bytes = 16 << 10});
   ASSERT_TRUE(again.status.ok()) << again.status;
   EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
+  EXPECT_EQ(Logged(NodeLogType::kRegionCopied), 1u);
   ExpectCopyOf(*region, *backups_.Find(kRegion));
 }
 
