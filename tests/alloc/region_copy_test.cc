@@ -436,6 +436,14 @@ TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterAC
   partial = {0};
   (void)Replay(&partial);
   EXPECT_TRUE(partial.empty()) << "the copy sent again ends whole";
+
+  // Dropped (out of the region's replica set) while its END was answered: the copy's
+  // kRegionCopied comes after the drop, and replays as nothing.
+  log_.Add(NodeLogType::kRegionDropped, EncodeRegionCreated({kRegion, 0, kReceiver}));
+  log_.Add(NodeLogType::kRegionCopied, EncodeRegionCreated({kRegion, kBytes, kSender}));
+  partial = {0};
+  EXPECT_EQ(Replay(&partial)->Find(kRegion), nullptr);
+  EXPECT_TRUE(partial.empty());
 }
 
 TEST_F(RegionCopyTest, CopiesOverAnExistingDifferentCopy) {
