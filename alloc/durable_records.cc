@@ -61,4 +61,25 @@ absl::StatusOr<RegionImage> DecodeRegionImage(absl::string_view payload) {
   return image;
 }
 
+std::string EncodeCopiesDue(RegionId region, const std::vector<NodeId>& nodes) {
+  WireWriter w;
+  w.Put(kAllocWireFormat).Put(region).Put(static_cast<uint32_t>(nodes.size()));
+  for (NodeId n : nodes) w.Put(n);
+  return w.Take();
+}
+
+absl::StatusOr<CopiesDue> DecodeCopiesDue(absl::string_view payload) {
+  WireReader in(payload);
+  uint8_t format = 0;
+  uint32_t count = 0;
+  CopiesDue due;
+  if (!in.Get(&format) || format != kAllocWireFormat || !in.Get(&due.region) || !in.Get(&count) ||
+      count > kMaxCopiesDue || in.left() != uint64_t{count} * sizeof(NodeId)) {
+    return absl::DataLossError(absl::StrFormat("malformed copies-due record (%d bytes)", payload.size()));
+  }
+  due.nodes.resize(count);
+  for (NodeId& n : due.nodes) in.Get(&n);
+  return due;
+}
+
 }  // namespace farm::alloc

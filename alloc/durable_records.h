@@ -12,6 +12,10 @@
 //   kRegionImage    u8 format | u32 region | u64 offset | bytes: written over the copy
 //                   (a checkpoint's images, and the payload of a kRegionCopyDataMsgId
 //                   request, logged as received)
+//   kRegionCopiesDue u8 format | u32 region | u32 count | count × u32 node: the members
+//                   that must still receive a copy of a region this node is the primary
+//                   of (failover's re-replication); the last one of a region wins, and
+//                   an empty list says none is due any more
 #ifndef FARM_ALLOC_DURABLE_RECORDS_H_
 #define FARM_ALLOC_DURABLE_RECORDS_H_
 
@@ -52,6 +56,15 @@ std::string EncodeRegionImage(RegionId region, uint64_t offset, absl::string_vie
 // DataLoss for a payload too short for the header or of another format; the bytes may
 // be empty.
 absl::StatusOr<RegionImage> DecodeRegionImage(absl::string_view payload);
+
+struct CopiesDue {
+  RegionId region = 0;
+  std::vector<NodeId> nodes;
+};
+// At most kMaxCopiesDue nodes (a replica set's backups).
+inline constexpr uint32_t kMaxCopiesDue = 64;
+std::string EncodeCopiesDue(RegionId region, const std::vector<NodeId>& nodes);
+absl::StatusOr<CopiesDue> DecodeCopiesDue(absl::string_view payload);
 
 }  // namespace farm::alloc
 

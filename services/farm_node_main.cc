@@ -86,7 +86,7 @@ ABSL_FLAG(bool, readable_commits, true,
           "Single-machine commits stay readable by lock-free lookups (the old values) until "
           "they apply; false: exclusive from validation on, as in FaRM (for comparison).");
 ABSL_FLAG(std::string, test_fault, "",
-          "Tests only: a fault seam to switch on (farm/node/test_faults.h), e.g. "
+          "Tests only: fault seams to switch on, comma-separated (farm/node/test_faults.h), e.g. "
           "single-machine-crash. Empty: none.");
 ABSL_FLAG(uint32_t, spin_us, 50, "Event loops poll this long after their last event, then park.");
 ABSL_FLAG(std::string, services, "",

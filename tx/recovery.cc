@@ -106,6 +106,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
   const bool compact = mode == ReplayMode::kCompact;
   ReplayResult result;
   absl::flat_hash_set<RegionId> partial;  // copies reset and not (yet) received whole
+  absl::flat_hash_map<RegionId, std::vector<NodeId>> due;  // copies owed, as last logged
   // Pass 1: the fate of every transaction record — the first decision after it. A
   // decision names the id only: it decides the latest undecided record of that id.
   std::vector<Fate> fate(records.size(), Fate::kUndecided);
@@ -184,6 +185,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
         partial.insert(c->region);
+        due.erase(c->region);  // another node is its primary now
         break;
       }
       case NodeLogType::kRegionCopied: {  // ... and ends here, whole
@@ -204,6 +206,17 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         if (!c.ok()) return Damaged(r, c.status().message());
         (void)copies->Drop(c->region);  // a copy may have been dropped already
         partial.erase(c->region);
+        due.erase(c->region);
+        break;
+      }
+      case NodeLogType::kRegionCopiesDue: {
+        absl::StatusOr<alloc::CopiesDue> d = alloc::DecodeCopiesDue(r.payload);
+        if (!d.ok()) return Damaged(r, d.status().message());
+        if (d->nodes.empty()) {
+          due.erase(d->region);
+        } else {
+          due[d->region] = std::move(d->nodes);
+        }
         break;
       }
       case NodeLogType::kRegionImage: {
@@ -300,6 +313,11 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
     if (copies->Find(region) != nullptr) result.partial_copies.push_back(region);
   }
   std::sort(result.partial_copies.begin(), result.partial_copies.end());
+  for (auto& [region, nodes] : due) {
+    if (copies->Find(region) != nullptr && copies->CreatorOf(region) == self) {
+      result.copies_due[region] = std::move(nodes);
+    }
+  }
 
   // In-doubt objects of this node's own regions stay locked, as the crash left them.
   if (compact) return result;

@@ -25,7 +25,8 @@
 //
 // Region copies received whole (alloc/region_copy.h) replay as kRegionReset, their
 // kRegionImage chunks and kRegionCopied; one without its kRegionCopied (nor a later
-// kRegionPromoted, which only a whole copy gets) is listed in partial_copies.
+// kRegionPromoted, which only a whole copy gets) is listed in partial_copies. The copies a
+// primary still owes its backups (kRegionCopiesDue) are listed in copies_due.
 //
 // Errors: a record that passed its checksum but does not decode, or that names a
 // region not held, is DataLoss naming the file and the record's offset — never skipped.
@@ -83,6 +84,9 @@ struct ReplayResult {
   // nor a kRegionPromoted: a copy the node was receiving when it stopped. Their bytes
   // are not the region's; a checkpoint keeps them partial. Sorted.
   std::vector<RegionId> partial_copies;
+  // This node's own regions (primary) with copies still due to members, as the last
+  // kRegionCopiesDue of each left them (failover's re-replication the node stopped in).
+  absl::flat_hash_map<RegionId, std::vector<NodeId>> copies_due;
 };
 
 // The payloads of the node's own records (node_log_types.h): kBoot and kMetadata.

@@ -100,6 +100,10 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
         stats->image_bytes += n;
       }
     }
+    if (auto due = replay.copies_due.find(id); due != replay.copies_due.end()) {
+      if (absl::Status s = out->Add(NodeLogType::kRegionCopiesDue, alloc::EncodeCopiesDue(id, due->second)); !s.ok())
+        return s;
+    }
   }
   for (const storage::LogRecordView& r : replay.carried) {
     if (absl::Status s = out->Add(static_cast<NodeLogType>(r.type), r.payload); !s.ok()) return s;

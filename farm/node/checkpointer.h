@@ -9,7 +9,8 @@
 //   kBoot, kMetadata...          the last start number and every service value
 //   per region held (by id):     kRegionCreated (kRegionReset for a partial copy, which
 //                                stays partial), then kRegionImage records of its
-//                                non-zero bytes (1 MiB at most each)
+//                                non-zero bytes (1 MiB at most each), and the copies of
+//                                it still due to backups (kRegionCopiesDue) if any
 //   carried records              transaction records still undecided at the end of the
 //                                prefix, as logged (their decisions are in later segments)
 //   kTxOutcomes...               committed distributed transactions (other members may

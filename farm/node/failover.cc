@@ -104,11 +104,22 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     }
     std::erase_if(due, [&](NodeId b) { return !now->Contains(b); });
     if (due.empty()) {
-      if (pending != pending_copies_.end()) pending_copies_.erase(pending);
+      if (pending != pending_copies_.end()) {
+        pending_copies_.erase(pending);
+        (void)LogCopiesDue(r, {}, /*wait=*/false);  // if lost, a restart sends the copies again
+      }
       region->set_frozen(false);
       continue;
     }
     region->set_frozen(true);
+    if (pending == pending_copies_.end() || pending->second != due) {
+      // Durable, so that a restart (of the whole cluster) resumes them: until they are
+      // sent the backups' copies may lack commits or hold none.
+      if (absl::Status s = LogCopiesDue(r, due, /*wait=*/true); !s.ok()) {
+        Log(self, absl::StrFormat("region %d: its due copies not logged (a restart would not resume them): %s", r,
+                                  s.ToString()));
+      }
+    }
     pending_copies_[r] = std::move(due);
   }
   return !departed.empty();
@@ -183,6 +194,16 @@ void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement)
                               r));
     return;
   }
+  absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(r);
+  // Every backup receives the new primary's copy: a single-machine commit of the old
+  // primary may have reached some backups and not others. Logged before the promotion,
+  // so that a restart that takes the region back as its own sends them too.
+  std::vector<NodeId> due =
+      rs.ok() ? std::vector<NodeId>(rs->backups().begin(), rs->backups().end()) : std::vector<NodeId>();
+  if (absl::Status s = LogCopiesDue(r, due, /*wait=*/true); !s.ok()) {
+    Log(self, absl::StrFormat("region %d: its due copies not logged, so not promoted: %s", r, s.ToString()));
+    return;
+  }
   // Durable before the region serves: a restart must take it back as its own.
   if (absl::Status s = LogRegionRecord(storage::NodeLogType::kRegionPromoted, r, copy->size(), /*wait=*/true);
       !s.ok()) {
@@ -198,11 +219,7 @@ void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement)
     return;
   }
   allocator_->blocks().FindRegion(r)->set_frozen(true);  // before any thread can use it
-  absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(r);
-  // Every backup receives the new primary's copy: a single-machine commit of the old
-  // primary may have reached some backups and not others.
-  pending_copies_[r] =
-      rs.ok() ? std::vector<NodeId>(rs->backups().begin(), rs->backups().end()) : std::vector<NodeId>();
+  pending_copies_[r] = std::move(due);
   Log(self, absl::StrFormat("region %d promoted: this node is its primary in epoch %d", r, placement.epoch()));
 }
 
@@ -214,7 +231,7 @@ void Node::StartHandoverLocked(alloc::LocalRegion* region, NodeId to) {
   // From now on: no lock (frozen), no slot and no block (leaving) in it here.
   region->set_frozen(true);
   region->set_leaving(true);
-  pending_copies_.erase(r);
+  if (pending_copies_.erase(r) > 0) (void)LogCopiesDue(r, {}, /*wait=*/false);  // the new primary's now
   for (size_t t = 0; t < loops_.size(); ++t) {
     RunInLoop(loops_[t]->loop(), [&] {
       if (alloc::ThreadAllocator* a = alloc_service_->thread(t)) a->ForgetRegion(r);
@@ -252,9 +269,18 @@ void Node::PromoteArrived() {
 }
 
 absl::Status Node::LogRegionRecord(storage::NodeLogType type, RegionId region, uint64_t bytes, bool wait) {
+  return AppendRegionRecord(type, region, alloc::EncodeRegionCreated({region, bytes, options_.node_id}), wait);
+}
+
+absl::Status Node::LogCopiesDue(RegionId region, const std::vector<NodeId>& nodes, bool wait) {
+  return AppendRegionRecord(storage::NodeLogType::kRegionCopiesDue, region, alloc::EncodeCopiesDue(region, nodes),
+                            wait);
+}
+
+absl::Status Node::AppendRegionRecord(storage::NodeLogType type, RegionId region, const std::string& payload,
+                                      bool wait) {
   storage::RecordLog* log = storage_->log();
   if (log == nullptr) return absl::OkStatus();
-  const std::string payload = alloc::EncodeRegionCreated({region, bytes, options_.node_id});
   if (!wait) {
     log->Append(storage::TypeByte(type), payload, [this, region](absl::Status s) {
       if (!s.ok()) Log(options_.node_id, absl::StrFormat("region %d: record not logged: %s", region, s.ToString()));
@@ -394,18 +420,34 @@ absl::Status Node::CopyRegion(RegionId region, NodeId to) {
 
 bool Node::ReplicatePending() {
   bool done = HandOverPending();
+  std::shared_ptr<const membership::Placement> placement;
+  {
+    MutexLock lock(&mu_);
+    placement = placement_;
+  }
   std::vector<std::pair<RegionId, std::vector<NodeId>>> work;
   {
     MutexLock lock(&copies_mu_);
     work.assign(pending_copies_.begin(), pending_copies_.end());
   }
   for (auto& [region, targets] : work) {
-    if (!RegionDrained(region)) {
+    if (options_.hold_region_copies || !RegionDrained(region)) {
       done = false;
       continue;
     }
+    const absl::StatusOr<membership::ReplicaSet> rs =
+        placement != nullptr ? placement->Lookup(region) : absl::FailedPreconditionError("no placement yet");
+    // Once linked (the cluster is whole again after a start: min_members), a target that
+    // is no replica any more — in a list a restart resumed, from before the members
+    // changed — is owed nothing; if it comes back, failover makes it due again. Before
+    // that, a member missing from the configuration may just not be back yet.
+    const bool settled = linked_.load(std::memory_order_acquire) && rs.ok();
     std::vector<NodeId> sent;
     for (NodeId to : targets) {
+      if (settled && !rs->Contains(to)) {
+        sent.push_back(to);
+        continue;
+      }
       if (!messenger_->IsConnected(to)) {
         done = false;
         continue;
@@ -424,6 +466,7 @@ bool Node::ReplicatePending() {
     std::erase_if(it->second, [&](NodeId n) { return std::find(sent.begin(), sent.end(), n) != sent.end(); });
     if (!it->second.empty()) continue;
     pending_copies_.erase(it);
+    (void)LogCopiesDue(region, {}, /*wait=*/false);  // if lost, a restart sends the copies again
     if (alloc::LocalRegion* local = allocator_->blocks().FindRegion(region)) local->set_frozen(false);
     Log(options_.node_id, absl::StrFormat("region %d: every backup holds a copy again", region));
   }

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "farm/base/log.h"
 #include "farm/storage/data_directory.h"
@@ -216,6 +217,17 @@ absl::Status Node::Start() {
   if (!replay.ok()) return replay.status();
   in_doubt_ = std::move(replay->in_doubt);
   const std::vector<RegionId> partial_copies = std::move(replay->partial_copies);
+  {
+    // Copies a re-replication still owed when the node stopped: the regions stay frozen
+    // (AdoptRecoveredRegions) until ReplicatePending has sent them.
+    MutexLock lock(&copies_mu_);
+    for (auto& [r, nodes] : replay->copies_due) {
+      Log(options_.node_id, absl::StrFormat("region %d: copies due to node(s) %s since before the restart; it "
+                                            "serves once they are sent",
+                                            r, absl::StrJoin(nodes, ",")));
+      pending_copies_[r] = std::move(nodes);
+    }
+  }
   {
     MutexLock lock(&metadata_mu_);
     metadata_ = std::move(replay->metadata);
@@ -542,7 +554,9 @@ void Node::ConnectLoop() {
       }
     }
     if (all_linked && (options_.compute_only || !allocator_->blocks().Regions().empty())) {
-      linked_.store(true, std::memory_order_release);
+      if (!linked_.exchange(true, std::memory_order_acq_rel)) {
+        Log(options_.node_id, absl::StrFormat("linked to every member of epoch %d: failover is active", config->epoch));
+      }
       // Services hear configurations this node is in, the latest it linked to.
       if (config->epoch > announced_epoch && config->Contains(options_.node_id)) {
         announced_epoch = config->epoch;
@@ -583,6 +597,8 @@ absl::Status Node::AdoptRecoveredRegions() {
     absl::StatusOr<RegionCapability> capability = alloc_environment_->RegisterRegion(*region);
     if (!capability.ok()) return capability.status();
     if (absl::Status s = allocator_->AdoptRegion(std::move(region), *capability); !s.ok()) return s;
+    MutexLock lock(&copies_mu_);
+    if (pending_copies_.contains(id)) allocator_->blocks().FindRegion(id)->set_frozen(true);
   }
   // Thread 0 settles what the crash left in doubt; the objects stay locked until then.
   std::vector<tx::InDoubt> in_doubt = std::move(in_doubt_);

@@ -93,6 +93,8 @@ struct NodeOptions {
   // configurations still reach services. 1: at once.
   uint32_t min_members = 1;
   tx::TxOptions tx;
+  // Test seam (test_faults.h, hold-region-copies): re-replication sends no copy.
+  bool hold_region_copies = false;
 };
 
 // Checks options and fills defaults; the error names the offending option.
@@ -198,6 +200,11 @@ class Node {
   // Appends a region record of `type` (the kRegionCreated payload naming this node);
   // with `wait`, returns once it is durable.
   absl::Status LogRegionRecord(storage::NodeLogType type, RegionId region, uint64_t bytes, bool wait);
+  // Logs the copies of `region` still due (kRegionCopiesDue; empty: none), so that a
+  // restart resumes them; `wait`: until durable.
+  absl::Status LogCopiesDue(RegionId region, const std::vector<NodeId>& nodes, bool wait);
+  absl::Status AppendRegionRecord(storage::NodeLogType type, RegionId region, const std::string& payload,
+                                  bool wait);
   // Connector thread: promotes the backup copies failover made this node primary of,
   // once the survivors' retained single-machine commit records are applied to them
   // (tx/retained_commits.h). False while some wait (a member did not answer).
@@ -258,7 +265,8 @@ class Node {
   std::shared_ptr<const membership::Placement> placement_ ABSL_GUARDED_BY(mu_);
   // The configuration placement_ was made from (failover compares it with the next).
   std::shared_ptr<const membership::Configuration> placed_config_ ABSL_GUARDED_BY(mu_);
-  // Regions of this node frozen until these backups hold a copy (failover.cc).
+  // Regions of this node frozen until these backups hold a copy (failover.cc). Logged
+  // (kRegionCopiesDue) whenever an entry is set, and restored by a restart.
   mutable Mutex copies_mu_;
   absl::flat_hash_map<RegionId, std::vector<NodeId>> pending_copies_ ABSL_GUARDED_BY(copies_mu_);
   // Backup copies this node became the primary of by failover, not promoted yet, and the

@@ -7,6 +7,12 @@
 //                          process kills itself (SIGKILL) once that backup has
 //                          acknowledged it: the other backups never see the record
 //                          (tests/failover/primary_crash_test.cc).
+//   single-machine-crash-first   the same, with the FIRST of its backups (the region's
+//                          next primary) the only one to get the record
+//   hold-region-copies     failover's re-replication sends no copy: the copies stay due
+//                          and their regions frozen, until a restart without the seam
+//                          (tests/failover/copies_due_restart_test.cc)
+// Several seams: their names separated by commas.
 #ifndef FARM_NODE_TEST_FAULTS_H_
 #define FARM_NODE_TEST_FAULTS_H_
 
@@ -16,9 +22,9 @@
 
 namespace farm::node {
 
-// Sets the seam named `name` in `options` (empty: none). InvalidArgument for an unknown
-// name.
-absl::Status SetTestFault(absl::string_view name, NodeOptions* options);
+// Sets the seams named in `names` (comma-separated; empty: none) in `options`.
+// InvalidArgument for an unknown name.
+absl::Status SetTestFault(absl::string_view names, NodeOptions* options);
 
 }  // namespace farm::node
 

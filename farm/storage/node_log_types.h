@@ -30,6 +30,9 @@
 //                   matched and every kRegionImage of it was durable first (the payload
 //                   of kRegionCreated). A copy reset and neither copied nor promoted
 //                   after it is partial at replay: never promoted (copy_receiver.h)
+//   kRegionCopiesDue the members that must still receive a copy of a region this node is
+//                   the primary of (alloc/durable_records.h): replay restores the list,
+//                   and the region stays frozen until they have it (farm/node failover)
 //   kRegionImage    bytes of a region copy created by a kRegionCreated or kRegionReset
 //                   before it (u8 format, u32 region, u64 offset, bytes): written over
 //                   the copy. In a checkpoint, its regions' contents; in the log, one
@@ -64,6 +67,7 @@ enum class NodeLogType : uint8_t {
   kRegionPromoted = 13,
   kRegionDropped = 14,
   kRegionCopied = 15,
+  kRegionCopiesDue = 16,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

@@ -302,9 +302,9 @@ class RegionCopyTest : public ::testing::Test {
     return result;
   }
 
-  // The receiver's log replayed into fresh copies (as a restart does); `partial` gets the
-  // copies the replay found partial.
-  std::unique_ptr<BackupRegions> Replay(std::vector<RegionId>* partial = nullptr) {
+  // The receiver's log replayed into fresh copies (as a restart does); `result` gets what
+  // else the replay found.
+  std::unique_ptr<BackupRegions> Replay(tx::ReplayResult* result = nullptr) {
     const std::vector<RecordingLog::Record> records = log_.records();
     std::vector<storage::LogRecordView> views;
     for (size_t i = 0; i < records.size(); ++i)
@@ -313,13 +313,13 @@ class RegionCopyTest : public ::testing::Test {
     absl::StatusOr<tx::ReplayResult> r =
         tx::ReplayNodeLog(views, kReceiver, tx::ReplayMode::kRestart, copies.get());
     EXPECT_TRUE(r.ok()) << r.status();
-    if (r.ok() && partial != nullptr) *partial = r->partial_copies;
+    if (r.ok() && result != nullptr) *result = std::move(*r);
     return copies;
   }
 
   // The receiver's log as segment 0 of a directory, checkpointed, and the checkpoint
-  // replayed (`partial` as Replay's).
-  std::unique_ptr<BackupRegions> ReplayCheckpoint(std::vector<RegionId>* partial = nullptr) {
+  // replayed (`result` as Replay's).
+  std::unique_ptr<BackupRegions> ReplayCheckpoint(tx::ReplayResult* result = nullptr) {
     std::string dir = "/tmp/farm-region-copy-XXXXXX";
     EXPECT_NE(::mkdtemp(dir.data()), nullptr);
     constexpr uint64_t kIdentity = 0x5eed;
@@ -346,7 +346,7 @@ class RegionCopyTest : public ::testing::Test {
       absl::StatusOr<tx::ReplayResult> r =
           tx::ReplayNodeLog(set->records, kReceiver, tx::ReplayMode::kRestart, copies.get());
       EXPECT_TRUE(r.ok()) << r.status();
-      if (r.ok() && partial != nullptr) *partial = r->partial_copies;
+      if (r.ok() && result != nullptr) *result = std::move(*r);
     }
     std::filesystem::remove_all(dir);
     return copies;
@@ -391,17 +391,18 @@ TEST_F(RegionCopyTest, CopiesARegionToANodeWithoutACopy) {
   EXPECT_EQ(Logged(NodeLogType::kRegionImage), out.stats.chunks);
   EXPECT_EQ(log_.records().back().type, TypeByte(NodeLogType::kRegionCopied)) << "the copy ends whole, last";
 
-  std::vector<RegionId> partial = {0};
-  std::unique_ptr<BackupRegions> replayed = Replay(&partial);
+  tx::ReplayResult replay;
+  replay.partial_copies = {0};
+  std::unique_ptr<BackupRegions> replayed = Replay(&replay);
   ASSERT_NE(replayed->Find(kRegion), nullptr);
   ExpectSameBytes(*replayed->Find(kRegion), *copy);
   EXPECT_EQ(replayed->CreatorOf(kRegion), kSender);
-  EXPECT_TRUE(partial.empty());
-  partial = {0};
-  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&partial);
+  EXPECT_TRUE(replay.partial_copies.empty());
+  replay.partial_copies = {0};
+  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&replay);
   ASSERT_NE(checkpointed->Find(kRegion), nullptr);
   ExpectSameBytes(*checkpointed->Find(kRegion), *copy);
-  EXPECT_TRUE(partial.empty());
+  EXPECT_TRUE(replay.partial_copies.empty());
 }
 
 TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterACheckpoint) {
@@ -411,21 +412,21 @@ TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterAC
   // Stopped before the copy's last record was written: the bytes are all there, but
   // nothing says the copy matched at END.
   log_.DropLast();
-  std::vector<RegionId> partial;
-  std::unique_ptr<BackupRegions> replayed = Replay(&partial);
+  tx::ReplayResult replay;
+  std::unique_ptr<BackupRegions> replayed = Replay(&replay);
   ASSERT_NE(replayed->Find(kRegion), nullptr) << "the copy is held, as it was logged";
-  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
-  partial.clear();
-  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&partial);
+  EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion});
+  replay.partial_copies.clear();
+  std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&replay);
   ASSERT_NE(checkpointed->Find(kRegion), nullptr);
-  EXPECT_EQ(partial, std::vector<RegionId>{kRegion}) << "a checkpoint keeps the copy partial";
+  EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion}) << "a checkpoint keeps the copy partial";
   // Stopped half-way through the images: partial too.
   while (log_.records().back().type == TypeByte(NodeLogType::kRegionImage) && Logged(NodeLogType::kRegionImage) > 2) {
     log_.DropLast();
   }
-  partial.clear();
-  (void)Replay(&partial);
-  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
+  replay.partial_copies.clear();
+  (void)Replay(&replay);
+  EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion});
 
   // The node marks such a copy at start: it is not complete until a copy succeeds.
   EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
@@ -433,17 +434,17 @@ TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterAC
   EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
   ASSERT_TRUE(Copy(*region, {.chunk_bytes = 16 << 10}).status.ok());
   EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
-  partial = {0};
-  (void)Replay(&partial);
-  EXPECT_TRUE(partial.empty()) << "the copy sent again ends whole";
+  replay.partial_copies = {0};
+  (void)Replay(&replay);
+  EXPECT_TRUE(replay.partial_copies.empty()) << "the copy sent again ends whole";
 
   // Dropped (out of the region's replica set) while its END was answered: the copy's
   // kRegionCopied comes after the drop, and replays as nothing.
   log_.Add(NodeLogType::kRegionDropped, EncodeRegionCreated({kRegion, 0, kReceiver}));
   log_.Add(NodeLogType::kRegionCopied, EncodeRegionCreated({kRegion, kBytes, kSender}));
-  partial = {0};
-  EXPECT_EQ(Replay(&partial)->Find(kRegion), nullptr);
-  EXPECT_TRUE(partial.empty());
+  replay.partial_copies = {0};
+  EXPECT_EQ(Replay(&replay)->Find(kRegion), nullptr);
+  EXPECT_TRUE(replay.partial_copies.empty());
 }
 
 TEST_F(RegionCopyTest, CopiesOverAnExistingDifferentCopy) {
@@ -540,6 +541,49 @@ TEST_F(RegionCopyLogBoundTest, AnswersDataBeforeItIsDurableUpToTheBoundThenAWind
   EXPECT_TRUE(service_->copies_in_progress().Complete(kRegion));
 }
 
+TEST_F(RegionCopyTest, CopiesAPrimaryStillOwesReplayAndSurviveACheckpoint) {
+  // The receiver is the primary of kOwn (it created it) and owes copies of it to nodes 1
+  // and 9 (a re-replication), and holds a backup copy of kRegion from node 1.
+  constexpr RegionId kOwn = kRegion + 1;
+  using Due = absl::flat_hash_map<RegionId, std::vector<NodeId>>;
+  log_.Add(NodeLogType::kRegionCreated, EncodeRegionCreated({kOwn, kBytes, kReceiver}));
+  log_.Add(NodeLogType::kRegionCreated, EncodeRegionCreated({kRegion, kBytes, kSender}));
+  log_.Add(NodeLogType::kRegionCopiesDue, EncodeCopiesDue(kOwn, {kSender, 9}));
+  log_.Add(NodeLogType::kRegionCopiesDue, EncodeCopiesDue(kRegion, {9}));  // not its region: ignored
+  tx::ReplayResult replay;
+  (void)Replay(&replay);
+  EXPECT_EQ(replay.copies_due, (Due{{kOwn, {kSender, 9}}}));
+  replay = {};
+  (void)ReplayCheckpoint(&replay);
+  EXPECT_EQ(replay.copies_due, (Due{{kOwn, {kSender, 9}}})) << "a checkpoint carries them";
+
+  // The last list wins; an empty one says none is due.
+  log_.Add(NodeLogType::kRegionCopiesDue, EncodeCopiesDue(kOwn, {9}));
+  replay = {};
+  (void)Replay(&replay);
+  EXPECT_EQ(replay.copies_due, (Due{{kOwn, {9}}}));
+  log_.Add(NodeLogType::kRegionCopiesDue, EncodeCopiesDue(kOwn, {}));
+  replay = {};
+  (void)Replay(&replay);
+  EXPECT_TRUE(replay.copies_due.empty());
+  replay.copies_due[0] = {};
+  (void)ReplayCheckpoint(&replay);
+  EXPECT_TRUE(replay.copies_due.empty());
+
+  // Handed over (dropped here): nothing is due from this node any more.
+  log_.Add(NodeLogType::kRegionCopiesDue, EncodeCopiesDue(kOwn, {9}));
+  log_.Add(NodeLogType::kRegionDropped, EncodeRegionCreated({kOwn, 0, kReceiver}));
+  replay = {};
+  (void)Replay(&replay);
+  EXPECT_TRUE(replay.copies_due.empty());
+
+  // A malformed list is damage, not "none due".
+  std::string bad = EncodeCopiesDue(kOwn, {9});
+  bad.pop_back();
+  EXPECT_FALSE(DecodeCopiesDue(bad).ok());
+  EXPECT_EQ(DecodeCopiesDue(EncodeCopiesDue(kOwn, {3, 4}))->nodes, (std::vector<NodeId>{3, 4}));
+}
+
 TEST_F(RegionCopyTest, EndIsAnsweredOnlyOnceEveryDataIsDurable) {
   std::unique_ptr<Region> region = NewRegionWithABlock();
   // Every DATA is answered (1 MiB is within the default bound): END is sent, and waits.
@@ -569,9 +613,9 @@ TEST_F(RegionCopyTest, ACopyWhoseDataWasNotLoggedFailsAndIsNotComplete) {
   EXPECT_FALSE(service_->copies_in_progress().Complete(kRegion));
   EXPECT_EQ(service_->copies_in_progress().in_progress(), 0u);
   EXPECT_EQ(Logged(NodeLogType::kRegionCopied), 0u);
-  std::vector<RegionId> partial;
-  (void)Replay(&partial);
-  EXPECT_EQ(partial, std::vector<RegionId>{kRegion});
+  tx::ReplayResult replay;
+  (void)Replay(&replay);
+  EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion});
 
   // The sender begins again, and this time the log keeps up.
   const Outcome again = Copy(*region, {.chunk_bytes = 16 << 10});

@@ -23,17 +23,27 @@ void CrashClusterTest::SetUp() {
   absl::StatusOr<std::unique_ptr<ZkTestServer>> zk = ZkTestServer::Start();
   ASSERT_TRUE(zk.ok()) << zk.status();
   zk_ = std::move(*zk);
+  pids_.assign(kNodes, 0);
   for (NodeId id = 1; id <= kNodes; ++id) {
-    std::vector<std::string> argv = {
-        node_binary_, absl::StrCat("--node_id=", id), "--cluster=" + name_, "--zookeeper=" + zk_->address(),
-        "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
-        "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), absl::StrCat("--min_members=", kNodes),
-        "--log_sync=always"};
-    argv.insert(argv.end(), node_flags_.begin(), node_flags_.end());
-    absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
-    ASSERT_TRUE(pid.ok()) << pid.status();
-    pids_.push_back(*pid);
+    StartNode(id, kNodes, node_flags_);
+    if (HasFatalFailure()) return;
   }
+  JoinMember();
+}
+
+void CrashClusterTest::StartNode(NodeId id, uint32_t min_members, const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {
+      node_binary_, absl::StrCat("--node_id=", id), "--cluster=" + name_, "--zookeeper=" + zk_->address(),
+      "--secret_file=" + dir_ + "/secret", absl::StrCat("--data_dir=", dir_, "/node-", id), "--region_mb=32",
+      "--threads=1", "--session_timeout_ms=1000", "--fabric=" + GetParam(), absl::StrCat("--min_members=", min_members),
+      "--log_sync=always"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  absl::StatusOr<pid_t> pid = SpawnWithLog(argv, LogOf(id));
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  pids_[id - 1] = *pid;
+}
+
+void CrashClusterTest::JoinMember() {
   tools::ComputeMemberOptions o;
   o.zookeeper = zk_->address();
   o.cluster = name_;

@@ -35,6 +35,11 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override;
   void TearDown() override;
 
+  // Starts node `id` (again: on its data directory, its log appended to) with the
+  // common flags, `min_members` and `flags`.
+  void StartNode(NodeId id, uint32_t min_members, const std::vector<std::string>& flags);
+  // Joins this process's compute-only member (member_).
+  void JoinMember();
   std::string LogOf(NodeId id) const;
   // The tail of every node's log, for failure messages.
   std::string Logs() const;
