@@ -7,6 +7,9 @@
 # Environment (all optional):
 #   FARM_BUILD_DIR       the build to measure (default build)
 #   FARM_BASELINE_BUILD  a second build measured in the same rounds, alternated (A/B)
+#   FARM_NODE_FLAGS      more farm_node flags for the hosted clusters, e.g. "--spin_us=5"
+#   FARM_BASELINE_NODE_FLAGS  the baseline's instead (with or without FARM_BASELINE_BUILD:
+#                        the same build with other flags is an A/B too)
 #   FARM_ROUNDS          rounds (default 3)
 #   FARM_LOG_SYNC        farm_node --log_sync (default off: nothing durable, as
 #                        redis-server --save '' --appendonly no; "always" fsyncs commits)
@@ -32,8 +35,13 @@ B=${FARM_BUILD_DIR:-build}
 base=${FARM_PORT_BASE:-17400}
 hosted=$base kvs_port=$((base + 100)) redis_port=$((base + 599)) zk=$((base - 15212))
 run=/tmp/lc-bench-$base
+# The variants measured in each round, in order: build and farm_node flags.
 builds=("$B")
-[ -z "${FARM_BASELINE_BUILD:-}" ] || builds=("$FARM_BASELINE_BUILD" "$B")
+flags=("${FARM_NODE_FLAGS:-}")
+if [ -n "${FARM_BASELINE_BUILD:-}" ] || [ -n "${FARM_BASELINE_NODE_FLAGS+x}" ]; then
+  builds=("${FARM_BASELINE_BUILD:-$B}" "$B")
+  flags=("${FARM_BASELINE_NODE_FLAGS-${FARM_NODE_FLAGS:-}}" "${FARM_NODE_FLAGS:-}")
+fi
 # requests per second (p50 ms) of each test of one redis-benchmark run, and the number of
 # error replies if there were any
 rb() {
@@ -49,11 +57,13 @@ read -r n np nt npt <<< "${FARM_REQUESTS:-100000 1000000 400000 4000000}"
 lines=("-n $n" "-n $np -P 16" "-n $nt --threads 2" "-n $npt -P 16 --threads 2")
 redis-server --port $redis_port --save '' --appendonly no --daemonize yes > /dev/null
 for round in $(seq "${FARM_ROUNDS:-3}"); do
-  for build in "${builds[@]}"; do
+  for v in "${!builds[@]}"; do
+    build=${builds[$v]}
+    # shellcheck disable=SC2086
     deploy/local-cluster start --fresh --dir $run --cluster bench$base --build-dir "$build" --nodes 3 \
       --services kv --resp-port $hosted --zk-port $zk -- --kv_buckets=65536 --threads="${FARM_NODE_THREADS:-2}" \
-      --log_sync="${FARM_LOG_SYNC:-off}" > /dev/null 2>&1 || { echo "cluster start failed ($build)"; exit 1; }
-    for line in "${lines[@]}"; do echo "round $round [$line] hosted($build): $(rb $hosted "$line")"; done
+      --log_sync="${FARM_LOG_SYNC:-off}" ${flags[$v]} > /dev/null 2>&1 || { echo "cluster start failed ($build)"; exit 1; }
+    for line in "${lines[@]}"; do echo "round $round [$line] hosted($build${flags[$v]:+ ${flags[$v]}}): $(rb $hosted "$line")"; done
     deploy/local-cluster stop --dir $run > /dev/null 2>&1
     if [ "${FARM_IN_PROCESS:-1}" != 0 ]; then
       "$build"/tools/kv_server/kv_server --nodes=3 --port=$kvs_port --buckets=65536 --seconds=600 \
