@@ -8,8 +8,8 @@
 namespace farm::node {
 namespace {
 
-// A single-machine commit writing two or more objects sends its record only to the
-// backup `pick` chooses, and the process dies once that backup acknowledged it.
+// A single-machine commit writing two or more objects sends its record only to its first
+// backup (`first`) or its last, and the process dies once that backup acknowledged it.
 void CrashAfterOneBackup(NodeOptions* options, bool first) {
   options->tx.replication_hook = [first](tx::ReplicationEvent event, const tx::LogRecord& record,
                                          absl::Span<const NodeId> backups, NodeId backup) {
