@@ -210,10 +210,22 @@ absl::Status ZkMembership::Register() {
   const absl::Time give_up = absl::Now() +
                              std::max(options_.session_timeout, client_->negotiated_timeout()) +
                              absl::Seconds(2);
+  if (options_.before_register) options_.before_register();
   for (;;) {
     absl::StatusOr<std::string> created = client_->Create(path, *data, ZkNodeMode::kEphemeral);
     if (created.ok()) return absl::OkStatus();
-    if (!absl::IsAlreadyExists(created.status())) return created.status();
+    // A create that timed out (a slow server: Unavailable) may still have been applied:
+    // the znode found then is this registration if it names this session and incarnation.
+    const bool exists = absl::IsAlreadyExists(created.status());
+    if (exists) {
+      if (absl::StatusOr<ZkNodeData> held = client_->Get(path, false); held.ok()) {
+        absl::StatusOr<Member> m = DecodeRegistration(held->data, options_.cluster);
+        if (m.ok() && m->session == self.session && m->incarnation == self.incarnation) return absl::OkStatus();
+      }
+    } else if (!absl::IsUnavailable(created.status())) {
+      return created.status();
+    }
+    if (!exists && absl::Now() > give_up) return created.status();
     if (absl::Now() > give_up) {
       std::string holder = "unknown";
       if (absl::StatusOr<ZkNodeData> other = client_->Get(path, false); other.ok()) {

@@ -54,6 +54,9 @@ struct ZkMembershipOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   // How long Start waits for a configuration that contains this node.
   absl::Duration join_timeout = absl::Seconds(30);
+  // Tests only: runs just before the node registers (at Start, and when it rejoins): a
+  // seam to make ZooKeeper slow at that moment.
+  std::function<void()> before_register;
   // After its session expired, register again with a new session (a member without data:
   // a compute-only one). A member that holds data does not: the cluster has moved its
   // regions on and its copies are stale, so it stays fenced, for good, and says so (it

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,28 @@ TEST_F(ZkMembershipTest, CorruptOrUnknownConfigurationsAreRejectedNeverApplied) 
   ASSERT_TRUE(WaitFor([&] { return b->current()->epoch == before->epoch + 2; }));
   EXPECT_TRUE(Agree({a.get(), b.get()}, {1, 2}));
   EXPECT_TRUE(b->gate().serving());
+}
+
+TEST_F(ZkMembershipTest, ARegistrationThatTimesOutIsTriedAgainAndKnownAsItsOwnIfItWasApplied) {
+  // ZooKeeper stops answering as the node registers (as a loaded server does), for less
+  // than the session timeout: the create times out on the client, and the server may
+  // still apply it once it runs again. Start must register all the same.
+  ZkMembershipOptions o = Options(1);
+  o.session_timeout = absl::Seconds(4);
+  std::thread resume;
+  o.before_register = [&] {
+    zk_->Pause();
+    resume = std::thread([] {
+      absl::SleepFor(absl::Seconds(3));
+      zk_->Resume();
+    });
+  };
+  absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const absl::Status started = (*m)->Start(nullptr);
+  if (resume.joinable()) resume.join();
+  ASSERT_TRUE(started.ok()) << started;
+  EXPECT_TRUE(WaitFor([&] { return Agree({m->get()}, {1}); }, absl::Seconds(20))) << (*m)->status().last_error;
 }
 
 TEST_F(ZkMembershipTest, LosingZooKeeperFencesUntilRejoined) {
