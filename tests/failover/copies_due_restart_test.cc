@@ -6,10 +6,10 @@
 // record only to A and dies once A acknowledged it, so B's copy lacks the transfer — and
 // hold-region-copies — re-replication sends no copy. A promotes R and owes B a copy of
 // it, which the seam holds back. Then A and B are SIGKILLed together (a power cut) and
-// started again on their data directories without the seams, A first: A must take R back
-// frozen, send B the copy it still owes once B is back, and only then serve R. Finally A is killed: B, alone,
-// promotes its copy of R — which has the transfer only if A's copy reached it after the
-// restart. Without the durable list of due copies, B would serve the accounts as they
+// started again on their data directories without the seams, A first: A must take R
+// back frozen, send B the copy it still owes once B is back, and only then serve R.
+// Finally A is killed: B, alone, promotes its copy of R — which has the transfer only if
+// A's copy reached it after the restart. Without the durable list of due copies, B would serve the accounts as they
 // were before the transfer: a commit that readers saw (at A) undone.
 // Parameter: the fabric.
 #include <signal.h>
@@ -65,24 +65,6 @@ class CopiesDueRestartTest : public testing::CrashClusterTest {
     ASSERT_GT(pids_[id - 1], 0);
     ::kill(pids_[id - 1], SIGKILL);
     ASSERT_TRUE(ReapKilled(id, absl::Seconds(10))) << "node " << id << " did not die";
-  }
-
-  // The first region of the first node that holds one, once every node sees all three.
-  RegionId SomeRegion() {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    for (;;) {
-      absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = member_->RegionsByPrimary();
-      if (regions.ok()) {
-        for (const auto& [primary, ids] : *regions) {
-          if (!ids.empty()) return ids.front();
-        }
-      }
-      if (absl::Now() > deadline) {
-        ADD_FAILURE() << "no node made a region in 30 s" << Logs();
-        return kNullRegion;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
   }
 };
 

@@ -71,6 +71,23 @@ void CrashClusterTest::TearDown() {
   std::filesystem::remove_all(dir_);
 }
 
+RegionId CrashClusterTest::SomeRegion() {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = member_->RegionsByPrimary();
+    if (regions.ok()) {
+      for (const auto& [primary, ids] : *regions) {
+        if (!ids.empty()) return ids.front();
+      }
+    }
+    if (absl::Now() > deadline) {
+      ADD_FAILURE() << "no node made a region in 30 s" << Logs();
+      return kNullRegion;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
 std::string CrashClusterTest::LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }
 
 std::string CrashClusterTest::Logs() const {

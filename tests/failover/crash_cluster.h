@@ -41,6 +41,9 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   // Joins this process's compute-only member (member_).
   void JoinMember();
   std::string LogOf(NodeId id) const;
+  // The first region of the first node that holds one, once every node sees all of them
+  // (kNullRegion, with a failure, if none did within 30 s).
+  RegionId SomeRegion();
   // The tail of every node's log, for failure messages.
   std::string Logs() const;
   // Reads `accounts` in one transaction from the member, retried until recovery has

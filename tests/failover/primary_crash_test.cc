@@ -45,24 +45,6 @@ class PrimaryCrashTest : public testing::CrashClusterTest {
  protected:
   PrimaryCrashTest() : CrashClusterTest(FARM_NODE_BINARY, "pcrash", {"--replication=3", "--test_fault=single-machine-crash"}) {}
 
-  // The first region of the first node that holds one, once every node sees all three.
-  RegionId SomeRegion() {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    for (;;) {
-      absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = member_->RegionsByPrimary();
-      if (regions.ok()) {
-        for (const auto& [primary, ids] : *regions) {
-          if (!ids.empty()) return ids.front();
-        }
-      }
-      if (absl::Now() > deadline) {
-        ADD_FAILURE() << "no node made a region in 30 s" << Logs();
-        return kNullRegion;
-      }
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-  }
-
   std::vector<FatPtr> accounts_;
 };
 
