@@ -71,21 +71,9 @@ class CopiesDueRestartTest : public testing::CrashClusterTest {
 TEST_P(CopiesDueRestartTest, ARestartSendsTheCopiesAPromotionStillOwedBeforeTheRegionServes) {
   const RegionId region = SomeRegion();
   ASSERT_NE(region, kNullRegion);
-  BankAccount initial;
-  initial.balance = kInitialBalance;
-  std::vector<FatPtr> accounts;
-  for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<FatPtr> p =
-        testing::CreateObjectInOneTx(member_->node(), testing::EncodeAccount(initial), Addr(region, 0));
-    ASSERT_TRUE(p.ok()) << p.status() << Logs();
-    ASSERT_EQ(p->addr.region(), region) << "the accounts must share a region";
-    accounts.push_back(*p);
-  }
-  auto config = member_->node().membership().current();
-  ASSERT_NE(config, nullptr);
-  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
-  ASSERT_TRUE(placement.ok()) << placement.status();
-  absl::StatusOr<membership::ReplicaSet> replicas = placement->Lookup(region);
+  const std::vector<FatPtr> accounts = CreateAccounts(region, 2, kInitialBalance);
+  ASSERT_EQ(accounts.size(), 2u) << "the accounts must share a region";
+  absl::StatusOr<membership::ReplicaSet> replicas = ReplicasOf(region);
   ASSERT_TRUE(replicas.ok()) << replicas.status();
   ASSERT_EQ(replicas->backups().size(), 2u) << replicas->ToString();
   const NodeId p = replicas->primary();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -86,6 +87,31 @@ RegionId CrashClusterTest::SomeRegion() {
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
+}
+
+std::vector<FatPtr> CrashClusterTest::CreateAccounts(RegionId region, int n, int64_t balance) {
+  BankAccount initial;
+  initial.balance = balance;
+  std::vector<FatPtr> accounts;
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<FatPtr> p = CreateObjectInOneTx(member_->node(), EncodeAccount(initial), Addr(region, 0));
+    if (!p.ok() || p->addr.region() != region) {
+      ADD_FAILURE() << "account " << i << " not made in region " << region << ": "
+                    << (p.ok() ? "it went to region " + std::to_string(p->addr.region()) : p.status().ToString())
+                    << Logs();
+      break;
+    }
+    accounts.push_back(*p);
+  }
+  return accounts;
+}
+
+absl::StatusOr<membership::ReplicaSet> CrashClusterTest::ReplicasOf(RegionId region) {
+  auto config = member_->node().membership().current();
+  if (config == nullptr) return absl::UnavailableError("the member has no configuration");
+  absl::StatusOr<membership::Placement> placement = membership::Placement::Create(*config);
+  if (!placement.ok()) return placement.status();
+  return placement->Lookup(region);
 }
 
 std::string CrashClusterTest::LogOf(NodeId id) const { return absl::StrCat(dir_, "/node-", id, ".log"); }

@@ -16,7 +16,9 @@
 
 #include "absl/time/time.h"
 #include "farm/base/address.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "membership/placement.h"
 #include "tests/failover/transfer.h"
 #include "tests/support/zk_test_server.h"
 #include "tools/common/compute_member.h"
@@ -44,6 +46,11 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   // The first region of the first node that holds one, once every node sees all of them
   // (kNullRegion, with a failure, if none did within 30 s).
   RegionId SomeRegion();
+  // `n` accounts of `balance` created in `region` from the member (fewer, with a
+  // failure, if one could not be made there).
+  std::vector<FatPtr> CreateAccounts(RegionId region, int n, int64_t balance);
+  // The replica set of `region` in the member's configuration.
+  absl::StatusOr<membership::ReplicaSet> ReplicasOf(RegionId region);
   // The tail of every node's log, for failure messages.
   std::string Logs() const;
   // Reads `accounts` in one transaction from the member, retried until recovery has
