@@ -296,7 +296,34 @@ void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done
 }
 
 void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
+  if (request.op != ShipOp::kAddLinks && request.op != ShipOp::kDeleteLink) {
+    return Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
+  }
+  auto [queue, idle] = writing_.try_emplace(request.id1);
+  if (!idle) {
+    queue->second.push_back(QueuedWrite{std::move(request), std::move(done)});
+    return;
+  }
+  RunVertexWrite(std::move(request), std::move(done));
+}
+
+void GraphClient::RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
+  const int64_t id1 = request.id1;
+  Finish(ExecuteAndIndex(this, std::move(request)),
+         [this, id1, done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable {
+           done(std::move(reply));
+           auto queue = writing_.find(id1);
+           if (queue->second.empty()) {
+             writing_.erase(queue);
+             return;
+           }
+           // The next one from the loop, not from inside this continuation (no recursion
+           // through operations that finish at once).
+           ctx_.Defer([this, next = std::move(queue->second.front())]() mutable {
+             RunVertexWrite(std::move(next.request), std::move(next.done));
+           });
+           queue->second.pop_front();
+         });
 }
 
 // Builds the indexes of (id1, type) when it has more than `min_blocks` blocks, unless a

@@ -161,6 +161,62 @@ TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {
   }
 }
 
+// Link updates of one vertex that one thread sends together run at the vertex's machine
+// one at a time, in the order sent (GraphClient::Execute): each answers what it would
+// one after another, and none conflicted with another (they used to run at once and
+// retry with backoff, in any order).
+TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderWithoutConflicts) {
+  constexpr int64_t kId1 = 7;
+  struct Update {
+    bool add;
+    Link link;
+  };
+  std::vector<Update> updates;
+  for (int i = 0; i < 24; ++i) {
+    const int64_t id2 = 100 + i % 5;  // the same links again: upserts, deletes, re-adds
+    updates.push_back({true, L(kId1, id2, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible,
+                               absl::StrCat("v", i))});
+    if (i % 2 == 1) updates.push_back({false, L(kId1, id2, 0)});
+  }
+  MemoryGraph model;
+  std::vector<bool> expected;
+  for (const Update& u : updates) {
+    expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(kId1, kDefaultLinkType, u.link.id2, false));
+  }
+  const uint64_t retries_before = g_->TotalStats().retries;
+  using Results = absl::StatusOr<std::vector<bool>>;
+  Results got = g_->local().Run<Results>(1, 0, [&updates](GraphClient& c, auto finish) {
+    struct Shared {
+      std::vector<bool> results;
+      size_t left = 0;
+      absl::Status failed;
+      decltype(finish) done;
+    };
+    auto shared = std::make_shared<Shared>(Shared{std::vector<bool>(updates.size()), updates.size(), {}, std::move(finish)});
+    for (size_t k = 0; k < updates.size(); ++k) {
+      auto answered = [shared, k](absl::StatusOr<bool> r) {
+        if (r.ok()) shared->results[k] = *r;
+        shared->failed.Update(r.status());
+        if (--shared->left == 0) shared->done(shared->failed.ok() ? Results(shared->results) : shared->failed);
+      };
+      const Update& u = updates[k];
+      if (u.add) {
+        c.AddLink(u.link, std::move(answered));
+      } else {
+        c.DeleteLink(kId1, kDefaultLinkType, u.link.id2, false, std::move(answered));
+      }
+    }
+  });
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, expected);
+  EXPECT_EQ(g_->TotalStats().retries, retries_before) << "updates of one vertex conflicted with each other";
+  const LinkRange all{kId1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
+  EXPECT_EQ(*g_->GetLinkList(2, all), *model.GetLinkList(all));
+  EXPECT_EQ(*g_->GetLinks(3, kId1, kDefaultLinkType, {100, 101, 102, 103, 104}),
+            model.GetLinks(kId1, kDefaultLinkType, {100, 101, 102, 103, 104}));
+  EXPECT_EQ(*g_->CountLinks(3, kId1, kDefaultLinkType), model.CountLinks(kId1, kDefaultLinkType));
+}
+
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   std::string big(kMaxNodeDataBytes, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
