@@ -304,26 +304,84 @@ void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> d
     queue->second.push_back(QueuedWrite{std::move(request), std::move(done)});
     return;
   }
-  RunVertexWrite(std::move(request), std::move(done));
+  RunVertexWrite(std::move(request), std::move(done), /*combine=*/true);
 }
 
-void GraphClient::RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
+namespace {
+
+// A link update that can share a transaction with others of its list: one link, not a
+// load's step.
+bool SingleUpsert(const ShipRequest& r) { return r.op == ShipOp::kAddLinks && r.links.size() == 1 && r.token == 0; }
+
+}  // namespace
+
+void GraphClient::RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done, bool combine) {
   const int64_t id1 = request.id1;
+  std::deque<QueuedWrite>& queue = writing_.at(id1);
+  const int64_t type = request.type;
+  auto joins = [type](const ShipRequest& next) { return SingleUpsert(next) && next.type == type; };
+  if (combine && SingleUpsert(request) && !queue.empty() && joins(queue.front().request)) {
+    std::vector<QueuedWrite> batch;
+    batch.push_back(QueuedWrite{std::move(request), std::move(done)});
+    while (batch.size() < kMaxCombinedUpserts && !queue.empty() && joins(queue.front().request)) {
+      batch.push_back(std::move(queue.front()));
+      queue.pop_front();
+    }
+    Spawn(UpsertBatch(this, std::move(batch)),
+          [this, id1](absl::StatusOr<bool> whole) { NextVertexWrite(id1, /*combine=*/whole.ok() && *whole); });
+    return;
+  }
   Finish(ExecuteAndIndex(this, std::move(request)),
          [this, id1, done = std::move(done)](absl::StatusOr<ShipReply> reply) mutable {
            done(std::move(reply));
-           auto queue = writing_.find(id1);
-           if (queue->second.empty()) {
-             writing_.erase(queue);
-             return;
-           }
-           // The next one from the loop, not from inside this continuation (no recursion
-           // through operations that finish at once).
-           ctx_.Defer([this, next = std::move(queue->second.front())]() mutable {
-             RunVertexWrite(std::move(next.request), std::move(next.done));
-           });
-           queue->second.pop_front();
+           NextVertexWrite(id1, /*combine=*/true);
          });
+}
+
+void GraphClient::NextVertexWrite(int64_t id1, bool combine) {
+  auto queue = writing_.find(id1);
+  if (queue->second.empty()) {
+    writing_.erase(queue);
+    return;
+  }
+  // From the loop, not from inside the continuation that called this (no recursion
+  // through operations that finish at once).
+  ctx_.Defer([this, combine, next = std::move(queue->second.front())]() mutable {
+    RunVertexWrite(std::move(next.request), std::move(next.done), combine);
+  });
+  queue->second.pop_front();
+}
+
+Task<absl::StatusOr<bool>> GraphClient::UpsertBatch(GraphClient* self, std::vector<QueuedWrite> batch) {
+  const int64_t id1 = batch[0].request.id1, type = batch[0].request.type;
+  std::vector<Link> links;
+  links.reserve(batch.size());
+  for (const QueuedWrite& w : batch) links.push_back(w.request.links[0]);
+  uint32_t walked = 0;
+  absl::StatusOr<AddLinksResult> added = co_await RunTx<AddLinksResult>(
+      self->ctx_, self->index_, &self->stats_, [&](TxScope& s) { return AddLinksTx(s, id1, type, links, &walked); });
+  const size_t applied = added.ok() ? added->applied : 0;
+  // What the transaction did not apply goes back to the front of the queue, in order:
+  // all of it when it failed (then the first runs alone, and meets its own error).
+  std::deque<QueuedWrite>& queue = self->writing_.at(id1);
+  for (size_t i = batch.size(); i-- > applied;) queue.push_front(std::move(batch[i]));
+  if (applied == 0) co_return false;
+  if (walked > self->tuning_.min_blocks) {
+    // As ExecuteAndIndex: the list's indexes before the answers.
+    absl::StatusOr<bool> built = co_await BuildIndexOnce(self, id1, type, 0);
+    if (!built.ok()) {
+      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", id1, type,
+               built.status().ToString());
+    }
+  }
+  for (size_t i = 0; i < applied; ++i) {
+    ShipReply reply;
+    reply.op = ShipOp::kAddLinks;
+    reply.added = added->fresh[i] ? 1 : 0;
+    reply.applied = 1;
+    batch[i].done(std::move(reply));
+  }
+  co_return true;
 }
 
 // Builds the indexes of (id1, type) when it has more than `min_blocks` blocks, unless a

@@ -512,6 +512,7 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
       if (!added.ok()) co_return added.status();
       ++result.applied;
       result.added += *added ? 1 : 0;
+      result.fresh.push_back(*added);
       count += delta;
     }
     if (absl::Status st = co_await edit.Finish(); !st.ok()) co_return st;
@@ -533,6 +534,7 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
     ++result.applied;
     const bool visible = link.visibility == Visibility::kVisible;
     std::optional<ListEdit::Position> at = edit->Find(link.id2);
+    result.fresh.push_back(!at);
     if (!at) {
       edit->Insert(Edge::Of(link));
       count += visible ? 1 : 0;

@@ -162,11 +162,21 @@ TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {
 }
 
 // Link updates of one vertex that one thread sends together run at the vertex's machine
-// one at a time, in the order sent (GraphClient::Execute): each answers what it would
-// one after another, and none conflicted with another (they used to run at once and
-// retry with backoff, in any order).
-TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderWithoutConflicts) {
-  constexpr int64_t kId1 = 7;
+// one at a time, in the order sent, the single-link upserts of a list that waited
+// together in one transaction (GraphClient::Execute): each answers what it would one
+// after another, none conflicted with another (they used to run at once and retry with
+// backoff, in any order), and there were fewer transactions than updates. On a short
+// list and on a long, indexed one (`prefill` links first).
+void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
+  MemoryGraph model;
+  if (prefill > 0) {
+    std::vector<Link> links;
+    for (int i = 0; i < prefill; ++i) links.push_back(L(id1, 10000 + i, 1000 + i, Visibility::kVisible, "p"));
+    for (const Link& l : links) ASSERT_TRUE(model.AddLink(l).ok());
+    absl::StatusOr<uint64_t> loaded = g.AddLinks(2, id1, kDefaultLinkType, links);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_EQ(*loaded, static_cast<uint64_t>(prefill));
+  }
   struct Update {
     bool add;
     Link link;
@@ -174,18 +184,17 @@ TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderWithoutConflicts) 
   std::vector<Update> updates;
   for (int i = 0; i < 24; ++i) {
     const int64_t id2 = 100 + i % 5;  // the same links again: upserts, deletes, re-adds
-    updates.push_back({true, L(kId1, id2, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible,
+    updates.push_back({true, L(id1, id2, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible,
                                absl::StrCat("v", i))});
-    if (i % 2 == 1) updates.push_back({false, L(kId1, id2, 0)});
+    if (i % 4 == 3) updates.push_back({false, L(id1, id2, 0)});
   }
-  MemoryGraph model;
   std::vector<bool> expected;
   for (const Update& u : updates) {
-    expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(kId1, kDefaultLinkType, u.link.id2, false));
+    expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(id1, kDefaultLinkType, u.link.id2, false));
   }
-  const uint64_t retries_before = g_->TotalStats().retries;
+  const ClientStats before = g.TotalStats();
   using Results = absl::StatusOr<std::vector<bool>>;
-  Results got = g_->local().Run<Results>(1, 0, [&updates](GraphClient& c, auto finish) {
+  Results got = g.local().Run<Results>(1, 0, [&updates, id1](GraphClient& c, auto finish) {
     struct Shared {
       std::vector<bool> results;
       size_t left = 0;
@@ -203,18 +212,32 @@ TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderWithoutConflicts) 
       if (u.add) {
         c.AddLink(u.link, std::move(answered));
       } else {
-        c.DeleteLink(kId1, kDefaultLinkType, u.link.id2, false, std::move(answered));
+        c.DeleteLink(id1, kDefaultLinkType, u.link.id2, false, std::move(answered));
       }
     }
   });
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, expected);
-  EXPECT_EQ(g_->TotalStats().retries, retries_before) << "updates of one vertex conflicted with each other";
-  const LinkRange all{kId1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
-  EXPECT_EQ(*g_->GetLinkList(2, all), *model.GetLinkList(all));
-  EXPECT_EQ(*g_->GetLinks(3, kId1, kDefaultLinkType, {100, 101, 102, 103, 104}),
-            model.GetLinks(kId1, kDefaultLinkType, {100, 101, 102, 103, 104}));
-  EXPECT_EQ(*g_->CountLinks(3, kId1, kDefaultLinkType), model.CountLinks(kId1, kDefaultLinkType));
+  const ClientStats after = g.TotalStats();
+  EXPECT_EQ(after.retries, before.retries) << "updates of one vertex conflicted with each other";
+  EXPECT_LT(after.transactions - before.transactions, updates.size()) << "no upserts were combined";
+  const LinkRange all{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
+  EXPECT_EQ(*g.GetLinkList(2, all), *model.GetLinkList(all));
+  EXPECT_EQ(*g.GetLinks(3, id1, kDefaultLinkType, {100, 101, 102, 103, 104}),
+            model.GetLinks(id1, kDefaultLinkType, {100, 101, 102, 103, 104}));
+  EXPECT_EQ(*g.CountLinks(3, id1, kDefaultLinkType), model.CountLinks(id1, kDefaultLinkType));
+  absl::StatusOr<ListSnapshot> list = g.ReadList(1, id1, kDefaultLinkType);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->indexed, prefill > 0);
+  EXPECT_TRUE(list->index_check.ok()) << list->index_check;
+}
+
+TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderAndCombined) {
+  SendTogetherAndCompare(*g_, 7, 0);
+}
+
+TEST_P(GraphTest, LinkUpdatesOfAnIndexedListSentTogetherRunInOrderAndCombined) {
+  SendTogetherAndCompare(*g_, 8, 3000);
 }
 
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
