@@ -78,7 +78,7 @@ inline constexpr uint64_t kMaxIndexedDirtyBytes = 16 * 1024;
 struct AddLinksResult {
   uint64_t added = 0;    // links that were new
   uint32_t applied = 0;  // links of `links` applied (a prefix)
-  std::vector<bool> fresh;  // per applied link: whether it was new (then, not before it in `links`)
+  std::vector<bool> fresh;  // per applied link, in order: whether it was new (after the ones before it)
 };
 Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links,
                                                 uint32_t* walked = nullptr);
