@@ -309,25 +309,39 @@ void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> d
 
 namespace {
 
-// A link update that can share a transaction with others of its list: one link, not a
-// load's step.
-bool SingleUpsert(const ShipRequest& r) { return r.op == ShipOp::kAddLinks && r.links.size() == 1 && r.token == 0; }
+// A link update that can share a transaction with others of its vertex: a delete, or an
+// upsert of one link that is not a load's step.
+bool Combinable(const ShipRequest& r) {
+  return r.op == ShipOp::kDeleteLink || (r.op == ShipOp::kAddLinks && r.links.size() == 1 && r.token == 0);
+}
+
+LinkUpdate UpdateOf(const ShipRequest& r) {
+  LinkUpdate u;
+  u.remove = r.op == ShipOp::kDeleteLink;
+  u.expunge = r.expunge;
+  if (u.remove) {
+    u.link.id2 = r.id2;
+  } else {
+    u.link = r.links[0];
+  }
+  u.link.id1 = r.id1;
+  u.link.type = r.type;
+  return u;
+}
 
 }  // namespace
 
 void GraphClient::RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done, bool combine) {
   const int64_t id1 = request.id1;
   std::deque<QueuedWrite>& queue = writing_.at(id1);
-  const int64_t type = request.type;
-  auto joins = [type](const ShipRequest& next) { return SingleUpsert(next) && next.type == type; };
-  if (combine && SingleUpsert(request) && !queue.empty() && joins(queue.front().request)) {
+  if (combine && Combinable(request) && !queue.empty() && Combinable(queue.front().request)) {
     std::vector<QueuedWrite> batch;
     batch.push_back(QueuedWrite{std::move(request), std::move(done)});
-    while (batch.size() < kMaxCombinedUpserts && !queue.empty() && joins(queue.front().request)) {
+    while (batch.size() < kMaxCombinedUpdates && !queue.empty() && Combinable(queue.front().request)) {
       batch.push_back(std::move(queue.front()));
       queue.pop_front();
     }
-    Spawn(UpsertBatch(this, std::move(batch)),
+    Spawn(CombinedWrite(this, std::move(batch)),
           [this, id1](absl::StatusOr<bool> whole) { NextVertexWrite(id1, /*combine=*/whole.ok() && *whole); });
     return;
   }
@@ -352,33 +366,38 @@ void GraphClient::NextVertexWrite(int64_t id1, bool combine) {
   queue->second.pop_front();
 }
 
-Task<absl::StatusOr<bool>> GraphClient::UpsertBatch(GraphClient* self, std::vector<QueuedWrite> batch) {
-  const int64_t id1 = batch[0].request.id1, type = batch[0].request.type;
-  std::vector<Link> links;
-  links.reserve(batch.size());
-  for (const QueuedWrite& w : batch) links.push_back(w.request.links[0]);
-  uint32_t walked = 0;
-  absl::StatusOr<AddLinksResult> added = co_await RunTx<AddLinksResult>(
-      self->ctx_, self->index_, &self->stats_, [&](TxScope& s) { return AddLinksTx(s, id1, type, links, &walked); });
-  const size_t applied = added.ok() ? added->applied : 0;
-  // What the transaction did not apply goes back to the front of the queue, in order:
+Task<absl::StatusOr<bool>> GraphClient::CombinedWrite(GraphClient* self, std::vector<QueuedWrite> batch) {
+  const int64_t id1 = batch[0].request.id1;
+  std::vector<LinkUpdate> updates;
+  updates.reserve(batch.size());
+  for (const QueuedWrite& w : batch) updates.push_back(UpdateOf(w.request));
+  absl::StatusOr<LinkUpdatesResult> done = co_await RunTx<LinkUpdatesResult>(
+      self->ctx_, self->index_, &self->stats_,
+      [&](TxScope& s) { return LinkUpdatesTx(s, id1, updates, kMaxCombinedWriteBytes); });
+  const size_t taken = done.ok() ? done->answers.size() : 0;
+  // What the transaction did not take goes back to the front of the queue, in order:
   // all of it when it failed (then the first runs alone, and meets its own error).
   std::deque<QueuedWrite>& queue = self->writing_.at(id1);
-  for (size_t i = batch.size(); i-- > applied;) queue.push_front(std::move(batch[i]));
-  if (applied == 0) co_return false;
-  if (walked > self->tuning_.min_blocks) {
-    // As ExecuteAndIndex: the list's indexes before the answers.
-    absl::StatusOr<bool> built = co_await BuildIndexOnce(self, id1, type, 0);
+  for (size_t i = batch.size(); i-- > taken;) queue.push_front(std::move(batch[i]));
+  if (taken == 0) co_return false;
+  // As ExecuteAndIndex: a list found long and unindexed gets its indexes before the answers.
+  for (size_t i = 0; i < taken; ++i) {
+    if (done->walked[i] <= self->tuning_.min_blocks) continue;
+    absl::StatusOr<bool> built = co_await BuildIndexOnce(self, id1, updates[i].link.type, 0);
     if (!built.ok()) {
-      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", id1, type,
+      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", id1, updates[i].link.type,
                built.status().ToString());
     }
   }
-  for (size_t i = 0; i < applied; ++i) {
+  for (size_t i = 0; i < taken; ++i) {
     ShipReply reply;
-    reply.op = ShipOp::kAddLinks;
-    reply.added = added->fresh[i] ? 1 : 0;
-    reply.applied = 1;
+    reply.op = batch[i].request.op;
+    if (updates[i].remove) {
+      reply.found = done->answers[i];
+    } else {
+      reply.added = done->answers[i] ? 1 : 0;
+      reply.applied = 1;
+    }
     batch[i].done(std::move(reply));
   }
   co_return true;

@@ -97,9 +97,9 @@ class GraphClient final : public GraphStore {
   // vertex (kAddLinks, kDeleteLink: they all write its lists' heads and counts) run one
   // at a time on this thread, in arrival order: one that arrives while another of its
   // id1 runs waits for it instead of conflicting with it (a hot vertex's writers retried
-  // with backoff for seconds; LinkBench with 100 requesters), and the single-link
-  // upserts of one list that waited together commit together (UpsertBatch), each
-  // answered as if alone. Other operations start at once.
+  // with backoff for seconds; LinkBench with 100 requesters), and the updates that
+  // waited together commit together (CombinedWrite: deletes and single-link upserts of
+  // any of its lists), each answered as if alone. Other operations start at once.
   void Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
 
   const ReaderStats& reader_stats() const { return reader_.stats(); }
@@ -119,18 +119,19 @@ class GraphClient final : public GraphStore {
     ShipRequest request;
     Done<absl::StatusOr<ShipReply>> done;
   };
-  // Single-link upserts of one list queued together go in one transaction, up to this
-  // many (AddLinksTx applies a prefix of them that keeps its commit record small).
-  static constexpr size_t kMaxCombinedUpserts = 32;
+  // Link updates of one vertex queued together go in one transaction (LinkUpdatesTx),
+  // up to this many and this many bytes written.
+  static constexpr size_t kMaxCombinedUpdates = 32;
+  static constexpr uint64_t kMaxCombinedWriteBytes = 16 * 1024;
   // Runs a link update of `request.id1` (which has its entry in writing_), with the
-  // single-link upserts of its list queued right behind it when `combine`; then the
-  // next queued one.
+  // updates queued right behind it that combine with it when `combine`; then the next
+  // queued one.
   void RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done, bool combine);
   void NextVertexWrite(int64_t id1, bool combine);
-  // One transaction for `batch` (single-link upserts of one list, in order): answers
-  // those it applied and puts the rest back at the front of the queue. false when it
-  // applied none (it failed).
-  static Task<absl::StatusOr<bool>> UpsertBatch(GraphClient* self, std::vector<QueuedWrite> batch);
+  // One transaction for `batch` (deletes and single-link upserts of one vertex, in
+  // order): answers those it took and puts the rest back at the front of the queue.
+  // false when it took none (it failed).
+  static Task<absl::StatusOr<bool>> CombinedWrite(GraphClient* self, std::vector<QueuedWrite> batch);
   static Task<absl::StatusOr<bool>> BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
                                                    uint32_t min_blocks);
   // `load`: LoadLinks' token (0: AddLinks, which makes one for a call that is a load).

@@ -512,7 +512,6 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
       if (!added.ok()) co_return added.status();
       ++result.applied;
       result.added += *added ? 1 : 0;
-      result.fresh.push_back(*added);
       count += delta;
     }
     if (absl::Status st = co_await edit.Finish(); !st.ok()) co_return st;
@@ -534,7 +533,6 @@ Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t
     ++result.applied;
     const bool visible = link.visibility == Visibility::kVisible;
     std::optional<ListEdit::Position> at = edit->Find(link.id2);
-    result.fresh.push_back(!at);
     if (!at) {
       edit->Insert(Edge::Of(link));
       count += visible ? 1 : 0;
@@ -621,6 +619,27 @@ Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, i
   DropIfEmpty(vertex->v, type);
   if (absl::Status st = co_await StoreVertex(s, *vertex); !st.ok()) co_return st;
   co_return true;
+}
+
+Task<absl::StatusOr<LinkUpdatesResult>> LinkUpdatesTx(TxScope& s, int64_t id1, absl::Span<const LinkUpdate> updates,
+                                                      uint64_t max_write_bytes) {
+  LinkUpdatesResult r;
+  for (const LinkUpdate& u : updates) {
+    if (!r.answers.empty() && txWriteBytes(s.tx) >= max_write_bytes) break;
+    uint32_t walked = 0;
+    if (u.remove) {
+      absl::StatusOr<bool> found = co_await DeleteLinkTx(s, id1, u.link.type, u.link.id2, u.expunge, &walked);
+      if (!found.ok()) co_return found.status();
+      r.answers.push_back(*found);
+    } else {
+      absl::StatusOr<AddLinksResult> added =
+          co_await AddLinksTx(s, id1, u.link.type, absl::MakeConstSpan(&u.link, 1), &walked);
+      if (!added.ok()) co_return added.status();
+      r.answers.push_back(added->added == 1);
+    }
+    r.walked.push_back(walked);
+  }
+  co_return r;
 }
 
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,

@@ -78,7 +78,6 @@ inline constexpr uint64_t kMaxIndexedDirtyBytes = 16 * 1024;
 struct AddLinksResult {
   uint64_t added = 0;    // links that were new
   uint32_t applied = 0;  // links of `links` applied (a prefix)
-  std::vector<bool> fresh;  // per applied link, in order: whether it was new (after the ones before it)
 };
 Task<absl::StatusOr<AddLinksResult>> AddLinksTx(TxScope& s, int64_t id1, int64_t type, absl::Span<const Link> links,
                                                 uint32_t* walked = nullptr);
@@ -107,6 +106,23 @@ Task<absl::StatusOr<LoadListsResult>> LoadListsTx(TxScope& s, absl::Span<const L
                                                   uint64_t max_write_bytes);
 Task<absl::StatusOr<bool>> DeleteLinkTx(TxScope& s, int64_t id1, int64_t type, int64_t id2, bool expunge,
                                         uint32_t* walked = nullptr);
+// Link updates of one vertex in one transaction (its updates that queued together,
+// combined: GraphClient::Execute): in order, each an AddLinksTx of its one link or a
+// DeleteLinkTx, until the transaction writes max_write_bytes (txWriteBytes) or more.
+// How many it took (at least one: a prefix) and each one's answer (added: the link was
+// new; removed: it was found); per update taken, the blocks of an unindexed list it read
+// whole (`walked` above).
+struct LinkUpdate {
+  bool remove = false;   // DeleteLinkTx of (link.type, link.id2), else an upsert of link
+  bool expunge = false;  // remove only
+  Link link;             // link.id1 is the vertex's
+};
+struct LinkUpdatesResult {
+  std::vector<bool> answers;
+  std::vector<uint32_t> walked;
+};
+Task<absl::StatusOr<LinkUpdatesResult>> LinkUpdatesTx(TxScope& s, int64_t id1, absl::Span<const LinkUpdate> updates,
+                                                      uint64_t max_write_bytes);
 // The links to `id2s` that exist (hidden too), in the order of id2s, each once.
 Task<absl::StatusOr<std::vector<Link>>> GetLinksTx(TxScope& s, int64_t id1, int64_t type,
                                                    absl::Span<const int64_t> id2s, uint32_t* walked = nullptr);

@@ -162,11 +162,11 @@ TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {
 }
 
 // Link updates of one vertex that one thread sends together run at the vertex's machine
-// one at a time, in the order sent, the single-link upserts of a list that waited
-// together in one transaction (GraphClient::Execute): each answers what it would one
-// after another, none conflicted with another (they used to run at once and retry with
-// backoff, in any order), and there were fewer transactions than updates. On a short
-// list and on a long, indexed one (`prefill` links first).
+// one at a time, in the order sent, those that waited together in one transaction
+// (GraphClient::Execute): each answers what it would one after another, none conflicted
+// with another (they used to run at once and retry with backoff, in any order), and
+// there were fewer transactions than updates. Upserts and deletes in two of the vertex's
+// lists: a short one, and one that is long and indexed when `prefill` links go first.
 void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
   MemoryGraph model;
   if (prefill > 0) {
@@ -183,14 +183,15 @@ void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
   };
   std::vector<Update> updates;
   for (int i = 0; i < 24; ++i) {
-    const int64_t id2 = 100 + i % 5;  // the same links again: upserts, deletes, re-adds
-    updates.push_back({true, L(id1, id2, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible,
-                               absl::StrCat("v", i))});
-    if (i % 4 == 3) updates.push_back({false, L(id1, id2, 0)});
+    // The same links again (upserts, deletes, re-adds), in two of the vertex's lists.
+    Link link = L(id1, 100 + i % 5, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible, absl::StrCat("v", i));
+    link.type = kDefaultLinkType + (i % 7 == 6 ? 1 : 0);
+    updates.push_back({true, link});
+    if (i % 4 == 3) updates.push_back({false, link});
   }
   std::vector<bool> expected;
   for (const Update& u : updates) {
-    expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(id1, kDefaultLinkType, u.link.id2, false));
+    expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(id1, u.link.type, u.link.id2, false));
   }
   const ClientStats before = g.TotalStats();
   using Results = absl::StatusOr<std::vector<bool>>;
@@ -212,7 +213,7 @@ void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
       if (u.add) {
         c.AddLink(u.link, std::move(answered));
       } else {
-        c.DeleteLink(id1, kDefaultLinkType, u.link.id2, false, std::move(answered));
+        c.DeleteLink(id1, u.link.type, u.link.id2, false, std::move(answered));
       }
     }
   });
@@ -220,12 +221,13 @@ void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
   EXPECT_EQ(*got, expected);
   const ClientStats after = g.TotalStats();
   EXPECT_EQ(after.retries, before.retries) << "updates of one vertex conflicted with each other";
-  EXPECT_LT(after.transactions - before.transactions, updates.size()) << "no upserts were combined";
-  const LinkRange all{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
-  EXPECT_EQ(*g.GetLinkList(2, all), *model.GetLinkList(all));
-  EXPECT_EQ(*g.GetLinks(3, id1, kDefaultLinkType, {100, 101, 102, 103, 104}),
-            model.GetLinks(id1, kDefaultLinkType, {100, 101, 102, 103, 104}));
-  EXPECT_EQ(*g.CountLinks(3, id1, kDefaultLinkType), model.CountLinks(id1, kDefaultLinkType));
+  EXPECT_LT(after.transactions - before.transactions, updates.size()) << "no updates were combined";
+  for (int64_t type : {kDefaultLinkType, kDefaultLinkType + 1}) {
+    const LinkRange all{id1, type, 0, INT64_MAX, 0, 10000};
+    EXPECT_EQ(*g.GetLinkList(2, all), *model.GetLinkList(all));
+    EXPECT_EQ(*g.GetLinks(3, id1, type, {100, 101, 102, 103, 104}), model.GetLinks(id1, type, {100, 101, 102, 103, 104}));
+    EXPECT_EQ(*g.CountLinks(3, id1, type), model.CountLinks(id1, type));
+  }
   absl::StatusOr<ListSnapshot> list = g.ReadList(1, id1, kDefaultLinkType);
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->indexed, prefill > 0);
