@@ -371,21 +371,28 @@ Task<absl::StatusOr<bool>> GraphClient::CombinedWrite(GraphClient* self, std::ve
   std::vector<LinkUpdate> updates;
   updates.reserve(batch.size());
   for (const QueuedWrite& w : batch) updates.push_back(UpdateOf(w.request));
-  absl::StatusOr<LinkUpdatesResult> done = co_await RunTx<LinkUpdatesResult>(
+  absl::StatusOr<LinkUpdatesResult> result = co_await RunTx<LinkUpdatesResult>(
       self->ctx_, self->index_, &self->stats_,
       [&](TxScope& s) { return LinkUpdatesTx(s, id1, updates, kMaxCombinedWriteBytes); });
-  const size_t taken = done.ok() ? done->answers.size() : 0;
+  const size_t taken = result.ok() ? result->answers.size() : 0;
   // What the transaction did not take goes back to the front of the queue, in order:
   // all of it when it failed (then the first runs alone, and meets its own error).
   std::deque<QueuedWrite>& queue = self->writing_.at(id1);
   for (size_t i = batch.size(); i-- > taken;) queue.push_front(std::move(batch[i]));
   if (taken == 0) co_return false;
-  // As ExecuteAndIndex: a list found long and unindexed gets its indexes before the answers.
+  // As ExecuteAndIndex: a list found long and unindexed gets its indexes before the
+  // answers (once per list).
+  std::vector<int64_t> indexed;
   for (size_t i = 0; i < taken; ++i) {
-    if (done->walked[i] <= self->tuning_.min_blocks) continue;
-    absl::StatusOr<bool> built = co_await BuildIndexOnce(self, id1, updates[i].link.type, 0);
+    const int64_t type = updates[i].link.type;
+    if (result->walked[i] <= self->tuning_.min_blocks ||
+        std::find(indexed.begin(), indexed.end(), type) != indexed.end()) {
+      continue;
+    }
+    indexed.push_back(type);
+    absl::StatusOr<bool> built = co_await BuildIndexOnce(self, id1, type, 0);
     if (!built.ok()) {
-      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", id1, updates[i].link.type,
+      FARM_LOG(kWarning, "graph: the indexes of the list (%d, %d) were not built: %s", id1, type,
                built.status().ToString());
     }
   }
@@ -393,9 +400,9 @@ Task<absl::StatusOr<bool>> GraphClient::CombinedWrite(GraphClient* self, std::ve
     ShipReply reply;
     reply.op = batch[i].request.op;
     if (updates[i].remove) {
-      reply.found = done->answers[i];
+      reply.found = result->answers[i];
     } else {
-      reply.added = done->answers[i] ? 1 : 0;
+      reply.added = result->answers[i] ? 1 : 0;
       reply.applied = 1;
     }
     batch[i].done(std::move(reply));

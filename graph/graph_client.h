@@ -147,7 +147,7 @@ class GraphClient final : public GraphStore {
   const ListIndexTuning tuning_;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds
   // id1 -> the link updates waiting behind the one of that vertex running here (an
-  // entry exists exactly while one runs).
+  // entry exists exactly while one runs or is deferred to run next).
   absl::flat_hash_map<int64_t, std::deque<QueuedWrite>> writing_;
 };
 
