@@ -1,12 +1,14 @@
 // The generator against the real LinkBench driver: graph sizes, the fixed-seed
 // shufflers and Zipf choices, the request mix, payload sizes.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tools/linkbench/distribution_data.h"
+#include "tools/linkbench/id_space.h"
 #include "tools/linkbench/java_random.h"
 #include "tools/linkbench/loader.h"
 #include "tools/linkbench/memory_backend.h"
@@ -172,6 +174,119 @@ TEST(MixTest, RequestPhaseRunsTheMixOnTheMemoryBackend) {
     EXPECT_NEAR(100.0 * r->stats->latency[i].count() / 100000, m->workload().mix[i], 0.6) << kOpNames[i];
   }
   EXPECT_GT(r->stats->multiget_found, 0u);
+}
+
+// The memory backend behind a count of the requests made (and, with `fail`, every
+// request failing), and of the requests made before StartMeasuring.
+class CountingBackend final : public Backend {
+ public:
+  CountingBackend(std::unique_ptr<Backend> inner, bool fail) : inner_(std::move(inner)), fail_(fail) {}
+  std::string Describe() const override { return "counting " + inner_->Describe(); }
+  absl::StatusOr<std::unique_ptr<Connection>> Connect() override {
+    absl::StatusOr<std::unique_ptr<Connection>> c = inner_->Connect();
+    if (!c.ok()) return c.status();
+    return std::make_unique<Counted>(*this, *std::move(c));
+  }
+  void StartMeasuring() override {
+    ++measuring_calls;
+    before_measuring = calls.load();
+  }
+  std::atomic<uint64_t> calls{0};
+  uint64_t before_measuring = 0;
+  int measuring_calls = 0;
+
+ private:
+  class Counted final : public Connection {
+   public:
+    Counted(CountingBackend& b, std::unique_ptr<Connection> c) : b_(b), c_(std::move(c)) {}
+    absl::StatusOr<int64_t> AddNode(graph::Node n) override { return Count(c_->AddNode(std::move(n))); }
+    absl::StatusOr<std::vector<int64_t>> AddNodes(std::vector<graph::Node> n) override {
+      return c_->AddNodes(std::move(n));
+    }
+    absl::StatusOr<std::optional<graph::Node>> GetNode(int64_t id, int32_t type) override {
+      return Count(c_->GetNode(id, type));
+    }
+    absl::StatusOr<bool> UpdateNode(graph::Node n) override { return Count(c_->UpdateNode(std::move(n))); }
+    absl::StatusOr<bool> DeleteNode(int64_t id, int32_t type) override { return Count(c_->DeleteNode(id, type)); }
+    absl::Status ResetNodeIds(int64_t start) override { return c_->ResetNodeIds(start); }
+    absl::StatusOr<bool> AddLink(graph::Link l) override { return Count(c_->AddLink(std::move(l))); }
+    absl::StatusOr<uint64_t> AddLinks(int64_t id1, int64_t type, std::vector<graph::Link> l) override {
+      return c_->AddLinks(id1, type, std::move(l));
+    }
+    absl::StatusOr<bool> DeleteLink(int64_t id1, int64_t type, int64_t id2, bool expunge) override {
+      return Count(c_->DeleteLink(id1, type, id2, expunge));
+    }
+    absl::StatusOr<std::vector<graph::Link>> GetLinks(int64_t id1, int64_t type,
+                                                      absl::Span<const int64_t> id2s) override {
+      return Count(c_->GetLinks(id1, type, id2s));
+    }
+    absl::StatusOr<std::vector<graph::Link>> GetLinkList(const graph::LinkRange& r) override {
+      return Count(c_->GetLinkList(r));
+    }
+    absl::StatusOr<uint64_t> CountLinks(int64_t id1, int64_t type) override { return Count(c_->CountLinks(id1, type)); }
+
+   private:
+    template <typename T>
+    absl::StatusOr<T> Count(absl::StatusOr<T> r) {
+      ++b_.calls;
+      if (b_.fail_) return absl::UnavailableError("injected");
+      return r;
+    }
+    CountingBackend& b_;
+    std::unique_ptr<Connection> c_;
+  };
+  std::unique_ptr<Backend> inner_;
+  const bool fail_;
+};
+
+TEST(MixTest, WarmUpRequestsRunFirstAndAreMeasuredNowhere) {
+  auto m = Model(10000);
+  auto memory = OpenMemoryBackend({});
+  ASSERT_TRUE(memory.ok());
+  auto counting = std::make_unique<CountingBackend>(*std::move(memory), /*fail=*/false);
+  CountingBackend& counted = *counting;
+  // As the farm backend runs: in an id space, which must pass StartMeasuring on.
+  std::unique_ptr<Backend> in_space = InIdSpace(std::move(counting), int64_t{5} << kIdSpaceBits);
+  Backend& backend = *in_space;
+  LoadOptions lo;
+  lo.progress = false;
+  ASSERT_TRUE(RunLoadPhase(backend, *m, lo).ok());
+  RequestOptions ro;
+  ro.requesters = 4;
+  ro.warmup_requests = 3000;
+  ro.requests = 2000;
+  ro.progress = false;
+  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_EQ(r->requests, 8000u);
+  uint64_t measured = 0;
+  for (size_t i = 0; i < kOpTypeCount; ++i) measured += r->stats->latency[i].count();
+  EXPECT_EQ(measured, 8000u);
+  // Every warm-up request was made before the measuring started, no measured one.
+  EXPECT_EQ(counted.measuring_calls, 1);
+  EXPECT_EQ(counted.before_measuring, 12000u);
+  EXPECT_EQ(counted.calls.load(), 20000u);
+}
+
+TEST(MixTest, RequestersFailingInTheWarmUpDoNotHoldTheOthers) {
+  auto m = Model(10000);
+  auto memory = OpenMemoryBackend({});
+  ASSERT_TRUE(memory.ok());
+  CountingBackend backend(*std::move(memory), /*fail=*/true);
+  RequestOptions ro;
+  ro.requesters = 3;
+  ro.warmup_requests = 100;
+  ro.requests = 100;
+  ro.progress = false;
+  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, ro);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // max_failed 0, as LinkBench: each requester stops at its first (warm-up) failure.
+  EXPECT_EQ(r->errors, 3u);
+  EXPECT_EQ(r->aborted_requesters, 3);
+  EXPECT_EQ(r->requests, 0u);
+  EXPECT_NE(r->first_error.find("injected"), std::string::npos) << r->first_error;
+  EXPECT_EQ(backend.calls.load(), 3u);
 }
 
 TEST(PayloadTest, SizesHaveTheDocumentedMedians) {

@@ -91,9 +91,13 @@ class Backend {
   virtual std::string Describe() const = 0;
   // A new connection for one thread.
   virtual absl::StatusOr<std::unique_ptr<Connection>> Connect() = 0;
-  // Backend-specific figures for the report, one line each, taken after the request
-  // phase (e.g. the farm backend's fabric READs per lock-free operation); empty by
-  // default. Called with no connection in use.
+  // The measured requests start now (after the warm-up, if any): Summary's counters
+  // count from here. Called once per request phase, from a requester thread while the
+  // others wait, so with no connection in use.
+  virtual void StartMeasuring() {}
+  // Backend-specific figures for the report, one line each, of the measured requests
+  // (e.g. the farm backend's fabric READs per lock-free operation); empty by default.
+  // Called after the request phase, with no connection in use.
   virtual std::vector<std::string> Summary() { return {}; }
 };
 

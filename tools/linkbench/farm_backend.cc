@@ -158,28 +158,19 @@ class FarmBackend final : public Backend {
     return std::make_unique<FarmConnection>(member_->host(), *graph_, t);
   }
 
+  void StartMeasuring() override { since_ = Counters(); }
+
   std::vector<std::string> Summary() override {
-    graph::ReaderStats r;
-    graph::ClientStats c;
-    for (size_t t = 0; t < graph_->threads(); ++t) {
-      RunOnThread(member_->host(), t, [&, t](Context&) {
-        const graph::ReaderStats& rs = graph_->client(t).reader_stats();
-        const graph::ClientStats& cs = graph_->client(t).stats();
-        r.ops += rs.ops;
-        r.object_reads += rs.object_reads;
-        r.index_lookups += rs.index_lookups;
-        r.restarts += rs.restarts;
-        c.transactions += cs.transactions;
-        c.retries += cs.retries;
-        c.shipped_pages += cs.shipped_pages;
-      });
-    }
+    Totals measured = Counters();
+    measured.Subtract(since_);
+    const graph::ReaderStats& r = measured.reader;
+    const graph::ClientStats& c = measured.client;
     auto per_op = [&](uint64_t n) { return r.ops > 0 ? static_cast<double>(n) / r.ops : 0.0; };
     return {
         absl::StrFormat("lock-free ops %d, READs per op %.3f (object READs %.3f, index lookups %.3f), restarts %d",
                         r.ops, per_op(r.object_reads + r.index_lookups), per_op(r.object_reads),
                         per_op(r.index_lookups), r.restarts),
-        absl::StrFormat("transactions %d (load and requests, this member's), retries %d, shipped list pages %d",
+        absl::StrFormat("transactions %d, retries %d, shipped list pages %d (this member's, in the measured requests)",
                         c.transactions, c.retries, c.shipped_pages),
     };
   }
@@ -190,8 +181,41 @@ class FarmBackend final : public Backend {
   const tools::ComputeMemberOptions options_;
   std::unique_ptr<tools::ComputeMember> member_;
   std::unique_ptr<graph::GraphNode> graph_;
+  // The graph clients' counters, summed over the member's threads.
+  struct Totals {
+    graph::ReaderStats reader;
+    graph::ClientStats client;
+    void Subtract(const Totals& o) {
+      reader.ops -= o.reader.ops;
+      reader.object_reads -= o.reader.object_reads;
+      reader.index_lookups -= o.reader.index_lookups;
+      reader.restarts -= o.reader.restarts;
+      client.transactions -= o.client.transactions;
+      client.retries -= o.client.retries;
+      client.shipped_pages -= o.client.shipped_pages;
+    }
+  };
+  Totals Counters() {
+    Totals sum;
+    for (size_t t = 0; t < graph_->threads(); ++t) {
+      RunOnThread(member_->host(), t, [&, t](Context&) {
+        const graph::ReaderStats& rs = graph_->client(t).reader_stats();
+        const graph::ClientStats& cs = graph_->client(t).stats();
+        sum.reader.ops += rs.ops;
+        sum.reader.object_reads += rs.object_reads;
+        sum.reader.index_lookups += rs.index_lookups;
+        sum.reader.restarts += rs.restarts;
+        sum.client.transactions += cs.transactions;
+        sum.client.retries += cs.retries;
+        sum.client.shipped_pages += cs.shipped_pages;
+      });
+    }
+    return sum;
+  }
+
   std::atomic<size_t> next_thread_{0};
   size_t data_members_ = 0;
+  Totals since_;  // the counters when the measured requests started
 };
 
 }  // namespace

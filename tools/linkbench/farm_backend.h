@@ -17,7 +17,8 @@
 // startid1, links upserted; links and nodes the first request phase added stay).
 //
 // Summary(): the graph readers' and clients' counters summed over the member's threads,
-// read on each thread (RunOnThread): the lock-free operations and their fabric READs.
+// read on each thread (RunOnThread), since StartMeasuring: the measured requests'
+// lock-free operations and their fabric READs.
 // Threads: as backend.h; Summary from any thread except the member's workers.
 #ifndef FARM_TOOLS_LINKBENCH_FARM_BACKEND_H_
 #define FARM_TOOLS_LINKBENCH_FARM_BACKEND_H_

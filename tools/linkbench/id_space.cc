@@ -94,6 +94,7 @@ class IdSpaceBackend final : public Backend {
     if (!c.ok()) return c.status();
     return std::unique_ptr<Connection>(new IdSpaceConnection(std::move(*c), base_));
   }
+  void StartMeasuring() override { b_->StartMeasuring(); }
   std::vector<std::string> Summary() override { return b_->Summary(); }
 
  private:

@@ -47,6 +47,9 @@ ABSL_FLAG(int, loaders, 10, "load phase: link loader threads (plus one node load
 ABSL_FLAG(int64_t, chunk_size, 2048, "load phase: id1s per chunk of work");
 ABSL_FLAG(int, requesters, 100, "request phase: requester threads, one connection each");
 ABSL_FLAG(int64_t, requests, 500000, "request phase: requests per requester");
+ABSL_FLAG(int64_t, warmup_requests, 0,
+          "request phase: requests per requester run first and measured nowhere (not LinkBench's: 0 measures "
+          "from the first request)");
 ABSL_FLAG(double, max_time, 100000, "request phase: seconds after which every requester stops");
 ABSL_FLAG(int64_t, max_failed_requests, 0,
           "request phase: a requester stops after more failures than this (-1: never), as LinkBench");
@@ -134,6 +137,7 @@ absl::Status CheckFlags() {
   if (absl::GetFlag(FLAGS_chunk_size) < 1) return absl::InvalidArgumentError("--chunk_size must be >= 1");
   if (absl::GetFlag(FLAGS_requesters) < 1) return absl::InvalidArgumentError("--requesters must be >= 1");
   if (absl::GetFlag(FLAGS_requests) < 0) return absl::InvalidArgumentError("--requests must be >= 0");
+  if (absl::GetFlag(FLAGS_warmup_requests) < 0) return absl::InvalidArgumentError("--warmup_requests must be >= 0");
   if (absl::GetFlag(FLAGS_max_time) <= 0) return absl::InvalidArgumentError("--max_time must be > 0");
   if (absl::GetFlag(FLAGS_backend).empty()) return absl::InvalidArgumentError("--backend names no backend");
   return absl::OkStatus();
@@ -188,6 +192,7 @@ int Run() {
   settings.loaders = absl::GetFlag(FLAGS_loaders);
   settings.requesters = absl::GetFlag(FLAGS_requesters);
   settings.requests_per_requester = absl::GetFlag(FLAGS_requests);
+  settings.warmup_requests_per_requester = absl::GetFlag(FLAGS_warmup_requests);
   settings.max_time_s = absl::GetFlag(FLAGS_max_time);
   settings.expected_links = ExpectedLinks(model);
   std::printf("linkbench: workload %s (mix %s), ids [%lld, %lld): %lld nodes, %lld links expected "
@@ -206,6 +211,7 @@ int Run() {
   RequestOptions req;
   req.requesters = settings.requesters;
   req.requests = settings.requests_per_requester;
+  req.warmup_requests = settings.warmup_requests_per_requester;
   req.max_time_s = settings.max_time_s;
   req.max_failed = absl::GetFlag(FLAGS_max_failed_requests);
   req.seed = absl::GetFlag(FLAGS_seed) + 1;

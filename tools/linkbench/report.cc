@@ -94,10 +94,11 @@ std::string ToJson(const RunSettings& st, const std::vector<RunRecord>& runs) {
   std::string s = "{\n";
   absl::StrAppendFormat(&s,
                         "  \"settings\": {\"workload_file\": %s, \"mix\": %s, \"startid1\": %d, \"maxid1\": %d, "
-                        "\"loaders\": %d, \"requesters\": %d, \"requests_per_requester\": %d, \"max_time_s\": %g, "
-                        "\"expected_links\": %d},\n",
+                        "\"loaders\": %d, \"requesters\": %d, \"requests_per_requester\": %d, "
+                        "\"warmup_requests_per_requester\": %d, \"max_time_s\": %g, \"expected_links\": %d},\n",
                         JsonString(st.workload_file), JsonString(st.mix), st.startid1, st.maxid1, st.loaders,
-                        st.requesters, st.requests_per_requester, st.max_time_s, st.expected_links);
+                        st.requesters, st.requests_per_requester, st.warmup_requests_per_requester, st.max_time_s,
+                        st.expected_links);
   s += "  \"runs\": [\n";
   for (size_t k = 0; k < runs.size(); ++k) {
     const RunRecord& run = runs[k];

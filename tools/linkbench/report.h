@@ -30,6 +30,7 @@ struct RunSettings {
   int64_t startid1 = 1, maxid1 = 0;
   int loaders = 0, requesters = 0;
   int64_t requests_per_requester = 0;
+  int64_t warmup_requests_per_requester = 0;
   double max_time_s = 0;
   int64_t expected_links = 0;
 };
