@@ -296,7 +296,7 @@ void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done
 }
 
 void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  if (request.op != ShipOp::kAddLinks && request.op != ShipOp::kDeleteLink) {
+  if (!QueuedByVertex(request)) {
     return Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
   }
   auto [queue, idle] = writing_.try_emplace(request.id1);

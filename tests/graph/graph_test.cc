@@ -242,6 +242,86 @@ TEST_P(GraphTest, LinkUpdatesOfAnIndexedListSentTogetherRunInOrderAndCombined) {
   SendTogetherAndCompare(*g_, 8, 3000);
 }
 
+// Link updates of one vertex sent at once by both threads of two machines: their rings
+// reach different threads of the vertex's machine, which runs them all on the vertex's
+// thread (GraphNode::OnShipped), so they combine and never conflict. Each stream
+// updates its own id2s, so its answers are the model's for it alone.
+TEST_P(GraphTest, LinkUpdatesOfOneVertexFromSeveralThreadsMeetInOneQueue) {
+  const int64_t id1 = 9;
+  struct Stream {
+    NodeId on;
+    size_t thread;
+    std::vector<Link> links;  // upserts; every third is deleted right after
+    std::vector<bool> expected, got;
+    absl::Status status;
+  };
+  std::vector<Stream> streams;
+  MemoryGraph all;
+  for (NodeId on : {NodeId{1}, NodeId{2}}) {
+    for (size_t t = 0; t < 2; ++t) {
+      Stream s{on, t, {}, {}, {}, {}};
+      MemoryGraph own;
+      for (int i = 0; i < 12; ++i) {
+        Link link = L(id1, 1000 * static_cast<int64_t>(streams.size() + 1) + i % 4, 10 * i + t,
+                      Visibility::kVisible, absl::StrCat("s", streams.size(), "-", i));
+        s.links.push_back(link);
+        s.expected.push_back(*own.AddLink(link));
+        ASSERT_TRUE(all.AddLink(link).ok());
+        if (i % 3 == 2) {
+          s.expected.push_back(own.DeleteLink(id1, link.type, link.id2, false));
+          all.DeleteLink(id1, link.type, link.id2, false);
+        }
+      }
+      streams.push_back(std::move(s));
+    }
+  }
+  const ClientStats before = g_->TotalStats();
+  std::vector<std::thread> senders;
+  for (Stream& s : streams) {
+    senders.emplace_back([this, &s, id1] {
+      using Results = absl::StatusOr<std::vector<bool>>;
+      Results r = g_->local().Run<Results>(s.on, s.thread, [&s, id1](GraphClient& c, auto finish) {
+        auto results = std::make_shared<std::vector<absl::StatusOr<bool>>>(s.expected.size(), absl::UnknownError(""));
+        auto left = std::make_shared<size_t>(s.expected.size());
+        auto shared_finish = std::make_shared<decltype(finish)>(std::move(finish));
+        auto answered = [results, left, shared_finish](size_t k) {
+          return [results, left, shared_finish, k](absl::StatusOr<bool> r) {
+            (*results)[k] = std::move(r);
+            if (--*left > 0) return;
+            std::vector<bool> values;
+            for (const absl::StatusOr<bool>& v : *results) {
+              if (!v.ok()) return (*shared_finish)(v.status());
+              values.push_back(*v);
+            }
+            (*shared_finish)(std::move(values));
+          };
+        };
+        size_t k = 0;
+        for (size_t i = 0; i < s.links.size(); ++i) {
+          c.AddLink(s.links[i], answered(k++));
+          if (i % 3 == 2) c.DeleteLink(id1, s.links[i].type, s.links[i].id2, false, answered(k++));
+        }
+      });
+      if (r.ok()) {
+        s.got = *std::move(r);
+      } else {
+        s.status = r.status();
+      }
+    });
+  }
+  for (std::thread& t : senders) t.join();
+  for (const Stream& s : streams) {
+    ASSERT_TRUE(s.status.ok()) << s.status;
+    EXPECT_EQ(s.got, s.expected) << "the stream of node " << s.on << " thread " << s.thread;
+  }
+  const ClientStats after = g_->TotalStats();
+  EXPECT_EQ(after.retries, before.retries) << "updates of one vertex from different threads conflicted";
+  EXPECT_LT(after.transactions - before.transactions, 4 * 16u) << "no updates were combined";
+  const LinkRange range{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
+  EXPECT_EQ(*g_->GetLinkList(3, range), *all.GetLinkList(range));
+  EXPECT_EQ(*g_->CountLinks(3, id1, kDefaultLinkType), all.CountLinks(id1, kDefaultLinkType));
+}
+
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   std::string big(kMaxNodeDataBytes, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
