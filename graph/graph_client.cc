@@ -162,10 +162,14 @@ Task<absl::StatusOr<uint64_t>> GraphClient::AddLinksTask(GraphClient* self, int6
     }
     added += reply->added;
   }
-  if (token != 0 && links.size() > kIndexAfterLoadLinks) {
+  // A LoadLinks with no links ends a load sent in smaller calls (LINK.LOAD's from a RESP
+  // client, each at most a few hundred links).
+  const bool load_ended = load != 0 && links.empty();
+  if ((token != 0 && links.size() > kIndexAfterLoadLinks) || load_ended) {
     // The load appended the whole list unindexed: it gets its indexes now, if it is long,
     // as part of the load — not from the first request that walks it (seconds for a hub
-    // of a million links). A failed build is retried by that request.
+    // of a million links, and the vertex's other updates wait behind it). A failed build
+    // is retried by that request.
     ShipRequest r{ShipOp::kIndexList, id1, type};
     absl::StatusOr<ShipReply> indexed = co_await ShipAwait(*self, r);
     if (!indexed.ok()) {

@@ -65,7 +65,9 @@ class GraphStore {
   // the list and the links come oldest last; otherwise (and by default) as AddLinks.
   // The load's promise, as LinkBench's addBulkLinks: each id2 once per load. Within one
   // call a repeated id2 is an upsert; across calls of one load an id2 sent again with
-  // an older time is not detected (the list then holds it twice).
+  // an older time is not detected (the list then holds it twice). A call with no links
+  // ends the load of the list (0): a store that indexes long lists indexes it now, not
+  // on the first request that walks it.
   virtual void LoadLinks(int64_t id1, int64_t type, std::vector<Link> links, uint64_t load,
                          Done<absl::StatusOr<uint64_t>> done) {
     AddLinks(id1, type, std::move(links), std::move(done));

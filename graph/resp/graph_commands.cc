@@ -19,7 +19,7 @@ constexpr GraphCommandSpec kCommands[] = {
     {"node.delete", GraphCommandId::kNodeDelete, 3, true},
     {"node.reset", GraphCommandId::kNodeReset, 2, true},
     {"link.add", GraphCommandId::kLinkAdd, 8, true},
-    {"link.load", GraphCommandId::kLinkLoad, -8, true},
+    {"link.load", GraphCommandId::kLinkLoad, -3, true},
     {"link.delete", GraphCommandId::kLinkDelete, -4, true},
     {"link.get", GraphCommandId::kLinkGet, -4, true},
     {"link.range", GraphCommandId::kLinkRange, 7, true},

@@ -123,7 +123,7 @@ std::optional<std::string> ParseGraphRequest(const GraphCommandSpec& spec,
       break;
     }
     case GraphCommandId::kLinkLoad: {
-      // id1 type, then (id2 visibility version time data) per link.
+      // id1 type, then (id2 visibility version time data) per link; none: the load ends.
       if ((args.size() - 3) % 5 != 0) return ArityMessage(spec.name);
       r.Int64(&request->link.id1);
       r.Int64(&request->link.type);

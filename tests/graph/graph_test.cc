@@ -322,6 +322,46 @@ TEST_P(GraphTest, LinkUpdatesOfOneVertexFromSeveralThreadsMeetInOneQueue) {
   EXPECT_EQ(*g_->CountLinks(3, id1, kDefaultLinkType), all.CountLinks(id1, kDefaultLinkType));
 }
 
+// A load sent in calls too small to ask for the list's indexes (LINK.LOADs of a RESP
+// client) gets them from the call with no links that ends it, before that call answers.
+TEST_P(GraphTest, ALoadInSmallCallsIsIndexedWhenItEnds) {
+  const int64_t id1 = 10;
+  const uint64_t token = 0x5eed;
+  auto load = [&](std::vector<Link> links) {
+    using R = absl::StatusOr<uint64_t>;
+    return g_->local().Run<R>(2, 1, [&links, id1, token](GraphClient& c, auto finish) {
+      c.LoadLinks(id1, kDefaultLinkType, std::move(links), token, std::move(finish));
+    });
+  };
+  MemoryGraph model;
+  const int calls = 12;
+  const int per_call = static_cast<int>(GraphClient::kIndexAfterLoadLinks);
+  for (int k = 0; k < calls; ++k) {
+    std::vector<Link> links;
+    for (int i = 0; i < per_call; ++i) {
+      const int n = k * per_call + i;  // newest first across the calls
+      links.push_back(L(id1, 5000 + n, 1000000 - n, Visibility::kVisible, "l"));
+      ASSERT_TRUE(model.AddLink(links.back()).ok());
+    }
+    absl::StatusOr<uint64_t> added = load(std::move(links));
+    ASSERT_TRUE(added.ok()) << added.status();
+    EXPECT_EQ(*added, static_cast<uint64_t>(per_call));
+  }
+  absl::StatusOr<ListSnapshot> list = g_->ReadList(1, id1, kDefaultLinkType);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_FALSE(list->indexed) << "no call was large enough to ask for the indexes";
+  absl::StatusOr<uint64_t> ended = load({});
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(*ended, 0u);
+  list = g_->ReadList(1, id1, kDefaultLinkType);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_TRUE(list->indexed);
+  EXPECT_TRUE(list->index_check.ok()) << list->index_check;
+  const LinkRange all{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
+  EXPECT_EQ(*g_->GetLinkList(3, all), *model.GetLinkList(all));
+  EXPECT_EQ(*g_->CountLinks(1, id1, kDefaultLinkType), model.CountLinks(id1, kDefaultLinkType));
+}
+
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {
   std::string big(kMaxNodeDataBytes, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);

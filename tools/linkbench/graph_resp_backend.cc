@@ -267,6 +267,13 @@ class GraphRespConnection final : public Connection {
         },
         [](const redisReply& r) { return Integer("LINK.LOAD", r).status(); });
     if (!st.ok()) return st;
+    if (commands > 1) {
+      // The end of the list's load: a long list (the hub) gets its indexes now, not from
+      // the request phase's first update of it.
+      absl::StatusOr<Reply> end = Call(Args().Add("LINK.LOAD").Add(id1).Add(type));
+      if (!end.ok()) return end.status();
+      if (absl::StatusOr<int64_t> n = Integer("LINK.LOAD", **end); !n.ok()) return n.status();
+    }
     return links.size();
   }
 

@@ -118,6 +118,9 @@ TEST_F(GraphSessionTest, LinkLoadAddsSeveralLinksAsUpserts) {
   EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "1", "0", "500", "a", "6"}),
             "-ERR wrong number of arguments for 'link.load' command");
   EXPECT_EQ(C({"LINK.LOAD", "1", "123", "5", "2", "0", "500", "a"}), "-ERR visibility must be 0 (hidden) or 1 (visible)");
+  EXPECT_EQ(C({"LINK.LOAD", "1"}), "-ERR wrong number of arguments for 'link.load' command");
+  // No links: the end of the load, which changes nothing.
+  EXPECT_EQ(C({"LINK.LOAD", "1", "123"}), ":0");
   EXPECT_EQ(C({"LINK.COUNT", "1", "123"}), ":3");
 }
 
