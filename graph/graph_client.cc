@@ -300,7 +300,7 @@ void GraphClient::Ship(ShipRequest request, Done<absl::StatusOr<ShipReply>> done
 }
 
 void GraphClient::Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done) {
-  if (!QueuedByVertex(request)) {
+  if (request.op != ShipOp::kAddLinks && request.op != ShipOp::kDeleteLink) {
     return Finish(ExecuteAndIndex(this, std::move(request)), std::move(done));
   }
   auto [queue, idle] = writing_.try_emplace(request.id1);

@@ -100,12 +100,7 @@ class GraphClient final : public GraphStore {
   // with backoff for seconds; LinkBench with 100 requesters), and the updates that
   // waited together commit together (CombinedWrite: deletes and single-link upserts of
   // any of its lists), each answered as if alone. Other operations start at once.
-  // (GraphNode runs every link update of a vertex on one thread of its machine.)
   void Execute(ShipRequest request, Done<absl::StatusOr<ShipReply>> done);
-  // Whether Execute queues `request` behind the running link update of its id1.
-  static bool QueuedByVertex(const ShipRequest& request) {
-    return request.op == ShipOp::kAddLinks || request.op == ShipOp::kDeleteLink;
-  }
 
   const ReaderStats& reader_stats() const { return reader_.stats(); }
   const ClientStats& stats() const { return stats_; }

@@ -1,7 +1,5 @@
 #include "graph/graph_node.h"
 
-#include "absl/hash/hash.h"
-
 #include "graph/index.h"
 #include "graph/messages.h"
 
@@ -26,24 +24,6 @@ absl::StatusOr<std::unique_ptr<GraphNode>> GraphNode::Install(Host& host, GraphO
   return graph;
 }
 
-namespace {
-
-// Answers a shipped request on the thread it arrived on (its ring's).
-void Answer(Context& ctx, const Message& message, int64_t id1, int64_t type, const absl::StatusOr<ShipReply>& reply) {
-  if (!reply.ok()) {
-    (void)msgReplyError(ctx, message, reply.status());
-    return;
-  }
-  if (absl::Status sent = msgReply(ctx, message, EncodeShipReply(id1, type, *reply)); !sent.ok()) {
-    // (a reply over the message size: the request asked for too much at once)
-    (void)msgReplyError(ctx, message, sent);
-  }
-}
-
-}  // namespace
-
-size_t GraphNode::VertexThread(int64_t id1) const { return absl::HashOf(id1) % clients_.size(); }
-
 void GraphNode::OnShipped(Context& ctx, const Message& message) {
   absl::StatusOr<ShipRequest> request = DecodeShipRequest(message.payload);
   if (!request.ok()) {
@@ -55,31 +35,22 @@ void GraphNode::OnShipped(Context& ctx, const Message& message) {
     return;
   }
   const int64_t id1 = request->id1, type = request->type;
-  const size_t here = ctx.thread_index();
-  const size_t owner = GraphClient::QueuedByVertex(*request) ? VertexThread(id1) : here;
-  if (owner == here) {
-    clients_[here]->Execute(std::move(*request), [&ctx, message, id1, type](absl::StatusOr<ShipReply> reply) {
-      Answer(ctx, message, id1, type, reply);
-    });
-    return;
-  }
-  // To the vertex's thread, and the answer back to this one (the ring it came by).
-  host_.context(owner).Post([this, owner, &ctx, message, id1, type, request = std::move(*request)]() mutable {
-    auto answer_here = [&ctx, message, id1, type](absl::StatusOr<ShipReply> reply) {
-      ctx.Post([&ctx, message, id1, type, reply = std::move(reply)] { Answer(ctx, message, id1, type, reply); });
-    };
-    if (clients_[owner] == nullptr) return answer_here(absl::UnavailableError("the graph is closing on this machine"));
-    clients_[owner]->Execute(std::move(request), std::move(answer_here));
-  });
+  clients_[ctx.thread_index()]->Execute(
+      std::move(*request), [&ctx, message, id1, type](absl::StatusOr<ShipReply> reply) {
+        if (!reply.ok()) {
+          (void)msgReplyError(ctx, message, reply.status());
+          return;
+        }
+        if (absl::Status sent = msgReply(ctx, message, EncodeShipReply(id1, type, *reply)); !sent.ok()) {
+          // (a reply over the message size: the request asked for too much at once)
+          (void)msgReplyError(ctx, message, sent);
+        }
+      });
 }
 
 GraphNode::~GraphNode() {
   open_.store(false, std::memory_order_release);
   for (size_t t = 0; t < clients_.size(); ++t) RunOnThread(host_, t, [c = &clients_[t]](Context&) { c->reset(); });
-  // Requests OnShipped passed to another thread before it saw the graph closed are
-  // queued there by now (each thread ran its RunOnThread after them): let them find
-  // their client gone before this object is.
-  for (size_t t = 0; t < clients_.size(); ++t) RunOnThread(host_, t, [](Context&) {});
 }
 
 absl::Status GraphNode::Open() {

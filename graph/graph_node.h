@@ -54,12 +54,8 @@ class GraphNode {
   GraphNode(Host& host, std::unique_ptr<kv::TableNode> index, ListIndexTuning tuning)
       : host_(host), index_(std::move(index)), tuning_(tuning) {}
   // kGraphShipMsgId: runs the operation on the receiving thread's client (Unavailable
-  // until the graph is open here), except a link update (GraphClient::QueuedByVertex),
-  // which runs on its vertex's thread here (VertexThread) and is answered from the
-  // receiving one: all of a vertex's link updates meet in one queue, whichever thread
-  // their senders' rings reach, and combine there rather than conflict.
+  // until the graph is open here).
   void OnShipped(Context& ctx, const Message& message);
-  size_t VertexThread(int64_t id1) const;
 
   Host& host_;
   std::unique_ptr<kv::TableNode> index_;
