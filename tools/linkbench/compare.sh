@@ -52,4 +52,10 @@ if [ -x "$BUILD/tools/farm_admin/farm_admin" ]; then
   "$BUILD/tools/farm_admin/farm_admin" --zookeeper="127.0.0.1:$ZK_PORT" storage | cut -c1-50 || true
 fi
 "$HERE/deploy/local-cluster" stop --dir "$DIR" >/dev/null
+if [ "$status" -ne 0 ] && [ -d "$DIR/logs" ]; then
+  # The run failed: keep the node processes' logs (not their data) for a look.
+  KEPT=$(mktemp -d /tmp/farm-linkbench-failed-XXXXXX)
+  cp -r "$DIR/logs" "$KEPT/"
+  echo "compare.sh: the run failed; the nodes' logs are in $KEPT/logs" >&2
+fi
 exit $status
