@@ -41,10 +41,9 @@ namespace {
 
 using farm::testing::BankAccount;
 using farm::testing::FileTail;
+using farm::testing::kAmount;
+using farm::testing::kInitialBalance;
 using farm::testing::SpawnWithLog;
-
-constexpr int64_t kInitialBalance = 1000;
-constexpr int64_t kAmount = 7;
 
 enum class Outcome { kAborts, kCommits, kEither };
 struct Case {

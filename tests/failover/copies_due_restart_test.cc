@@ -36,9 +36,8 @@ namespace farm {
 namespace {
 
 using farm::testing::BankAccount;
-
-constexpr int64_t kInitialBalance = 1000;
-constexpr int64_t kAmount = 7;
+using farm::testing::kAmount;
+using farm::testing::kInitialBalance;
 
 class CopiesDueRestartTest : public testing::CrashClusterTest {
  protected:

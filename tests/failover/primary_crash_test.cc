@@ -37,9 +37,8 @@ namespace farm {
 namespace {
 
 using farm::testing::BankAccount;
-
-constexpr int64_t kInitialBalance = 1000;
-constexpr int64_t kAmount = 7;
+using farm::testing::kAmount;
+using farm::testing::kInitialBalance;
 
 class PrimaryCrashTest : public testing::CrashClusterTest {
  protected:

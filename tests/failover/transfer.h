@@ -13,6 +13,10 @@
 
 namespace farm::testing {
 
+// Each account's balance when a test creates it, and what one transfer moves.
+inline constexpr int64_t kInitialBalance = 1000;
+inline constexpr int64_t kAmount = 7;
+
 struct BankAccount {
   int64_t balance = 0;
   int64_t last = 0;  // sequence number of the last transfer that touched it
