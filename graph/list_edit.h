@@ -153,15 +153,16 @@ class ListEdit {
       b.object = *fresh;
     }
     // Invariant 2: the head is written; an old head that is no longer first gets a new
-    // incarnation, so readers holding a pointer to it as the head notice.
+    // incarnation, so readers holding a pointer to it as the head notice. Every block is
+    // named as it will be after the commit: this transaction may have renamed it in an
+    // earlier edit (several link updates of a vertex share one: LinkUpdatesTx).
     std::vector<FatPtr> ptrs(blocks_.size());
     for (size_t i = 0; i < blocks_.size(); ++i) {
-      ptrs[i] = blocks_[i].object->ptr();
       if (blocks_[i].object == old_head_ && i > 0) {
         if (absl::Status st = objIncrementIncarnation(s.tx, blocks_[i].object); !st.ok()) co_return st;
-        ptrs[i].incarnation = objGetIncarnation(*blocks_[i].object) + 1;
         blocks_[i].dirty = true;
       }
+      ptrs[i] = objCommittedPtr(*blocks_[i].object);
     }
     if (!blocks_.empty()) blocks_[0].dirty = true;
     for (size_t i = 0; i < blocks_.size(); ++i) {

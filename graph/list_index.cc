@@ -28,7 +28,9 @@ Task<absl::StatusOr<IndexedList::Blk*>> IndexedList::Load(FatPtr ptr) {
   absl::StatusOr<Block> block = DecodeOwnedBlock((*object)->data());
   if (!block.ok()) co_return block.status();
   if (block->edges.empty()) co_return absl::InternalError("corrupt graph list: an empty block");
-  blocks_.push_back(Blk{*object, ptr, std::move(*block)});
+  // Named as after the commit (an earlier operation of this transaction may have
+  // renamed it; `ptr` may be either name).
+  blocks_.push_back(Blk{*object, objCommittedPtr(**object), std::move(*block)});
   by_address_[ptr.addr.raw()] = &blocks_.back();
   co_return &blocks_.back();
 }
@@ -179,7 +181,7 @@ Task<absl::Status> IndexedList::Fit(Blk* b, bool went_first) {
     absl::StatusOr<Blk*> head = co_await NewBlock();
     if (!head.ok()) co_return head.status();
     if (absl::Status st = objIncrementIncarnation(tx_, b->object); !st.ok()) co_return st;
-    ++b->ptr.incarnation;
+    b->ptr = objCommittedPtr(*b->object);
     (*head)->block.edges.push_back(std::move(e));
     (*head)->block.next = b->ptr;
     if (SameObject(list_.tail, b->ptr)) list_.tail = b->ptr;

@@ -159,9 +159,8 @@ uint64_t Transaction::WriteBytes() const {
 
 absl::Status Transaction::IncrementIncarnation(TxObject* object) {
   if (absl::Status s = CheckOwned(object); !s.ok()) return s;
-  if (object->allocated_) {
-    return absl::FailedPreconditionError("an object allocated in this transaction has no old pointers");
-  }
+  // An object allocated here has no older pointers (nobody has its address yet).
+  if (object->allocated_) return absl::OkStatus();
   object->written_ = true;
   object->new_incarnation_ = true;
   return absl::OkStatus();

@@ -84,7 +84,9 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   void AllocRaw(uint32_t size, Addr hint, ObjectDone done);
   absl::Status FreeRaw(FatPtr p);
   // objIncrementIncarnation: at commit the object's incarnation moves on, so pointers
-  // with the old one fail (used to invalidate cached pointers); implies Write.
+  // with the old one fail (used to invalidate cached pointers); implies Write. Once per
+  // transaction (TxObject::committed_ptr names the result); nothing for an object
+  // allocated in it.
   absl::Status IncrementIncarnation(TxObject* object);
   // txCommit. `done` runs on this thread after the call returns, once.
   void Commit(TxDone done);

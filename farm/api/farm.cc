@@ -106,6 +106,8 @@ void lockFreeEnd(LockFreeOp& op) { op.End(); }
 
 uint32_t objGetIncarnation(const ObjBuf& object) { return object.incarnation(); }
 
+FatPtr objCommittedPtr(const ObjBuf& object) { return object.committed_ptr(); }
+
 uint64_t objStoredBytes(uint64_t payload) { return MaxStoredBytes(payload); }
 
 absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object) { return tx.IncrementIncarnation(object); }

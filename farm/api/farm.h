@@ -150,8 +150,15 @@ CommitStats commitStats(Context& ctx);
 uint32_t objGetIncarnation(const ObjBuf& object);
 // At commit the object gets a new incarnation: pointers with the old one fail with
 // FailedPrecondition (a cheap way to invalidate cached pointers). Implies txWrite; the
-// new pointer's incarnation is objGetIncarnation(object) + 1.
+// new pointer's incarnation is objGetIncarnation(object) + 1 (objCommittedPtr). Once
+// per transaction: a second call changes nothing. An object allocated in the
+// transaction has no older pointers: nothing changes (OK).
 absl::Status objIncrementIncarnation(Tx& tx, ObjBuf* object);
+// The pointer to `object` once its transaction commits: the pointer it was read (or
+// allocated) by, with the new incarnation if the transaction gives it one. What a
+// transaction stores as a pointer to an object it may have renamed must be this (a
+// read of the object in the same transaction accepts either name).
+FatPtr objCommittedPtr(const ObjBuf& object);
 
 // The bytes an object of `payload` bytes occupies in a region, header and line versions
 // included (the worst case over where it may start): for applications' memory accounting.

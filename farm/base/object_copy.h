@@ -31,6 +31,13 @@ class TxObject {
   std::span<const char> data() const { return {data_.data(), data_.size()}; }
   // objGetIncarnation: the low 32 bits of the incarnation it was read at.
   uint32_t incarnation() const { return ptr_.incarnation; }
+  // objCommittedPtr: the pointer to the object once its transaction commits — ptr(),
+  // with the new incarnation if the transaction gives it one.
+  FatPtr committed_ptr() const {
+    FatPtr p = ptr_;
+    if (new_incarnation_) ++p.incarnation;
+    return p;
+  }
   // The version read (kAnyVersion for an object allocated in the transaction).
   uint64_t version() const { return version_; }
 

@@ -161,36 +161,29 @@ TEST_P(GraphTest, ConcurrentAddNodesGetDistinctConsecutiveIds) {
   }
 }
 
+struct LinkUpdateCase {
+  bool add;
+  Link link;
+};
+
 // Link updates of one vertex that one thread sends together run at the vertex's machine
 // one at a time, in the order sent, those that waited together in one transaction
 // (GraphClient::Execute): each answers what it would one after another, none conflicted
 // with another (they used to run at once and retry with backoff, in any order), and
-// there were fewer transactions than updates. Upserts and deletes in two of the vertex's
-// lists: a short one, and one that is long and indexed when `prefill` links go first.
-void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
+// there were fewer transactions than updates. `prefill` is loaded first; the lists of
+// `types` are then compared whole with the model's, and each must be indexed as
+// `indexed` says.
+void SendTogetherAndCompare(GraphCluster& g, int64_t id1, const std::vector<Link>& prefill,
+                            const std::vector<LinkUpdateCase>& updates, std::vector<int64_t> types, bool indexed) {
   MemoryGraph model;
-  if (prefill > 0) {
-    std::vector<Link> links;
-    for (int i = 0; i < prefill; ++i) links.push_back(L(id1, 10000 + i, 1000 + i, Visibility::kVisible, "p"));
-    for (const Link& l : links) ASSERT_TRUE(model.AddLink(l).ok());
-    absl::StatusOr<uint64_t> loaded = g.AddLinks(2, id1, kDefaultLinkType, links);
+  if (!prefill.empty()) {
+    for (const Link& l : prefill) ASSERT_TRUE(model.AddLink(l).ok());
+    absl::StatusOr<uint64_t> loaded = g.AddLinks(2, id1, prefill[0].type, prefill);
     ASSERT_TRUE(loaded.ok()) << loaded.status();
-    ASSERT_EQ(*loaded, static_cast<uint64_t>(prefill));
-  }
-  struct Update {
-    bool add;
-    Link link;
-  };
-  std::vector<Update> updates;
-  for (int i = 0; i < 24; ++i) {
-    // The same links again (upserts, deletes, re-adds), in two of the vertex's lists.
-    Link link = L(id1, 100 + i % 5, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible, absl::StrCat("v", i));
-    link.type = kDefaultLinkType + (i % 7 == 6 ? 1 : 0);
-    updates.push_back({true, link});
-    if (i % 4 == 3) updates.push_back({false, link});
+    ASSERT_EQ(*loaded, prefill.size());
   }
   std::vector<bool> expected;
-  for (const Update& u : updates) {
+  for (const LinkUpdateCase& u : updates) {
     expected.push_back(u.add ? *model.AddLink(u.link) : model.DeleteLink(id1, u.link.type, u.link.id2, false));
   }
   const ClientStats before = g.TotalStats();
@@ -209,7 +202,7 @@ void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
         shared->failed.Update(r.status());
         if (--shared->left == 0) shared->done(shared->failed.ok() ? Results(shared->results) : shared->failed);
       };
-      const Update& u = updates[k];
+      const LinkUpdateCase& u = updates[k];
       if (u.add) {
         c.AddLink(u.link, std::move(answered));
       } else {
@@ -222,64 +215,78 @@ void SendTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
   const ClientStats after = g.TotalStats();
   EXPECT_EQ(after.retries, before.retries) << "updates of one vertex conflicted with each other";
   EXPECT_LT(after.transactions - before.transactions, updates.size()) << "no updates were combined";
-  for (int64_t type : {kDefaultLinkType, kDefaultLinkType + 1}) {
+  std::vector<int64_t> id2s;
+  for (const LinkUpdateCase& u : updates) id2s.push_back(u.link.id2);
+  for (int64_t type : types) {
+    // Read lock-free (GetLinkList), in transactions (GetLinks) and whole (ReadList): a
+    // stale pointer anywhere in the list fails them.
     const LinkRange all{id1, type, 0, INT64_MAX, 0, 10000};
-    EXPECT_EQ(*g.GetLinkList(2, all), *model.GetLinkList(all));
-    EXPECT_EQ(*g.GetLinks(3, id1, type, {100, 101, 102, 103, 104}), model.GetLinks(id1, type, {100, 101, 102, 103, 104}));
+    absl::StatusOr<std::vector<Link>> range = g.GetLinkList(2, all);
+    ASSERT_TRUE(range.ok()) << range.status();
+    EXPECT_EQ(*range, *model.GetLinkList(all)) << "list type " << type;
+    absl::StatusOr<std::vector<Link>> links = g.GetLinks(3, id1, type, id2s);
+    ASSERT_TRUE(links.ok()) << links.status();
+    EXPECT_EQ(*links, model.GetLinks(id1, type, id2s)) << "list type " << type;
     EXPECT_EQ(*g.CountLinks(3, id1, type), model.CountLinks(id1, type));
+    absl::StatusOr<ListSnapshot> list = g.ReadList(1, id1, type);
+    ASSERT_TRUE(list.ok()) << list.status();
+    EXPECT_EQ(list->indexed, indexed && type == types.front()) << "list type " << type;
+    EXPECT_TRUE(list->index_check.ok()) << list->index_check;
   }
-  absl::StatusOr<ListSnapshot> list = g.ReadList(1, id1, kDefaultLinkType);
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_EQ(list->indexed, prefill > 0);
-  EXPECT_TRUE(list->index_check.ok()) << list->index_check;
+}
+
+// Upserts, deletes and re-adds of 5 links in two of the vertex's lists, after `prefill`
+// links of the first (indexed when long).
+void SendMixedTogetherAndCompare(GraphCluster& g, int64_t id1, int prefill) {
+  std::vector<Link> links;
+  for (int i = 0; i < prefill; ++i) links.push_back(L(id1, 10000 + i, 1000 + i, Visibility::kVisible, "p"));
+  std::vector<LinkUpdateCase> updates;
+  for (int i = 0; i < 24; ++i) {
+    Link link = L(id1, 100 + i % 5, i, i % 3 == 0 ? Visibility::kHidden : Visibility::kVisible, absl::StrCat("v", i));
+    link.type = kDefaultLinkType + (i % 7 == 6 ? 1 : 0);
+    updates.push_back({true, link});
+    if (i % 4 == 3) updates.push_back({false, link});
+  }
+  SendTogetherAndCompare(g, id1, links, updates, {kDefaultLinkType, kDefaultLinkType + 1}, prefill > 0);
 }
 
 TEST_P(GraphTest, LinkUpdatesOfOneVertexSentTogetherRunInOrderAndCombined) {
-  SendTogetherAndCompare(*g_, 7, 0);
+  SendMixedTogetherAndCompare(*g_, 7, 0);
 }
 
 TEST_P(GraphTest, LinkUpdatesOfAnIndexedListSentTogetherRunInOrderAndCombined) {
-  SendTogetherAndCompare(*g_, 8, 3000);
+  SendMixedTogetherAndCompare(*g_, 8, 3000);
 }
 
-// A load sent in calls too small to ask for the list's indexes (LINK.LOADs of a RESP
-// client) gets them from the call with no links that ends it, before that call answers.
-TEST_P(GraphTest, ALoadInSmallCallsIsIndexedWhenItEnds) {
-  const int64_t id1 = 10;
-  const uint64_t token = 0x5eed;
-  auto load = [&](std::vector<Link> links) {
-    using R = absl::StatusOr<uint64_t>;
-    return g_->local().Run<R>(2, 1, [&links, id1, token](GraphClient& c, auto finish) {
-      c.LoadLinks(id1, kDefaultLinkType, std::move(links), token, std::move(finish));
-    });
-  };
-  MemoryGraph model;
-  const int calls = 12;
-  const int per_call = static_cast<int>(GraphClient::kIndexAfterLoadLinks);
-  for (int k = 0; k < calls; ++k) {
-    std::vector<Link> links;
-    for (int i = 0; i < per_call; ++i) {
-      const int n = k * per_call + i;  // newest first across the calls
-      links.push_back(L(id1, 5000 + n, 1000000 - n, Visibility::kVisible, "l"));
-      ASSERT_TRUE(model.AddLink(links.back()).ok());
-    }
-    absl::StatusOr<uint64_t> added = load(std::move(links));
-    ASSERT_TRUE(added.ok()) << added.status();
-    EXPECT_EQ(*added, static_cast<uint64_t>(per_call));
+// New links that go first into a list whose head block is full, sent together: the
+// first makes a new head and renames the old one (layout.h, invariant 2), the next ones
+// change that new head in the same transaction. Every pointer the transaction writes
+// to the old head must carry its new name (a combined batch once wrote the old one into
+// the new head's next pointer: the list could no longer be read).
+void NewestFirstIntoAFullHead(GraphCluster& g, int64_t id1, int prefill, int count = 12, size_t data = 150) {
+  std::vector<Link> links;
+  for (int i = 0; i < prefill; ++i) links.push_back(L(id1, 10000 + i, 1000 + i, Visibility::kVisible, std::string(20, 'p')));
+  // The first update sent runs alone (the others wait for it, then go together): one of
+  // another list, so that the first of the batch is the one that makes the new head.
+  Link other = L(id1, 1, 1);
+  other.type = kDefaultLinkType + 1;
+  std::vector<LinkUpdateCase> updates{{true, other}};
+  for (int i = 0; i < count; ++i) {
+    updates.push_back({true, L(id1, 500 + i, 100000 + i, Visibility::kVisible, std::string(data + i % 8, 'n'))});
+    if (i % 5 == 4) updates.push_back({false, updates[updates.size() - 3].link});
   }
-  absl::StatusOr<ListSnapshot> list = g_->ReadList(1, id1, kDefaultLinkType);
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_FALSE(list->indexed) << "no call was large enough to ask for the indexes";
-  absl::StatusOr<uint64_t> ended = load({});
-  ASSERT_TRUE(ended.ok()) << ended.status();
-  EXPECT_EQ(*ended, 0u);
-  list = g_->ReadList(1, id1, kDefaultLinkType);
-  ASSERT_TRUE(list.ok()) << list.status();
-  EXPECT_TRUE(list->indexed);
-  EXPECT_TRUE(list->index_check.ok()) << list->index_check;
-  const LinkRange all{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
-  EXPECT_EQ(*g_->GetLinkList(3, all), *model.GetLinkList(all));
-  EXPECT_EQ(*g_->CountLinks(1, id1, kDefaultLinkType), model.CountLinks(id1, kDefaultLinkType));
+  SendTogetherAndCompare(g, id1, links, updates, {kDefaultLinkType, kDefaultLinkType + 1}, prefill > 1000);
+}
+
+TEST_P(GraphTest, NewestLinksIntoAFullHeadSentTogetherKeepTheListReadable) {
+  NewestFirstIntoAFullHead(*g_, 12, 500);  // a load (over kMaxShippedEdgeBytes): 6 full blocks, unindexed
+}
+
+TEST_P(GraphTest, NewestLinksIntoTheFullHeadOfAnIndexedListSentTogetherKeepItReadable) {
+  NewestFirstIntoAFullHead(*g_, 13, 3000);
+  // Enough to fill the new head within the batch too: it is renamed in the transaction
+  // that made it.
+  NewestFirstIntoAFullHead(*g_, 14, 3000, 26, 240);
 }
 
 TEST_P(GraphTest, NodeDataUpToOneMebibyteAndNoMore) {

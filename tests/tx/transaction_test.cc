@@ -225,6 +225,45 @@ TEST_P(TransactionTest, WriteBytesCountTheCommitRecordsEntries) {
   EXPECT_EQ(*bytes, (std::vector<uint64_t>{0, 0, 32 + 40, 32 + 40 + 32 + 200, 32 + 40 + 32 + 200 + 32}));
 }
 
+// objIncrementIncarnation renames an object once per transaction, whatever the number
+// of calls; objCommittedPtr names it as it will be after the commit; an object
+// allocated in the transaction keeps its name. After the commit only the new name reads.
+TEST_P(TransactionTest, ARenameIsOncePerTransactionAndCommittedPtrNamesIt) {
+  const FatPtr a = Create(1, std::string(40, 'a'));
+  ASSERT_FALSE(a.is_null());
+  struct Names {
+    FatPtr renamed, allocated, allocated_committed;
+  };
+  absl::StatusOr<Names> names = RunInContext<absl::StatusOr<Names>>(cluster_->node(1), [a](Context& ctx, auto finish) {
+    TxHandle tx = txCreate(ctx);
+    txRead(*tx, a, [tx, finish](absl::StatusOr<ObjBuf*> o) mutable {
+      if (!o.ok()) return finish(o.status());
+      for (int i = 0; i < 2; ++i) {
+        if (absl::Status s = objIncrementIncarnation(*tx, *o); !s.ok()) return finish(s);
+      }
+      Names n{objCommittedPtr(**o), {}, {}};
+      txAlloc(*tx, 16, Addr(), [tx, finish, n](absl::StatusOr<ObjBuf*> fresh) mutable {
+        if (!fresh.ok()) return finish(fresh.status());
+        if (absl::Status s = objIncrementIncarnation(*tx, *fresh); !s.ok()) return finish(s);
+        n.allocated = (*fresh)->ptr();
+        n.allocated_committed = objCommittedPtr(**fresh);
+        txCommit(*tx, [tx, finish, n](absl::Status s) mutable {
+          if (!s.ok()) return finish(s);
+          finish(n);
+        });
+      });
+    });
+  });
+  ASSERT_TRUE(names.ok()) << names.status();
+  FatPtr expected = a;
+  ++expected.incarnation;
+  EXPECT_EQ(names->renamed, expected);
+  EXPECT_EQ(names->allocated_committed, names->allocated);
+  EXPECT_TRUE(ReadAll(2, {names->renamed, names->allocated}).ok());
+  absl::StatusOr<std::vector<std::string>> old = ReadAll(2, {a});
+  EXPECT_TRUE(absl::IsFailedPrecondition(old.status())) << old.status();
+}
+
 TEST_P(TransactionTest, ErrorCases) {
   const FatPtr a = Create(2, std::string(40, 'a'));
   // Freed in a transaction: later reads fail with FailedPrecondition (incarnation).
