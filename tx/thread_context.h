@@ -82,6 +82,7 @@
 #include "tx/recovery_locks.h"
 #include "tx/retained_commits.h"
 #include "tx/tx_messages.h"
+#include "tx/tx_object_pool.h"
 
 namespace farm::tx {
 
@@ -182,6 +183,8 @@ class ThreadContext final : public Context {
   EventLoop& loop() const { return thread_->loop(); }
   alloc::ThreadAllocator& allocator() const { return *allocator_; }
   ObjectReader& reader() const { return *reader_; }
+  // The transactions' spare object copies (Transaction::Insert and its destructor).
+  TxObjectPool& spare_objects() { return spare_objects_; }
   // The thread's one-sided ops (farm/api/one_sided.h); null when the node made none.
   OneSidedAccess* one_sided() const { return one_sided_.get(); }
   // Before use, on this thread (TxService::Create).
@@ -327,6 +330,7 @@ class ThreadContext final : public Context {
   Participant participant_;
   BackupLog backup_log_;
   alloc::ThreadLog* const log_;
+  TxObjectPool spare_objects_;
   const uint32_t boot_;
   uint64_t next_transaction_ = 1;
   std::vector<FatPtr> freed_;  // scratch for Participant::Commit

@@ -11,14 +11,30 @@ std::shared_ptr<Transaction> Transaction::Create(ThreadContext* ctx) {
 }
 
 Transaction::Transaction(ThreadContext* ctx) : ctx_(ctx), id_(ctx->NewTransactionId()) {
+  TxObjectPool::Containers c = ctx_->spare_objects().TakeContainers();
+  objects_ = std::move(c.objects);
+  by_address_ = std::move(c.by_address);
   ctx_->allocator().epoch().Enter();
   std::shared_ptr<const membership::Placement> p = ctx_->placement();
   epoch_ = p == nullptr ? 0 : p->epoch();
 }
 
 // A committing transaction is kept alive by its own continuations, so only an active
-// one can be destroyed unfinished.
-Transaction::~Transaction() { Abort(); }
+// one can be destroyed unfinished. Its object copies go back to the thread, cleared.
+Transaction::~Transaction() {
+  Abort();
+  TxObjectPool& spares = ctx_->spare_objects();
+  for (std::unique_ptr<TxObject>& o : objects_) {
+    if (o->data_.capacity() > TxObjectPool::kMaxKeptBytes) continue;
+    o->version_ = kAnyVersion;
+    o->data_.clear();
+    o->read_ = o->written_ = o->allocated_ = o->freed_ = o->new_incarnation_ = o->raw_ = false;
+    spares.Give(std::move(o));
+  }
+  objects_.clear();
+  by_address_.erase(by_address_.begin(), by_address_.end());  // (clear() drops a large table's slots)
+  spares.GiveContainers({std::move(objects_), std::move(by_address_)});
+}
 
 absl::Status Transaction::CheckActive() const {
   if (state_ == State::kActive) return absl::OkStatus();
@@ -51,7 +67,8 @@ TxObject* Transaction::Find(Addr a) {
 }
 
 TxObject* Transaction::Insert(FatPtr p) {
-  auto object = std::make_unique<TxObject>();
+  std::unique_ptr<TxObject> object = ctx_->spare_objects().Take();
+  if (object == nullptr) object = std::make_unique<TxObject>();
   object->ptr_ = p;
   TxObject* raw = object.get();
   objects_.push_back(std::move(object));

@@ -225,6 +225,56 @@ TEST_P(TransactionTest, WriteBytesCountTheCommitRecordsEntries) {
   EXPECT_EQ(*bytes, (std::vector<uint64_t>{0, 0, 32 + 40, 32 + 40 + 32 + 200, 32 + 40 + 32 + 200 + 32}));
 }
 
+// A transaction's object copies go back to its thread when it ends and serve the next
+// transaction there (no allocation per object read), cleared: the next one sees the
+// object it reads, its version, and none of the last one's marks (a write that was not
+// committed stays unwritten).
+TEST_P(TransactionTest, ObjectCopiesAreReusedCleared) {
+  const FatPtr a = Create(1, std::string(300, 'a'));
+  const FatPtr b = Create(1, std::string(24, 'b'));
+  ASSERT_FALSE(a.is_null() || b.is_null());
+  const uint64_t a_version = VersionOnPrimary(a);
+  const uint64_t b_version = VersionOnPrimary(b);
+  struct Seen {
+    const ObjBuf* first = nullptr;
+    const ObjBuf* second = nullptr;
+    std::string second_data;
+    uint64_t second_version = 0;
+  };
+  absl::StatusOr<Seen> seen = RunInContext<absl::StatusOr<Seen>>(cluster_->node(1), [a, b](Context& ctx, auto finish) {
+    auto result = std::make_shared<Seen>();
+    TxHandle first = txCreate(ctx);
+    txRead(*first, a, [=, &ctx](absl::StatusOr<ObjBuf*> o) mutable {
+      if (!o.ok()) return finish(o.status());
+      result->first = *o;
+      std::fill((*o)->data().begin(), (*o)->data().end(), 'x');
+      if (absl::Status w = txWrite(*first, *o); !w.ok()) return finish(w);
+      first.reset();  // destroyed before commit: aborted
+      TxHandle second = txCreate(ctx);
+      txRead(*second, b, [=](absl::StatusOr<ObjBuf*> o) mutable {
+        if (!o.ok()) return finish(o.status());
+        result->second = *o;
+        result->second_data.assign((*o)->data().begin(), (*o)->data().end());
+        result->second_version = (*o)->version();
+        txCommit(*second, [second, result, finish](absl::Status s) mutable {
+          if (!s.ok()) return finish(s);
+          finish(*result);
+        });
+      });
+    });
+  });
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->second, seen->first) << "the second transaction's copy is not the first's, reused";
+  EXPECT_EQ(seen->second_data, std::string(24, 'b'));
+  EXPECT_EQ(seen->second_version, b_version);
+  EXPECT_EQ(VersionOnPrimary(b), b_version) << "the reused copy carried a write mark";
+  EXPECT_EQ(VersionOnPrimary(a), a_version) << "the aborted write reached a";
+  absl::StatusOr<std::vector<std::string>> now = ReadAll(2, {a, b});
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ((*now)[0], std::string(300, 'a'));
+  EXPECT_EQ((*now)[1], std::string(24, 'b'));
+}
+
 // objIncrementIncarnation renames an object once per transaction, whatever the number
 // of calls; objCommittedPtr names it as it will be after the commit; an object
 // allocated in the transaction keeps its name. After the commit only the new name reads.
