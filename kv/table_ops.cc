@@ -195,13 +195,11 @@ class Writer {
 
  private:
   // Gives `block` a new incarnation at commit and returns the pointer that names it
-  // then. A block this transaction allocated has no old pointers: it keeps its name.
+  // then (a block this transaction allocated keeps its name; one it renamed already,
+  // in an earlier update of its batch, keeps the new one).
   absl::StatusOr<FatPtr> Rename(ObjBuf* block) {
-    if (writes_.AllocatedHere(block)) return block->ptr();
     if (absl::Status s = objIncrementIncarnation(tx_, block); !s.ok()) return s;
-    FatPtr name = block->ptr();
-    name.incarnation = objGetIncarnation(*block) + 1;
-    return name;
+    return objCommittedPtr(*block);
   }
 
   std::optional<SlotAt> EmptySlot(ObjBuf* object, bool bucket) const {
@@ -302,7 +300,6 @@ class Writer {
     ObjBuf* bucket = n_.buckets[0].object;
     absl::StatusOr<ObjBuf*> block = co_await TxAlloc(tx_, layout_.block_bytes(), bucket->ptr().addr);
     if (!block.ok()) co_return block.status();
-    writes_.Allocated(*block);
     if (absl::Status s = co_await WritePair(SlotAt{*block, false, 0}, key, value); !s.ok()) co_return s;
     if (n_.chain.empty()) {
       SetOverflow(bucket->data(), (*block)->ptr());
@@ -328,12 +325,6 @@ void BucketWrites::Add(uint32_t shard, uint32_t bucket, ObjBuf* object) {
   written_.push_back(Written{shard, bucket, object});
 }
 
-void BucketWrites::Allocated(ObjBuf* block) { allocated_.push_back(block); }
-
-bool BucketWrites::AllocatedHere(const ObjBuf* block) const {
-  return std::find(allocated_.begin(), allocated_.end(), block) != allocated_.end();
-}
-
 void BucketWrites::Seal() {
   std::sort(written_.begin(), written_.end(), [](const Written& a, const Written& b) {
     return std::tie(a.shard, a.bucket) < std::tie(b.shard, b.bucket);
@@ -347,7 +338,6 @@ void BucketWrites::Seal() {
     SetBackVersion(b.object->data(), joint);
   }
   written_.clear();
-  allocated_.clear();
 }
 
 Task<absl::StatusOr<std::vector<KeyOpResult>>> ApplyToKey(Tx& tx, const ShardMap& map,

@@ -50,9 +50,6 @@ class BucketWrites {
  public:
   void Add(uint32_t shard, uint32_t bucket, ObjBuf* object);
   void Seal();
-  // Overflow blocks this transaction allocated (no pointer to them predates it).
-  void Allocated(ObjBuf* block);
-  bool AllocatedHere(const ObjBuf* block) const;
 
  private:
   struct Written {
@@ -61,7 +58,6 @@ class BucketWrites {
     ObjBuf* object;
   };
   std::vector<Written> written_;
-  std::vector<ObjBuf*> allocated_;
 };
 
 // Applies `ops` to `key` in order, as if one after another, and writes the final
