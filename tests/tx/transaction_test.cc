@@ -497,7 +497,10 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
   EXPECT_NE(commit.message().find("configuration changed"), std::string::npos) << commit;
 
   // Participants refuse requests of another epoch too: a PREPARE from the old
-  // configuration locks nothing.
+  // configuration locks nothing (once node 1 has the new one: it may see it after node 2).
+  deadline = absl::Now() + absl::Seconds(20);
+  while (epoch_of(1) == before && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_GT(epoch_of(1), before) << "node 1 never saw node 3 leave";
   absl::Status prepare = RunInContext<absl::Status>(cluster.node(1), [&](tx::ThreadContext& ctx, auto finish) {
     tx::LogRecord r;
     r.kind = tx::LogKind::kLock;
