@@ -39,7 +39,6 @@ class TxObjectPool {
   void Give(std::unique_ptr<TxObject> object) {
     if (spare_.size() < kMaxKept) spare_.push_back(std::move(object));
   }
-  size_t size() const { return spare_.size(); }
 
   // A transaction's list of its copies and their index by address.
   struct Containers {

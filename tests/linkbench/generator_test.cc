@@ -239,6 +239,15 @@ class CountingBackend final : public Backend {
   const bool fail_;
 };
 
+RequestOptions WarmThenMeasure(int requesters, int64_t warmup, int64_t requests) {
+  RequestOptions ro;
+  ro.requesters = requesters;
+  ro.warmup_requests = warmup;
+  ro.requests = requests;
+  ro.progress = false;
+  return ro;
+}
+
 TEST(MixTest, WarmUpRequestsRunFirstAndAreMeasuredNowhere) {
   auto m = Model(10000);
   auto memory = OpenMemoryBackend({});
@@ -251,12 +260,7 @@ TEST(MixTest, WarmUpRequestsRunFirstAndAreMeasuredNowhere) {
   LoadOptions lo;
   lo.progress = false;
   ASSERT_TRUE(RunLoadPhase(backend, *m, lo).ok());
-  RequestOptions ro;
-  ro.requesters = 4;
-  ro.warmup_requests = 3000;
-  ro.requests = 2000;
-  ro.progress = false;
-  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, ro);
+  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, WarmThenMeasure(4, 3000, 2000));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->errors, 0u) << r->first_error;
   EXPECT_EQ(r->requests, 8000u);
@@ -274,12 +278,7 @@ TEST(MixTest, RequestersFailingInTheWarmUpDoNotHoldTheOthers) {
   auto memory = OpenMemoryBackend({});
   ASSERT_TRUE(memory.ok());
   CountingBackend backend(*std::move(memory), /*fail=*/true);
-  RequestOptions ro;
-  ro.requesters = 3;
-  ro.warmup_requests = 100;
-  ro.requests = 100;
-  ro.progress = false;
-  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, ro);
+  absl::StatusOr<RequestResult> r = RunRequestPhase(backend, *m, WarmThenMeasure(3, 100, 100));
   ASSERT_TRUE(r.ok()) << r.status();
   // max_failed 0, as LinkBench: each requester stops at its first (warm-up) failure.
   EXPECT_EQ(r->errors, 3u);
