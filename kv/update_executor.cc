@@ -80,6 +80,16 @@ void UpdateExecutor::Finish(Running* run) {
   MaybeStartPass();  // this batch's keys are free: their waiting updates may go now
 }
 
+void UpdateExecutor::EndAttempt(bool committed) {
+  --attempting_;
+  // A failed attempt frees nothing the waiting batches wait for (the attempt that beat
+  // them still runs), unless it was the last one.
+  if (after_attempt_.empty() || (!committed && attempting_ > 0)) return;
+  std::coroutine_handle<> next = after_attempt_.front();
+  after_attempt_.pop_front();
+  ctx_.Post([next] { next.resume(); });
+}
+
 void UpdateExecutor::Committed(Running& run, size_t n) {
   ++stats_.transactions;
   stats_.keys += n;
@@ -119,6 +129,7 @@ Task<void> UpdateExecutor::Run(Running* run) {
   while (!run->batch.empty()) {
     absl::Span<KeyUpdates> keys = run->batch.remaining();
     TxHandle tx = txCreate(ctx_);
+    ++attempting_;
     absl::StatusOr<size_t> applied = co_await applier_->Apply(*tx, keys, options_.max_write_bytes);
     absl::Status status = applied.status();
     // Whether the transaction certainly committed nothing: so its updates may run again.
@@ -131,18 +142,19 @@ Task<void> UpdateExecutor::Run(Running* run) {
       } else {
         status = co_await TxCommit(*tx);
       }
-      if (status.ok()) {
-        Committed(*run, *applied);
-        give_up = absl::Now() + kRetryFor;
-        backoff = absl::Microseconds(5);
-        conflicts = 0;
-        continue;
-      }
-      nothing_committed = IsConflict(status) || status.code() == absl::StatusCode::kInvalidArgument;
+      if (!status.ok()) nothing_committed = IsConflict(status) || status.code() == absl::StatusCode::kInvalidArgument;
     } else {
       txAbort(*tx);
     }
     tx.reset();
+    EndAttempt(status.ok());
+    if (status.ok()) {
+      Committed(*run, *applied);
+      give_up = absl::Now() + kRetryFor;
+      backoff = absl::Microseconds(5);
+      conflicts = 0;
+      continue;
+    }
     const bool conflict = IsConflict(status);
     if (conflict) ++conflicts;
     const bool keeps_conflicting = conflicts >= options_.conflicts_before_split;
@@ -167,8 +179,13 @@ Task<void> UpdateExecutor::Run(Running* run) {
       break;
     }
     ++stats_.retries;
-    co_await SleepFor(ctx_, absl::Nanoseconds(absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(backoff) + 1)));
-    backoff = std::min(backoff * 2, absl::Milliseconds(1));
+    if (attempting_ > 0) {
+      ++stats_.waits;
+      co_await NextAttemptEnd{this};
+    } else {
+      co_await SleepFor(ctx_, absl::Nanoseconds(absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(backoff) + 1)));
+      backoff = std::min(backoff * 2, absl::Milliseconds(1));
+    }
   }
   Finish(run);
 }

@@ -15,7 +15,13 @@
 //
 // Failures, per batch:
 //   - a conflict (Aborted, or a block freed under the transaction: FailedPrecondition)
-//     retries the batch with a randomized backoff; after conflicts_before_split
+//     retries the batch. When another batch of this executor is in a transaction
+//     attempt, the retry waits for an attempt to commit (or for the last one in flight
+//     to end): the batches of one thread share the primary's hot objects (a probe run,
+//     a neighbourhood), so the conflict is most likely with that attempt, and a blind
+//     retry would meet its locks again. Each such end resumes one waiting batch, first
+//     come first served. With no other attempt in flight, the retry comes after a
+//     randomized backoff. After conflicts_before_split
 //     conflicts in a row a batch of several keys splits in two halves, each running
 //     and retrying (and splitting) on its own, so one hot conflicting key ends up alone
 //     and cannot starve the rest. A batch that split, or a single key that kept
@@ -42,7 +48,9 @@
 #ifndef FARM_KV_UPDATE_EXECUTOR_H_
 #define FARM_KV_UPDATE_EXECUTOR_H_
 
+#include <coroutine>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -66,6 +74,7 @@ struct UpdateExecutorStats {
   uint64_t transactions = 0;  // committed batch transactions
   uint64_t keys = 0;          // keys those transactions carried (keys / transactions: the combining)
   uint64_t retries = 0;       // batch transactions run again after a conflict
+  uint64_t waits = 0;         // of those, run once another batch's attempt committed
   uint64_t splits = 0;        // batches split in two (conflicts or a key's error)
 };
 
@@ -144,6 +153,18 @@ class UpdateExecutor {
   void Demote(Running& run);
   Running* Acquire();
   void Finish(Running* run);
+  // A batch's transaction attempt ended: resumes the first waiting batch if it
+  // committed or was the last attempt in flight. Invariant: while batches wait, an
+  // attempt is in flight or a resumed batch (posted) is about to start one.
+  void EndAttempt(bool committed);
+  // co_await NextAttemptEnd{this}: a conflicting batch waits for EndAttempt to resume
+  // it. Only while attempting_ > 0, which keeps the invariant.
+  struct NextAttemptEnd {
+    UpdateExecutor* executor;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) { executor->after_attempt_.push_back(h); }
+    void await_resume() const noexcept {}
+  };
 
   Context& ctx_;
   const std::shared_ptr<const KeyOpsApplier> applier_;
@@ -154,6 +175,8 @@ class UpdateExecutor {
   std::vector<Running*> spare_;                    // finished ones, kept for their capacity
   size_t passes_ = 0;   // running batches with pass set
   size_t running_ = 0;  // all running batches
+  size_t attempting_ = 0;  // running batches inside a transaction attempt
+  std::deque<std::coroutine_handle<>> after_attempt_;  // conflicting batches waiting for an attempt's end
   absl::BitGen rng_;
   UpdateExecutorStats stats_;
 };
