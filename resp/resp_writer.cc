@@ -1,6 +1,6 @@
 #include "resp/resp_writer.h"
 
-#include "absl/strings/str_cat.h"
+#include <charconv>
 
 namespace farm::resp {
 
@@ -19,12 +19,23 @@ void RespWriter::SimpleString(absl::string_view text) { AppendLine('+', text); }
 
 void RespWriter::Error(absl::string_view message) { AppendLine('-', message); }
 
-void RespWriter::Integer(int64_t value) { absl::StrAppend(out_, ":", value, "\r\n"); }
+// type, the decimal digits of `value`, CRLF: one append, no temporary.
+template <typename Int>
+void RespWriter::AppendNumberLine(char type, Int value) {
+  char line[1 + 20 + 2];  // type, int64_t's or size_t's longest (20 characters), CRLF
+  line[0] = type;
+  char* end = std::to_chars(line + 1, line + sizeof(line) - 2, value).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out_->append(line, static_cast<size_t>(end - line));
+}
+
+void RespWriter::Integer(int64_t value) { AppendNumberLine(':', value); }
 
 void RespWriter::Bulk(absl::string_view bytes) {
-  absl::StrAppend(out_, "$", bytes.size(), "\r\n");
+  AppendNumberLine('$', bytes.size());
   out_->append(bytes.data(), bytes.size());
-  out_->append("\r\n");
+  out_->append("\r\n", 2);
 }
 
 void RespWriter::NullBulk() { out_->append("$-1\r\n"); }
@@ -37,7 +48,7 @@ void RespWriter::OptionalBulk(const std::optional<std::string>& value) {
   }
 }
 
-void RespWriter::ArrayHeader(size_t count) { absl::StrAppend(out_, "*", count, "\r\n"); }
+void RespWriter::ArrayHeader(size_t count) { AppendNumberLine('*', count); }
 
 void RespWriter::NullArray() { out_->append("*-1\r\n"); }
 

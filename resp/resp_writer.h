@@ -39,9 +39,17 @@ class RespWriter {
   void NullArray();
   // Already-encoded replies (e.g. collected for EXEC).
   void Raw(absl::string_view encoded);
+  // Room for `bytes` more (a long array's estimated size): saves regrowing the buffer.
+  void Reserve(size_t bytes) { out_->reserve(out_->size() + bytes); }
+
+  // The longest encoding of an Integer or of a Bulk's framing (all but its bytes).
+  static constexpr size_t kMaxIntegerBytes = 1 + 20 + 2;
+  static constexpr size_t kMaxBulkFramingBytes = 1 + 20 + 2 + 2;
 
  private:
   void AppendLine(char type, absl::string_view text);
+  template <typename Int>
+  void AppendNumberLine(char type, Int value);
 
   std::string* out_;
 };

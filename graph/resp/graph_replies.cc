@@ -26,6 +26,12 @@ void WriteLink(const Link& link, ::farm::resp::RespWriter& w) {
 }
 
 void WriteLinks(const std::vector<Link>& links, ::farm::resp::RespWriter& w) {
+  using ::farm::resp::RespWriter;
+  // At most: each link's array header, six integers and its data's bulk.
+  constexpr size_t kMaxLinkFraming = RespWriter::kMaxIntegerBytes * 7 + RespWriter::kMaxBulkFramingBytes;
+  size_t bytes = RespWriter::kMaxIntegerBytes;
+  for (const Link& link : links) bytes += kMaxLinkFraming + link.data.size();
+  w.Reserve(bytes);
   w.ArrayHeader(links.size());
   for (const Link& link : links) WriteLink(link, w);
 }

@@ -99,17 +99,28 @@ void GraphSession::Dispatch() {
 
 void GraphSession::OnStoreReply(std::string reply) {
   running_ = false;
-  Append(reply);
+  if (output_.empty()) {
+    // Nothing waits to be sent: the reply becomes the output (a long LINK.RANGE's
+    // reply is not copied).
+    CountReply(reply);
+    output_ = std::move(reply);
+  } else {
+    Append(reply);
+  }
   if (pumping_) return;  // answered inside Dispatch: Pump goes on
   Pump();
   // Invariant 4: the last thing done here.
   if (api_depth_ == 0 && on_progress_) on_progress_();
 }
 
-void GraphSession::Append(absl::string_view reply) {
+void GraphSession::CountReply(absl::string_view reply) {
   if (options_.counters != nullptr && !reply.empty() && reply[0] == '-') {
     RespCounters::Add(options_.counters->error_replies);
   }
+}
+
+void GraphSession::Append(absl::string_view reply) {
+  CountReply(reply);
   output_.append(reply.data(), reply.size());
 }
 

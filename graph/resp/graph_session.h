@@ -92,6 +92,8 @@ class GraphSession final : public ::farm::resp::ProtocolSession,
   void Dispatch();
   void OnStoreReply(std::string reply);
   void Append(absl::string_view reply);
+  // Counts an error reply (options_.counters).
+  void CountReply(absl::string_view reply);
   void CloseAfter(absl::string_view reply);
   void MaybeFinishInput();
   bool OutputFull() const { return output_.size() - output_pos_ >= options_.max_output_bytes; }
