@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "graph/memory_graph.h"
+#include "tools/linkbench/hiredis_arena.h"
 
 namespace farm::linkbench {
 namespace {
@@ -29,10 +30,13 @@ struct Endpoint {
   std::string ToString() const { return absl::StrCat(host, ":", port); }
 };
 
+// A reply of hiredis's own objects (the PING probe).
 struct ReplyDeleter {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+using OwnedReply = std::unique_ptr<redisReply, ReplyDeleter>;
+// A reply in a connection's arena: valid until the connection reads the next one.
+using Reply = const redisReply*;
 
 absl::string_view Text(const redisReply& r) { return absl::string_view(r.str, r.len); }
 
@@ -169,7 +173,9 @@ absl::StatusOr<redisContext*> Dial(const Endpoint& e, absl::Duration timeout) {
 class GraphRespConnection final : public Connection {
  public:
   GraphRespConnection(Endpoint endpoint, absl::Duration timeout, redisContext* c)
-      : endpoint_(std::move(endpoint)), timeout_(timeout), c_(c) {}
+      : endpoint_(std::move(endpoint)), timeout_(timeout), c_(c) {
+    arena_.Attach(c_->reader);
+  }
   ~GraphRespConnection() override {
     if (c_ != nullptr) redisFree(c_);
   }
@@ -330,6 +336,7 @@ class GraphRespConnection final : public Connection {
     absl::StatusOr<redisContext*> c = Dial(endpoint_, timeout_);
     if (!c.ok()) return c.status();
     c_ = *c;
+    arena_.Attach(c_->reader);
     return absl::OkStatus();
   }
 
@@ -341,7 +348,7 @@ class GraphRespConnection final : public Connection {
   absl::StatusOr<Reply> Call(Args args) {
     if (absl::Status st = EnsureConnected(); !st.ok()) return st;
     const char** argv = args.argv();
-    Reply r(static_cast<redisReply*>(redisCommandArgv(c_, args.argc(), argv, args.argvlen())));
+    Reply r = static_cast<const redisReply*>(redisCommandArgv(c_, args.argc(), argv, args.argvlen()));
     if (r == nullptr) return Broken();
     if (r->type == REDIS_REPLY_ERROR) return ErrorStatus(*r);
     return r;
@@ -372,7 +379,7 @@ class GraphRespConnection final : public Connection {
       for (size_t i = begin; i < end; ++i) {
         void* raw = nullptr;
         if (redisGetReply(c_, &raw) != REDIS_OK || raw == nullptr) return Broken();
-        Reply r(static_cast<redisReply*>(raw));
+        Reply r = static_cast<const redisReply*>(raw);
         absl::Status st = r->type == REDIS_REPLY_ERROR ? ErrorStatus(*r) : take(*r);
         if (!st.ok() && first_error.ok()) first_error = st;
       }
@@ -382,6 +389,7 @@ class GraphRespConnection final : public Connection {
 
   const Endpoint endpoint_;
   const absl::Duration timeout_;
+  HiredisArena arena_;  // c_'s replies
   redisContext* c_;  // owned; nullptr after a failed reconnect
 };
 
@@ -437,7 +445,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenGraphRespBackend(const BackendOptio
   for (const Endpoint& e : endpoints) {
     absl::StatusOr<redisContext*> c = Dial(e, timeout);
     if (!c.ok()) return c.status();
-    Reply r(static_cast<redisReply*>(redisCommand(*c, "PING")));
+    OwnedReply r(static_cast<redisReply*>(redisCommand(*c, "PING")));
     const bool ok = r != nullptr && r->type == REDIS_REPLY_STATUS;
     const std::string error = r == nullptr ? (*c)->errstr : ok ? "" : std::string(Text(*r));
     redisFree(*c);
