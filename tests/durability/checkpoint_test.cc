@@ -11,8 +11,11 @@
 //     from checkpoint + segments serves every acknowledged write.
 // (Crash consistency of the checkpoint's own steps: restart_test's power cut at every
 // sync point takes checkpoints in its script.)
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -92,11 +95,11 @@ struct Worker {
 };
 
 // hints[n]: an address in a region of node n (allocations near it land there).
-void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w, absl::Time until,
+void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w, const std::atomic<bool>& stop,
                uint64_t seed) {
   std::mt19937_64 rng(seed);
   node::Node& n = c.node(w.node);
-  for (int step = 0; absl::Now() < until; ++step) {
+  for (int step = 0; !stop.load(std::memory_order_relaxed); ++step) {
     const size_t a = rng() % w.objects.size(), b = rng() % w.objects.size();
     const std::string value = absl::StrCat("n", w.node, "t", w.thread, "s", step);
     if (step % 9 == 4) {
@@ -138,7 +141,12 @@ void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w,
 }
 
 // Runs the workload on every (node, thread) for `seconds`; returns the workers.
-std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration) {
+// Runs the workers for at least `duration`, then until `done()` holds or `cap` has
+// passed since the start (a slow machine writes less per second: what a test needs of
+// the workload is an amount of log, not a time).
+std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration,
+                                const std::function<bool()>& done = [] { return true; },
+                                absl::Duration cap = absl::ZeroDuration()) {
   std::vector<Worker> workers;
   std::vector<Addr> hints(kNodes + 1);
   for (NodeId n = 1; n <= kNodes; ++n) {
@@ -164,12 +172,15 @@ std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration) 
       workers.push_back(std::move(w));
     }
   }
-  const absl::Time until = absl::Now() + duration;
+  const absl::Time start = absl::Now();
+  std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (size_t i = 0; i < workers.size(); ++i) {
-    threads.emplace_back(
-        [&c, &hints, &workers, i, until] { RunWorker(c, hints, workers[i], until, 1000 + i); });
+    threads.emplace_back([&c, &hints, &workers, &stop, i] { RunWorker(c, hints, workers[i], stop, 1000 + i); });
   }
+  absl::SleepFor(duration);
+  while (!done() && absl::Now() < start + std::max(duration, cap)) absl::SleepFor(absl::Milliseconds(100));
+  stop.store(true, std::memory_order_relaxed);
   for (std::thread& t : threads) t.join();
   return workers;
 }
@@ -389,7 +400,16 @@ TEST(CheckpointTest, CheckpointsRunUnderLoadKeepTheDirectoryBoundedAndRestartSer
   {
     absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = StartCluster(dir, "always", kThreshold);
     ASSERT_TRUE(c.ok()) << c.status();
-    workers = RunWorkload(**c, absl::Seconds(6));
+    // Two checkpoints on every node: about 6 s of this workload on a quiet machine.
+    workers = RunWorkload(
+        **c, absl::Seconds(6),
+        [&] {
+          for (NodeId n = 1; n <= kNodes; ++n) {
+            if ((*c)->node(n).log_state().checkpoints < 2) return false;
+          }
+          return true;
+        },
+        absl::Seconds(60));
     for (NodeId n = 1; n <= kNodes; ++n) {
       const node::LogState s = (*c)->node(n).log_state();
       const uint64_t on_disk = DirectoryBytes(absl::StrCat(dir, "/node-", n));
