@@ -375,15 +375,31 @@ Task<absl::StatusOr<bool>> GraphClient::CombinedWrite(GraphClient* self, std::ve
   std::vector<LinkUpdate> updates;
   updates.reserve(batch.size());
   for (const QueuedWrite& w : batch) updates.push_back(UpdateOf(w.request));
+  size_t carried = 0;  // the updates the last attempt's transaction took
   absl::StatusOr<LinkUpdatesResult> result = co_await RunTx<LinkUpdatesResult>(
       self->ctx_, self->index_, &self->stats_,
-      [&](TxScope& s) { return LinkUpdatesTx(s, id1, updates, kMaxCombinedWriteBytes); });
-  const size_t taken = result.ok() ? result->answers.size() : 0;
+      [&](TxScope& s) -> Task<absl::StatusOr<LinkUpdatesResult>> {
+        carried = 0;
+        absl::StatusOr<LinkUpdatesResult> r = co_await LinkUpdatesTx(s, id1, updates, kMaxCombinedWriteBytes);
+        if (r.ok()) carried = r->answers.size();
+        co_return r;
+      },
+      &self->combined_commit_for_test_);
+  // A commit that may have happened answers every update it carried with its error:
+  // run again, an update would be applied twice, or answered as if another's effect
+  // were its own (an upsert "not new", a delete "not found").
+  const bool unknown = !result.ok() && carried > 0 && MayHaveCommitted(result.status());
+  const size_t taken = result.ok() ? result->answers.size() : unknown ? carried : 0;
   // What the transaction did not take goes back to the front of the queue, in order:
-  // all of it when it failed (then the first runs alone, and meets its own error).
+  // all of it when it failed for sure (then the first runs alone, and meets its own
+  // error).
   std::deque<QueuedWrite>& queue = self->writing_.at(id1);
   for (size_t i = batch.size(); i-- > taken;) queue.push_front(std::move(batch[i]));
   if (taken == 0) co_return false;
+  if (unknown) {
+    for (size_t i = 0; i < taken; ++i) batch[i].done(result.status());
+    co_return true;
+  }
   // As ExecuteAndIndex: a list found long and unindexed gets its indexes before the
   // answers (once per list).
   std::vector<int64_t> indexed;

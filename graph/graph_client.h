@@ -109,6 +109,9 @@ class GraphClient final : public GraphStore {
   // This thread's client of the id index (tests and tools).
   kv::TableClient& index_client() const { return index_client_; }
   Context& ctx() const { return ctx_; }
+  // Tests only: commits the transactions of combined link updates (CombinedWrite) in
+  // place of TxCommit. Set on the client's thread, while none runs.
+  void set_combined_commit_for_test(CommitForTest commit) { combined_commit_for_test_ = std::move(commit); }
 
  private:
   static Task<absl::StatusOr<std::vector<Link>>> GetLinksTask(GraphClient* self, int64_t id1, int64_t type,
@@ -129,8 +132,9 @@ class GraphClient final : public GraphStore {
   void RunVertexWrite(ShipRequest request, Done<absl::StatusOr<ShipReply>> done, bool combine);
   void NextVertexWrite(int64_t id1, bool combine);
   // One transaction for `batch` (deletes and single-link upserts of one vertex, in
-  // order): answers those it took and puts the rest back at the front of the queue.
-  // false when it took none (it failed).
+  // order): answers those it took and puts the rest back at the front of the queue;
+  // false when it took none (it failed, and nothing of it was written). A commit that
+  // may have happened (MayHaveCommitted) answers each update it carried with its error.
   static Task<absl::StatusOr<bool>> CombinedWrite(GraphClient* self, std::vector<QueuedWrite> batch);
   static Task<absl::StatusOr<bool>> BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
                                                    uint32_t min_blocks);
@@ -145,6 +149,7 @@ class GraphClient final : public GraphStore {
   NodeIdBlock& ids_;
   ClientStats stats_;
   const ListIndexTuning tuning_;
+  CommitForTest combined_commit_for_test_;
   absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds
   // id1 -> the link updates waiting behind the one of that vertex running here (an
   // entry exists exactly while one runs or is deferred to run next).

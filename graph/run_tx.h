@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -43,10 +44,26 @@ inline absl::Duration Backoff(int attempt) {
 }
 }  // namespace run_tx_internal
 
+// Whether a transaction that failed with `s` at its commit may still have committed, or
+// may yet (a single-machine commit's record is never taken back): every error but those
+// that say nothing was written — a conflict (Aborted, FailedPrecondition) or a commit
+// refused before anything was sent (InvalidArgument). An update it carried must then be
+// answered with the error, never run again.
+inline bool MayHaveCommitted(const absl::Status& s) {
+  return !s.ok() && !run_tx_internal::Retryable(s) && !absl::IsInvalidArgument(s);
+}
+
+// Tests only: commits a transaction in place of TxCommit (e.g. commits it, then reports
+// an unknown outcome).
+using CommitForTest = std::function<Task<absl::Status>(Tx&)>;
+
 // Runs `op(scope)` in transactions until one commits or fails for good; op returns
-// Task<StatusOr<T>> and must be re-runnable (it is called again after a conflict).
+// Task<StatusOr<T>> and must be re-runnable (it is called again after a conflict). An
+// error from the commit of the last attempt is returned as it is (MayHaveCommitted says
+// what it means); `commit`, when set and non-empty, commits in place of TxCommit.
 template <typename T, typename Op>
-Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats, Op op) {
+Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> index, ClientStats* stats, Op op,
+                              const CommitForTest* commit = nullptr) {
   absl::Status last;
   const absl::Time give_up = absl::Now() + kTxRetryBudget;
   int attempt = 0;
@@ -67,7 +84,13 @@ Task<absl::StatusOr<T>> RunTx(Context& ctx, std::shared_ptr<const kv::ShardMap> 
       co_return result.status();
     }
     scope.index_writes.Seal();
-    absl::Status committed = co_await TxCommit(*tx);
+    // Not a co_await inside a conditional expression: GCC 12 miscompiles that.
+    absl::Status committed;
+    if (commit != nullptr && *commit) {
+      committed = co_await (*commit)(*tx);
+    } else {
+      committed = co_await TxCommit(*tx);
+    }
     if (committed.ok()) {
       ++stats->transactions;
       co_return result;

@@ -3,6 +3,7 @@
 // operations on the cluster and on MemoryGraph (the reference model) and compares every
 // result.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <random>
@@ -280,6 +281,71 @@ void NewestFirstIntoAFullHead(GraphCluster& g, int64_t id1, int prefill, int cou
 
 TEST_P(GraphTest, NewestLinksIntoAFullHeadSentTogetherKeepTheListReadable) {
   NewestFirstIntoAFullHead(*g_, 12, 500);  // a load (over kMaxShippedEdgeBytes): 6 full blocks, unindexed
+}
+
+// A combined transaction whose commit outcome is unknown (here: it committed, and the
+// commit seam says "outcome unknown") answers every update it carried with that error;
+// none runs again. (They were put back in the queue and run again: an upsert then
+// answered "not new" and a delete "not found", effects of their own first run, and an
+// update of another client in between could have been undone.)
+TEST_P(GraphTest, CombinedLinkUpdatesWhoseCommitOutcomeIsUnknownAreAnsweredWithItsError) {
+  auto unknown = std::make_shared<std::atomic<int>>(0);
+  for (NodeId n = 1; n <= 3; ++n) {
+    for (size_t t = 0; t < g_->local().graph(n).threads(); ++t) {
+      g_->client(n, t).set_combined_commit_for_test([unknown](Tx& tx) -> Task<absl::Status> {
+        absl::Status s = co_await TxCommit(tx);
+        if (s.ok() && unknown->fetch_add(1) == 0) co_return absl::DeadlineExceededError("outcome unknown: the test's");
+        co_return s;
+      });
+    }
+  }
+  constexpr int64_t id1 = 21;
+  Link other = L(id1, 1, 1);
+  other.type = kDefaultLinkType + 1;
+  // The first runs alone (another list); the three behind it wait, then go together.
+  const std::vector<LinkUpdateCase> updates{
+      {true, other}, {true, L(id1, 100, 5)}, {true, L(id1, 101, 6)}, {false, L(id1, 100, 5)}};
+  using Answers = std::vector<absl::StatusOr<bool>>;
+  absl::StatusOr<Answers> all_answers = g_->local().Run<absl::StatusOr<Answers>>(1, 0, [&updates](GraphClient& c, auto finish) {
+    struct Shared {
+      Answers answers;
+      size_t left = 0;
+      decltype(finish) done;
+    };
+    auto shared = std::make_shared<Shared>(Shared{Answers(updates.size(), absl::UnknownError("unanswered")),
+                                                  updates.size(), std::move(finish)});
+    for (size_t k = 0; k < updates.size(); ++k) {
+      auto answered = [shared, k](absl::StatusOr<bool> r) {
+        shared->answers[k] = std::move(r);
+        if (--shared->left == 0) shared->done(std::move(shared->answers));
+      };
+      const Link& l = updates[k].link;
+      if (updates[k].add) {
+        c.AddLink(l, std::move(answered));
+      } else {
+        c.DeleteLink(l.id1, l.type, l.id2, false, std::move(answered));
+      }
+    }
+  });
+  ASSERT_TRUE(all_answers.ok()) << all_answers.status();
+  const Answers& got = *all_answers;
+  ASSERT_EQ(got.size(), updates.size());
+  ASSERT_TRUE(got[0].ok()) << got[0].status();
+  EXPECT_TRUE(*got[0]);
+  for (size_t k = 1; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].status().code(), absl::StatusCode::kDeadlineExceeded) << "update " << k << ": " << got[k].status();
+  }
+  EXPECT_EQ(unknown->load(), 1) << "one combined transaction of the three";
+  // It did commit, once: 100 added then hidden, 101 added.
+  const LinkRange all{id1, kDefaultLinkType, 0, INT64_MAX, 0, 10000};
+  absl::StatusOr<std::vector<Link>> range = g_->GetLinkList(2, all);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_THAT(Id2s(*range), ElementsAre(101));
+  EXPECT_EQ(*g_->CountLinks(3, id1, kDefaultLinkType), 1u);
+  absl::StatusOr<std::vector<Link>> hidden = g_->GetLinks(2, id1, kDefaultLinkType, {100});
+  ASSERT_TRUE(hidden.ok()) << hidden.status();
+  ASSERT_EQ(hidden->size(), 1u);
+  EXPECT_EQ((*hidden)[0].visibility, Visibility::kHidden);
 }
 
 TEST_P(GraphTest, NewestLinksIntoTheFullHeadOfAnIndexedListSentTogetherKeepItReadable) {
