@@ -55,6 +55,7 @@ UpdateExecutorStats UpdateDispatch::stats() const {
     sum.keys += e->stats().keys;
     sum.retries += e->stats().retries;
     sum.splits += e->stats().splits;
+    sum.waits += e->stats().waits;
   }
   return sum;
 }

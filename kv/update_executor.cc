@@ -123,7 +123,7 @@ void UpdateExecutor::Split(Running& run) {
 }
 
 Task<void> UpdateExecutor::Run(Running* run) {
-  absl::Time give_up = absl::Now() + kRetryFor;
+  absl::Time give_up = absl::Now() + options_.retry_for;
   absl::Duration backoff = absl::Microseconds(5);
   int conflicts = 0;
   while (!run->batch.empty()) {
@@ -150,7 +150,7 @@ Task<void> UpdateExecutor::Run(Running* run) {
     EndAttempt(status.ok());
     if (status.ok()) {
       Committed(*run, *applied);
-      give_up = absl::Now() + kRetryFor;
+      give_up = absl::Now() + options_.retry_for;
       backoff = absl::Microseconds(5);
       conflicts = 0;
       continue;
@@ -161,6 +161,7 @@ Task<void> UpdateExecutor::Run(Running* run) {
     if (keys.size() > 1 && nothing_committed && (!conflict || keeps_conflicting)) {
       Split(*run);
       conflicts = 0;
+      give_up = absl::Now() + options_.retry_for;  // as the other half's
       continue;
     }
     if (!conflict) {
@@ -174,7 +175,9 @@ Task<void> UpdateExecutor::Run(Running* run) {
     }
     // A single key that keeps conflicting: the next pass need not wait for it.
     if (keeps_conflicting) Demote(*run);
-    if (absl::Now() >= give_up) {
+    // Several keys split before they give up (a first conflict after a long attempt —
+    // reads of objects recovery holds, a wait for other attempts — must not fail them).
+    if (keys.size() == 1 && absl::Now() >= give_up) {
       Fail(*run, keys.size(), absl::AbortedError(absl::StrCat("gave up after conflicts: ", status.message())));
       break;
     }

@@ -26,8 +26,8 @@
 //     and retrying (and splitting) on its own, so one hot conflicting key ends up alone
 //     and cannot starve the rest. A batch that split, or a single key that kept
 //     conflicting as long, no longer counts as a pass in flight: the next pass may
-//     start (its keys stay busy). A single key retries for up to kRetryFor, then its
-//     updates fail with Aborted;
+//     start (its keys stay busy). Only a single key gives up: it retries for up to
+//     retry_for, then its updates fail with Aborted;
 //   - another error from the layout's code (InvalidArgument for a key over the limit,
 //     ResourceExhausted, Internal), or a commit refused before anything was sent
 //     (InvalidArgument: the record over a message), committed nothing: a batch of
@@ -111,6 +111,10 @@ struct UpdateExecutorOptions {
   uint64_t max_write_bytes = kBatchWriteBytes;  // per transaction (kv/key_batch.h)
   int conflicts_before_split = 2;
   size_t max_passes = 1;  // batches of waiting updates in flight at once (split ones aside)
+  // How long a single key's updates retry through conflicts before they fail with
+  // Aborted, from its batch's last commit or split (a batch of several keys splits
+  // instead).
+  absl::Duration retry_for = absl::Seconds(5);
   // Tests only: commits a batch's transaction in place of TxCommit (e.g. commits it,
   // then reports an unknown outcome). Empty: TxCommit.
   std::function<Task<absl::Status>(Tx&)> commit_for_test;
@@ -118,8 +122,6 @@ struct UpdateExecutorOptions {
 
 class UpdateExecutor {
  public:
-  static constexpr absl::Duration kRetryFor = absl::Seconds(5);
-
   // `replier`: nullptr for msgReply.
   UpdateExecutor(Context& ctx, std::shared_ptr<const KeyOpsApplier> applier,
                  UpdateExecutorOptions options = {}, std::shared_ptr<const UpdateReplier> replier = nullptr);

@@ -363,6 +363,38 @@ TEST_P(UpdateBatchTest, AnUnknownOutcomeAnswersOnlyTheKeysOfItsTransaction) {
   for (const Op& op : ops) EXPECT_EQ(**kv_->Get(2, "unknown/" + op.key), op.value) << op.key;
 }
 
+// A batch of several keys whose first conflict comes after its retry budget has passed
+// (a slow attempt: reads of objects recovery holds, a wait behind other attempts) retries,
+// and splits only as conflicts go on: only a single key gives up. (Every key of such a
+// batch used to fail with "gave up" after that one conflict.)
+TEST_P(UpdateBatchTest, ASlowAttemptsConflictDoesNotFailABatchOfSeveralKeys) {
+  std::vector<Op> ops;
+  for (int i = 0; i < 8; ++i) ops.push_back(Op{OpKind::kPut, absl::StrCat("slow", i), absl::StrCat("v", i), 0});
+  UpdateExecutorOptions options;
+  options.retry_for = absl::Milliseconds(20);
+  auto commits = std::make_shared<std::atomic<int>>(0);
+  Context& ctx = kv_->host(1).context(0);
+  // The first pass takes the first key alone; the second takes the other seven: its
+  // first commit takes 100 ms, then conflicts (nothing written).
+  options.commit_for_test = [commits, &ctx](Tx& tx) -> Task<absl::Status> {
+    if (commits->fetch_add(1) + 1 == 2) {
+      co_await SleepFor(ctx, absl::Milliseconds(100));
+      txAbort(tx);
+      co_return absl::AbortedError("a conflict (test)");
+    }
+    co_return co_await TxCommit(tx);
+  };
+  BatchRun run = RunBatched(*kv_, Applier(), options, "slow/", ops);
+  ASSERT_EQ(run.outcomes.size(), ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ASSERT_TRUE(run.outcomes[i].ok()) << i << ": " << run.outcomes[i].status();
+    EXPECT_FALSE(run.outcomes[i]->existed) << i;
+  }
+  EXPECT_EQ(run.stats.retries, 1u);
+  EXPECT_EQ(run.stats.splits, 0u) << "one conflict, below conflicts_before_split";
+  for (const Op& op : ops) EXPECT_EQ(**kv_->Get(2, "slow/" + op.key), op.value) << op.key;
+}
+
 // Delays every other transaction by up to 300 us before it reads anything, so that two
 // passes in flight finish in either order: only the executor's rule (a key in one
 // running batch at most) keeps a key's updates in order.
@@ -497,7 +529,10 @@ class SharedObjectApplier final : public KeyOpsApplier {
   Task<absl::StatusOr<size_t>> Apply(Tx& tx, absl::Span<KeyUpdates> keys, uint64_t max_write_bytes) const override {
     if (held_) co_return absl::AbortedError("the shared object is locked (test)");
     held_ = true;
-    co_return co_await inner_->Apply(tx, keys, max_write_bytes);
+    absl::StatusOr<size_t> applied = co_await inner_->Apply(tx, keys, max_write_bytes);
+    // No commit follows a failed Apply (the executor aborts the transaction): let go here.
+    if (!applied.ok()) held_ = false;
+    co_return applied;
   }
   // Commits `tx` `hold` after it took the object, then lets the object go; the first
   // `fail_first` commits fail with `failure` instead (nothing committed).
