@@ -46,12 +46,14 @@ class SigpipeBlocked {
 }  // namespace
 
 absl::Status RunGnuplot(const std::string& script, const std::string& output, const std::string& gnuplot) {
+  FILE* pipe = popen(absl::StrCat(gnuplot, " 2>&1").c_str(), "w");
+  if (pipe == nullptr) return absl::NotFoundError("cannot run gnuplot (Debian package gnuplot-nox)");
   int status = -1;
   bool written = false;
   {
+    // After popen: the child must not inherit the blocked signal. pclose inside: it
+    // flushes whatever a failed fflush left.
     SigpipeBlocked blocked;
-    FILE* pipe = popen(absl::StrCat(gnuplot, " 2>&1").c_str(), "w");
-    if (pipe == nullptr) return absl::NotFoundError("cannot run gnuplot (Debian package gnuplot-nox)");
     written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size() && std::fflush(pipe) == 0;
     status = pclose(pipe);
   }
