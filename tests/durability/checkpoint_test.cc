@@ -140,10 +140,10 @@ void RunWorker(node::LocalCluster& c, const std::vector<Addr>& hints, Worker& w,
   }
 }
 
-// Runs the workload on every (node, thread) for `seconds`; returns the workers.
-// Runs the workers for at least `duration`, then until `done()` holds or `cap` has
-// passed since the start (a slow machine writes less per second: what a test needs of
-// the workload is an amount of log, not a time).
+// Runs the workload on every (node, thread) for at least `duration`, then until
+// `done()` holds or `cap` has passed since the start (a slow machine writes less per
+// second: what a test needs of the workload is an amount of log, not a time); returns
+// the workers.
 std::vector<Worker> RunWorkload(node::LocalCluster& c, absl::Duration duration,
                                 const std::function<bool()>& done = [] { return true; },
                                 absl::Duration cap = absl::ZeroDuration()) {
