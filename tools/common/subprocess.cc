@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "absl/strings/match.h"
+#include "tools/common/sigpipe_blocked.h"
 
 namespace farm {
 
@@ -87,6 +88,7 @@ absl::StatusOr<std::string> Subprocess::ReadLineStartingWith(const std::string& 
 
 absl::Status Subprocess::WriteLine(const std::string& line) {
   const std::string data = line + "\n";
+  const tools::SigpipeBlocked blocked;  // a child that exited: EPIPE, not this process's death
   if (::write(to_child_.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size())) {
     return absl::ErrnoToStatus(errno, "write to child");
   }
