@@ -6,8 +6,8 @@
 // The node picks one from its flags and never falls back from one to the other.
 //
 // Serving rule (ServingGate): a node serves a request only when (1) it holds its lease
-// — its ZooKeeper session is connected, or its connection was lost so recently that the
-// server cannot yet have expired the session (see ZkMembership) — (2) it is a member of
+// — a deadline before which the ZooKeeper server cannot have expired its session, timed
+// from when the last answered heartbeat was *sent* (see ZkMembership) — (2) it is a member of
 // the newest configuration it applied, with its current session, and (3) the request
 // was issued in that configuration's epoch. A node whose session expired, or that left,
 // serves nothing until it has rejoined and applied a configuration that contains it
@@ -16,7 +16,6 @@
 #define FARM_MEMBERSHIP_MEMBERSHIP_H_
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "membership/configuration.h"
+#include "membership/lease_clock.h"
 
 namespace farm::membership {
 
@@ -42,32 +42,41 @@ class ServingGate {
   // member of the current epoch, or `request_epoch` is another epoch). Any thread.
   absl::Status Check(uint64_t request_epoch) const;
   // Whether requests are accepted now: lease held and a member.
-  bool serving() const;
+  bool serving() const { return serving_at(LeaseClockNowNs()); }
+  // The same at `now_ns`, a reading of the lease clock taken at the start of the work the
+  // check admits (an event loop's iteration: one clock read serves every check in it).
+  // The lease's margin (ZkMembership: T/4) covers the time from the reading to the end
+  // of that work, as it covers the work after any check.
+  bool serving_at(int64_t now_ns) const;
 
   // Writers: the membership implementation.
   void SetSession(uint64_t session) { session_.store(session, std::memory_order_release); }
   // Adopts `config`; a configuration with this node's current session also lifts a
   // fence set by Fence (the node has rejoined).
   void Apply(const Configuration& config);
-  // The session's connection is lost (monotonic clock, call from any thread as soon as
-  // it is known). The lease ends `grace` after the first loss unless LeaseHeld comes.
-  void LeaseLost();
-  void LeaseHeld();
-  void SetLeaseGrace(absl::Duration grace) { grace_ns_ = absl::ToInt64Nanoseconds(grace); }
+  // The lease: held while the lease clock (membership/lease_clock.h) reads before the
+  // deadline, in nanoseconds. A gate that is never given one holds it for good (static
+  // membership); ZkMembership starts it at "not held". ExtendLease moves the deadline
+  // later, never earlier, so renewals may come from any thread in any order and a late
+  // one changes nothing. The caller's duty: a deadline no later than the earliest time
+  // the lease's grantor may consider it over.
+  void ExpireLease() { lease_deadline_ns_.store(0, std::memory_order_release); }
+  void ExtendLease(int64_t deadline_ns);
+  int64_t lease_deadline_ns() const { return lease_deadline_ns_.load(std::memory_order_acquire); }
   // Until a configuration with the current session is applied: session expired, or left.
   void Fence() { fenced_.store(true, std::memory_order_release); }
 
   uint64_t epoch() const { return state_.load(std::memory_order_acquire) >> 1; }
   bool member() const { return (state_.load(std::memory_order_acquire) & 1) != 0; }
-  bool lease_held() const;
+  bool lease_held() const { return lease_held_at(LeaseClockNowNs()); }
+  bool lease_held_at(int64_t now_ns) const;
 
  private:
   const NodeId self_;
   std::atomic<uint64_t> session_{0};
-  std::atomic<uint64_t> state_{0};           // epoch << 1 | member
+  std::atomic<uint64_t> state_{0};  // epoch << 1 | member
   std::atomic<bool> fenced_{false};
-  std::atomic<int64_t> disconnected_ns_{0};  // steady-clock ns of the loss; 0: connected
-  std::atomic<int64_t> grace_ns_{0};
+  std::atomic<int64_t> lease_deadline_ns_{INT64_MAX};
 };
 
 struct MembershipStatus {

@@ -1,18 +1,7 @@
-#include <chrono>
-
 #include "absl/strings/str_format.h"
 #include "membership/membership.h"
 
 namespace farm::membership {
-namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 void ServingGate::Apply(const Configuration& config) {
   const Member* me = config.Find(self_);
@@ -21,26 +10,24 @@ void ServingGate::Apply(const Configuration& config) {
   if (member) fenced_.store(false, std::memory_order_release);  // rejoined
 }
 
-void ServingGate::LeaseLost() {
-  int64_t expected = 0;
-  // Keep the first loss: the lease runs out a grace after it, not after the latest.
-  disconnected_ns_.compare_exchange_strong(expected, SteadyNowNs(), std::memory_order_acq_rel);
+void ServingGate::ExtendLease(int64_t deadline_ns) {
+  int64_t current = lease_deadline_ns_.load(std::memory_order_acquire);
+  while (current < deadline_ns &&
+         !lease_deadline_ns_.compare_exchange_weak(current, deadline_ns, std::memory_order_acq_rel)) {
+  }
 }
 
-void ServingGate::LeaseHeld() { disconnected_ns_.store(0, std::memory_order_release); }
-
-bool ServingGate::lease_held() const {
+bool ServingGate::lease_held_at(int64_t now_ns) const {
   if (fenced_.load(std::memory_order_acquire)) return false;
-  const int64_t since = disconnected_ns_.load(std::memory_order_acquire);
-  return since == 0 || SteadyNowNs() - since < grace_ns_.load(std::memory_order_relaxed);
+  return now_ns < lease_deadline_ns_.load(std::memory_order_acquire);
 }
 
-bool ServingGate::serving() const { return lease_held() && member(); }
+bool ServingGate::serving_at(int64_t now_ns) const { return lease_held_at(now_ns) && member(); }
 
 absl::Status ServingGate::Check(uint64_t request_epoch) const {
   if (!lease_held()) {
     return absl::UnavailableError(absl::StrFormat(
-        "node %d is fenced: its ZooKeeper session is lost or it left the cluster", self_));
+        "node %d is fenced: its lease ran out (ZooKeeper did not answer in time) or it left the cluster", self_));
   }
   const uint64_t state = state_.load(std::memory_order_acquire);
   const uint64_t epoch = state >> 1;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "membership/lease_clock.h"
 
 namespace farm::membership {
 namespace {
@@ -114,11 +115,58 @@ absl::StatusOr<std::unique_ptr<ZkClient>> ZkClient::Connect(const Options& optio
         absl::FormatDuration(options.connect_timeout),
         up ? ZkSessionStateName(state) : "is it running and reachable?"));
   }
+  if (options.heartbeat_interval > absl::ZeroDuration()) {
+    for (Heartbeat& h : client->heartbeats_) h.client = client.get();
+    client->heartbeat_thread_ = std::thread([c = client.get()] { c->RunHeartbeats(); });
+  }
   return client;
 }
 
 ZkClient::~ZkClient() {
-  if (zh_ != nullptr) zookeeper_close(zh_);  // joins the client's threads
+  {
+    MutexLock lock(&mu_);
+    closing_ = true;
+    state_cv_.SignalAll();
+  }
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  // Joins the client's threads. A heartbeat still unanswered is completed with an error
+  // or not at all; either way its slot lives until here.
+  if (zh_ != nullptr) zookeeper_close(zh_);
+}
+
+void ZkClient::RunHeartbeats() {
+  for (;;) {
+    {
+      MutexLock lock(&mu_);
+      state_cv_.WaitFor(&mu_, options_.heartbeat_interval,
+                        [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return closing_; });
+      if (closing_) return;
+    }
+    // Every slot busy: the server is slow or unreachable. Sending more would not renew
+    // the lease any sooner; the next free slot goes out on a later tick.
+    Heartbeat* free = nullptr;
+    for (Heartbeat& h : heartbeats_) {
+      if (!h.in_flight.load(std::memory_order_acquire)) {
+        free = &h;
+        break;
+      }
+    }
+    if (free == nullptr) continue;
+    free->sent_ns = LeaseClockNowNs();  // before the send: the answer proves a touch after it
+    free->in_flight.store(true, std::memory_order_release);
+    if (zoo_aexists(zh_, "/", 0, &ZkClient::HeartbeatAnswered, free) != ZOK) {
+      free->in_flight.store(false, std::memory_order_release);  // not queued (closing, expired)
+    }
+  }
+}
+
+void ZkClient::HeartbeatAnswered(int rc, const ::Stat*, const void* data) {
+  Heartbeat* h = const_cast<Heartbeat*>(static_cast<const Heartbeat*>(data));
+  ZkClient* client = h->client;
+  if (rc == ZOK && client->options_.on_heartbeat) {
+    client->options_.on_heartbeat(h->sent_ns, int64_t{zoo_recv_timeout(client->zh_)} * 1'000'000);
+  }
+  h->in_flight.store(false, std::memory_order_release);
 }
 
 void ZkClient::Watcher(zhandle_t*, int type, int state, const char* path, void* ctx) {

@@ -12,13 +12,26 @@
 //     as ZkEvent{type, state, path}; after the destructor returns no callback runs.
 //   - Session states: kConnected, kConnecting (connection lost, session may live),
 //     kExpired (ephemeral nodes gone; this client is dead: make a new one).
+//   - Heartbeats (Options::heartbeat_interval > 0): the client's own thread sends a
+//     cheap read that often, up to kMaxHeartbeatsInFlight unanswered, and calls
+//     `on_heartbeat(sent_ns, session_timeout_ns)` for each one the server answers:
+//     `sent_ns` is the lease clock's reading (membership/lease_clock.h) taken *before*
+//     it was sent, `session_timeout_ns` the timeout the server granted. The server
+//     touched the session after `sent_ns`, so it cannot expire the session before
+//     sent_ns + session_timeout_ns: a lease timed from `sent_ns` never outlives the
+//     session, however late the answer or its callback (on the C client's completion
+//     thread) runs. Heartbeats start once the session is up and stop in the destructor,
+//     before the session closes.
 #ifndef FARM_MEMBERSHIP_ZK_CLIENT_H_
 #define FARM_MEMBERSHIP_ZK_CLIENT_H_
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +40,7 @@
 #include "farm/base/mutex.h"
 
 typedef struct _zhandle zhandle_t;
+struct Stat;
 
 namespace farm::membership {
 
@@ -61,10 +75,15 @@ class ZkClient {
  public:
   using EventCallback = std::function<void(const ZkEvent&)>;
 
+  using HeartbeatCallback = std::function<void(int64_t sent_ns, int64_t session_timeout_ns)>;
+  static constexpr int kMaxHeartbeatsInFlight = 8;
+
   struct Options {
     std::string hosts;  // "host:port[,host:port...]"
     absl::Duration session_timeout = absl::Seconds(4);
     absl::Duration connect_timeout = absl::Seconds(10);
+    absl::Duration heartbeat_interval = absl::ZeroDuration();  // zero: no heartbeats
+    HeartbeatCallback on_heartbeat;
   };
 
   // Errors: InvalidArgument for a malformed host list; Unavailable when no session
@@ -97,9 +116,18 @@ class ZkClient {
   absl::Status Multi(const std::vector<ZkOp>& ops);
 
  private:
+  // One outstanding heartbeat: the C client's completion gets a pointer to it.
+  struct Heartbeat {
+    ZkClient* client = nullptr;
+    int64_t sent_ns = 0;
+    std::atomic<bool> in_flight{false};
+  };
+
   explicit ZkClient(const Options& options, EventCallback on_event);
   static void Watcher(zhandle_t* zh, int type, int state, const char* path, void* ctx);
   void OnEvent(int type, int state, const char* path);
+  void RunHeartbeats();
+  static void HeartbeatAnswered(int rc, const ::Stat* stat, const void* data);
 
   const Options options_;
   const EventCallback on_event_;
@@ -107,6 +135,9 @@ class ZkClient {
   mutable Mutex mu_;
   CondVar state_cv_;
   ZkSessionState state_ ABSL_GUARDED_BY(mu_) = ZkSessionState::kConnecting;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  std::array<Heartbeat, kMaxHeartbeatsInFlight> heartbeats_;
+  std::thread heartbeat_thread_;
 };
 
 // Maps a ZooKeeper return code to a status whose message names `what`.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "farm/base/log.h"
+#include "membership/lease_clock.h"
 
 namespace farm::membership {
 namespace {
@@ -15,6 +16,11 @@ namespace {
 constexpr absl::Duration kRetryPause = absl::Milliseconds(500);
 // Watches re-armed this often even without events: a safety net, not the mechanism.
 constexpr absl::Duration kRefreshInterval = absl::Seconds(2);
+
+// How long an answered heartbeat leases the node, of the session timeout T the server
+// granted: the server expires the session no sooner than T after the heartbeat's send,
+// and the rest, T/4, is the margin for the request in hand when the lease ends.
+int64_t LeaseSpanNs(int64_t session_timeout_ns) { return session_timeout_ns / 4 * 3; }
 
 // Members equal for configuration purposes: same process, same session, same offer.
 bool SameMembers(const std::vector<Member>& a, const std::vector<Member>& b) { return a == b; }
@@ -40,7 +46,7 @@ absl::StatusOr<std::unique_ptr<ZkMembership>> ZkMembership::Create(
 
 ZkMembership::ZkMembership(const ZkMembershipOptions& options)
     : options_(options), root_(Root(options.cluster)), gate_(options.self.id) {
-  gate_.SetLeaseGrace(options.session_timeout / 8);
+  gate_.ExpireLease();  // held only once a session answers
 }
 
 ZkMembership::~ZkMembership() { Stop(); }
@@ -121,25 +127,21 @@ absl::Status ZkMembership::Join() {
   zo.hosts = options_.zookeeper;
   zo.session_timeout = options_.session_timeout;
   zo.connect_timeout = options_.connect_timeout;
+  zo.heartbeat_interval = std::max(options_.session_timeout / 10, absl::Milliseconds(10));
+  zo.on_heartbeat = [this](int64_t sent_ns, int64_t session_timeout_ns) {
+    gate_.ExtendLease(sent_ns + LeaseSpanNs(session_timeout_ns));
+  };
+  const int64_t connecting_ns = LeaseClockNowNs();  // the session begins after this
   absl::StatusOr<std::unique_ptr<ZkClient>> client = ZkClient::Connect(zo, [this](const ZkEvent& e) {
-    // The lease clock starts here, on the client's thread, as soon as the loss is known
-    // (the gate is lock-free); the membership thread handles the rest.
-    if (e.type == ZkEvent::Type::kSession) {
-      if (e.state == ZkSessionState::kConnecting) gate_.LeaseLost();
-      if (e.state == ZkSessionState::kConnected) gate_.LeaseHeld();
-    }
+    if (options_.on_zookeeper_event) options_.on_zookeeper_event();
     MutexLock lock(&mu_);
     events_.push_back(e);
     cv_.SignalAll();
   });
   if (!client.ok()) return client.status();
   client_ = std::move(*client);
-  // The client calls the connection lost after 2/3 of the session timeout T without an
-  // answer; the server may expire the session T after it last heard from us, so as
-  // little as T/3 after the loss is reported. Fence well inside that: T/8.
-  gate_.SetLeaseGrace(client_->negotiated_timeout() / 8);
   gate_.SetSession(client_->session_id());
-  gate_.LeaseHeld();
+  gate_.ExtendLease(connecting_ns + LeaseSpanNs(absl::ToInt64Nanoseconds(client_->negotiated_timeout())));
   for (const char* dir : {"/members", "/election", "/removed"}) {
     if (absl::Status s = client_->EnsurePath(absl::StrCat(root_, dir)); !s.ok()) return s;
   }
@@ -296,7 +298,7 @@ void ZkMembership::OnSessionEvent(const ZkEvent& event) {
     case ZkSessionState::kConnected:
       break;  // the lease was renewed in the client's callback
     case ZkSessionState::kConnecting:
-      Log("lost the ZooKeeper connection; fenced unless it is back within the lease grace");
+      Log("lost the ZooKeeper connection; fenced when the lease runs out unless an answer renews it");
       break;
     case ZkSessionState::kExpired:
     case ZkSessionState::kAuthFailed:

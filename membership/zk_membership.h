@@ -14,16 +14,20 @@
 // configuration that does not decode or validate is rejected with an error and the
 // node keeps the one it had.
 //
-// Leases: the ZooKeeper session is the lease. The client reports a lost connection
-// after 2/3 of the session timeout T; the server may expire the session T/3 later, and
-// the manager then removes the node. So the node fences itself (the gate refuses
-// requests) T/8 after the loss is reported, unless the connection is back by then. A
-// node whose session expired rejoins with a new session, registers again and serves
-// once a configuration lists it with that session. Stop fences at once.
+// Leases: the ZooKeeper session is the lease. The server expires a session no sooner
+// than the session timeout T after it last heard from the client, and the manager then
+// removes the node. The client heartbeats every T/10 (ZkClient), and each answer
+// extends the gate's lease to 3/4 T after that heartbeat was *sent*: the server heard
+// from us later than that, so the lease ends at least T/4 before the server may expire
+// the session. Only an answer extends the lease; nothing has to report a loss, so a
+// thread delayed by load (ours, the C client's) can shorten the lease, never lengthen
+// it. A session is first leased from the moment its connection began. A node whose
+// session expired rejoins with a new session, registers again and serves once a
+// configuration lists it with that session. Stop fences at once.
 //
 // Threads: Start joins on the caller's thread, then one membership thread makes every
-// ZooKeeper call; the C client's thread only stamps lease loss/renewal on the gate
-// (lock-free) and queues events.
+// ZooKeeper call; the C client's thread only extends the lease on the gate (lock-free)
+// and queues events.
 #ifndef FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
 #define FARM_MEMBERSHIP_ZK_MEMBERSHIP_H_
 
@@ -57,6 +61,9 @@ struct ZkMembershipOptions {
   // Tests only: runs just before the node registers (at Start, and when it rejoins): a
   // seam to make ZooKeeper slow at that moment.
   std::function<void()> before_register;
+  // Tests only: runs on the ZooKeeper client's completion thread before each event it
+  // delivers is handled: a seam to stall that thread.
+  std::function<void()> on_zookeeper_event;
   // After its session expired, register again with a new session (a member without data:
   // a compute-only one). A member that holds data does not: the cluster has moved its
   // regions on and its copies are stale, so it stays fenced, for good, and says so (it

@@ -121,7 +121,7 @@ uint64_t ObjectReader::SpanBytes(const Attempt& a) {
 void ObjectReader::Start(Attempt* a) {
   // A node cut off from the cluster answers at once rather than waiting on peers it may
   // never reach (and FinishAccepted checks again: the lease may end meanwhile).
-  if (gate_ != nullptr && !gate_->serving()) {
+  if (gate_ != nullptr && !gate_->serving_at(thread_->loop().now_ns())) {
     return Finish(a, absl::UnavailableError(
                          "this node is not serving (its lease is lost, or it is not a member of the configuration)"));
   }
@@ -282,7 +282,7 @@ void ObjectReader::Finish(Attempt* a, absl::Status error) {
 }
 
 void ObjectReader::FinishAccepted(Attempt* a) {
-  if (gate_ != nullptr && !gate_->serving()) {
+  if (gate_ != nullptr && !gate_->serving_at(thread_->loop().now_ns())) {
     return Finish(a, absl::UnavailableError(
                          "this node is not serving (its lease is lost, or it is not a member of the configuration)"));
   }

@@ -173,7 +173,7 @@ void OneSidedAccess::Start(Op* op) {
     op->entered = true;
   }
   op->primary = kInvalidNode;
-  if (gate_ != nullptr && !gate_->serving()) {
+  if (gate_ != nullptr && !gate_->serving_at(thread_->loop().now_ns())) {
     return Finish(op, absl::UnavailableError(
                           "this node is not serving (its lease is lost, or it is not a member of the configuration)"));
   }

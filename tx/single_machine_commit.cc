@@ -324,7 +324,7 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
   // Every refusal here (an error that is not Unavailable, DeadlineExceeded or Cancelled:
   // those the primary cannot tell from a lost message) means nothing of the record was
   // applied or retained here, so a primary refused by every backup may abort.
-  if (gate_ != nullptr && !gate_->serving()) {
+  if (gate_ != nullptr && !gate_->serving_at(loop().now_ns())) {
     return done(absl::UnavailableError(absl::StrFormat("node %d is not serving", self_)));
   }
   ApplyRequest header;

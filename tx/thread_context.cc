@@ -50,7 +50,7 @@ uint64_t ThreadContext::NewTransactionId() {
 }
 
 absl::Status ThreadContext::CheckServing() const {
-  if (gate_ == nullptr || gate_->serving()) return absl::OkStatus();
+  if (gate_ == nullptr || gate_->serving_at(loop().now_ns())) return absl::OkStatus();
   return absl::UnavailableError(absl::StrFormat(
       "node %d is not serving (its lease is lost, or it is not a member of the configuration)", self_));
 }

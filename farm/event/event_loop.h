@@ -118,6 +118,10 @@ class EventLoop {
   bool CancelTimer(TimerId id);
   // The time at the start of the current iteration.
   Clock::time_point now() const { return now_; }
+  // The same in nanoseconds since the steady clock's epoch (CLOCK_MONOTONIC's).
+  int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(now_.time_since_epoch()).count();
+  }
   const EventLoopStats& stats() const { return stats_; }
 
  private:

@@ -1,7 +1,9 @@
 #include "membership/configuration.h"
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "membership/configuration.pb.h"
+#include "membership/lease_clock.h"
 #include "membership/membership.h"
 #include "membership/static_membership.h"
 
@@ -136,7 +138,7 @@ TEST(StaticMembershipTest, ServesEpochOneOnly) {
   EXPECT_FALSE(StaticMembership::Create(c, 4).ok());  // not a member
 }
 
-TEST(ServingGateTest, LeaseRunsOutAGraceAfterTheFirstLoss) {
+TEST(ServingGateTest, TheLeaseRunsToItsDeadlineAndOnlyMovesLater) {
   ServingGate gate(1);
   gate.SetSession(77);
   Configuration c = MakeConfig();
@@ -144,18 +146,22 @@ TEST(ServingGateTest, LeaseRunsOutAGraceAfterTheFirstLoss) {
   c.members[0].session = 77;
   c.manager = 1;
   gate.Apply(c);
-  gate.SetLeaseGrace(absl::Milliseconds(300));
-  EXPECT_TRUE(gate.Check(7).ok());
-  gate.LeaseLost();
-  EXPECT_TRUE(gate.serving()) << "within the grace";
-  absl::SleepFor(absl::Milliseconds(200));
-  gate.LeaseLost();  // a later report does not extend the lease
-  EXPECT_TRUE(gate.serving());
-  absl::SleepFor(absl::Milliseconds(150));
-  EXPECT_FALSE(gate.serving());
+  EXPECT_TRUE(gate.Check(7).ok()) << "a gate never given a lease holds it (static membership)";
+  gate.ExpireLease();
   EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
-  gate.LeaseHeld();
-  EXPECT_TRUE(gate.Check(7).ok());
+  const int64_t now = LeaseClockNowNs();
+  gate.ExtendLease(now + absl::ToInt64Nanoseconds(absl::Milliseconds(300)));
+  EXPECT_TRUE(gate.Check(7).ok()) << "before the deadline";
+  // An answer to an older heartbeat, delivered late: the deadline stays where it is.
+  gate.ExtendLease(now + absl::ToInt64Nanoseconds(absl::Milliseconds(100)));
+  EXPECT_EQ(gate.lease_deadline_ns(), now + absl::ToInt64Nanoseconds(absl::Milliseconds(300)));
+  absl::SleepFor(absl::Milliseconds(150));
+  EXPECT_TRUE(gate.serving());
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_FALSE(gate.serving()) << "past the deadline, whatever was reported or not";
+  EXPECT_EQ(gate.Check(7).code(), absl::StatusCode::kUnavailable);
+  gate.ExtendLease(LeaseClockNowNs() + absl::ToInt64Nanoseconds(absl::Seconds(10)));
+  EXPECT_TRUE(gate.Check(7).ok()) << "a new answer renews it";
 }
 
 TEST(ServingGateTest, MembershipIsBySessionAndAFenceLastsUntilRejoined) {
