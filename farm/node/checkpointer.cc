@@ -36,6 +36,10 @@ class CheckpointFile {
   CheckpointFile(std::unique_ptr<storage::WritableFile> file, uint64_t identity)
       : file_(std::move(file)), buffer_(storage::EncodeLogHeader(identity)) {}
   absl::Status Add(NodeLogType type, absl::string_view payload) {
+    if (payload.size() > storage::kMaxRecordBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("a checkpoint record of ", payload.size(),
+                                                     " bytes is over the log's limit of ", storage::kMaxRecordBytes));
+    }
     storage::EncodeRecord(TypeByte(type), payload, &buffer_);
     ++records_;
     return buffer_.size() >= kWriteBytes ? Flush() : absl::OkStatus();

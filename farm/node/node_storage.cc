@@ -69,7 +69,12 @@ NodeStorage::~NodeStorage() { Close(); }
 absl::StatusOr<tx::ReplayResult> NodeStorage::Start(NodeId self, alloc::BackupRegions* copies) {
   if (!durable()) return tx::ReplayResult{};
   self_ = self;
-  // What a crash during a checkpoint left behind; none of it is read.
+  // What a crash during a checkpoint left behind; none of it is read. The directory is
+  // synced first: a crash may have come between a checkpoint's rename and its sync,
+  // and the files it replaced must not go before its name is durable.
+  if (!files_.stale.empty()) {
+    if (absl::Status s = fs_->SyncDir(options_.path); !s.ok()) return s;
+  }
   for (const std::string& path : files_.stale) {
     if (absl::Status s = fs_->Remove(path); !s.ok()) {
       FARM_LOG(kWarning, "node %u: could not remove %s (left behind by a checkpoint): %s", self, path, s.ToString());

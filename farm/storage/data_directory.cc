@@ -49,6 +49,12 @@ absl::StatusOr<DataDirectory> DataDirectory::Open(FileSystem* fs, const std::str
     out->reset();
     if (absl::Status s = fs->Rename(tmp, file); !s.ok()) return s;
     if (absl::Status s = fs->SyncDir(path); !s.ok()) return s;
+    // And the directory's own name, which CreateDir may just have made.
+    const size_t slash = path.find_last_of('/');
+    if (absl::Status s = fs->SyncDir(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
+        !s.ok()) {
+      return s;
+    }
     return DataDirectory(path, Identity(cluster, node_id), true);
   }
   if (!bytes.ok()) return bytes.status();

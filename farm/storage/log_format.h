@@ -8,12 +8,17 @@
 //   record             length u32 (payload bytes) | crc32c u32 of type and payload |
 //                      type u8 | payload
 //
-// Reading (ParseLog), what a crash can leave and what it cannot:
-//   - a record cut short at the end of the file (its header or payload runs past the end,
-//     or its checksum fails and nothing follows it) is a torn tail: the records before
-//     it are the log, `torn` says so, and the caller truncates the file there;
-//   - a record whose checksum fails with more bytes after it is corruption: DataLoss
-//     naming the file and offset — never skipped;
+// Reading (ParseLog), what a crash can leave and what it cannot. A crash leaves at most
+// a torn tail: the last write cut short, then nothing whole (possibly zeros, where the
+// file grew before its data reached the disk). So a record that is not whole — its
+// header or payload runs past the end, its length is over kMaxRecordBytes, or its
+// checksum fails — is:
+//   - the torn tail when no whole record (length within the file, checksum matching)
+//     starts anywhere after it: the records before it are the log, `torn` says so, and
+//     the caller truncates the file there;
+//   - corruption when one does (a damaged length field included, which the checksum
+//     does not cover): DataLoss naming the file and both offsets — never skipped;
+// The writer never writes a record over kMaxRecordBytes (it refuses the append).
 //   - a header of another format version, or of another identity: FailedPrecondition;
 //     not a log at all: InvalidArgument. A file shorter than its header is empty (torn
 //     at 0): the header is the first thing written, and synced.

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "farm/base/log.h"
 
 namespace farm::storage {
 
@@ -39,6 +40,11 @@ std::string SyncPolicy::ToString() const {
 
 namespace {
 
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
 absl::StatusOr<std::unique_ptr<WritableFile>> OpenWithHeader(FileSystem* fs, const std::string& path,
                                                              uint64_t identity, uint64_t valid_bytes) {
   absl::StatusOr<std::unique_ptr<WritableFile>> file = fs->OpenForAppend(path);
@@ -52,13 +58,10 @@ absl::StatusOr<std::unique_ptr<WritableFile>> OpenWithHeader(FileSystem* fs, con
   if ((*file)->size() == 0) {
     if (absl::Status s = (*file)->Append(EncodeLogHeader(identity)); !s.ok()) return s;
     if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
+    // A new file's name is durable only once its directory is synced.
+    if (absl::Status s = fs->SyncDir(Dirname(path)); !s.ok()) return s;
   }
   return file;
-}
-
-std::string Dirname(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
 }  // namespace
@@ -89,13 +92,28 @@ LogWriter::LogWriter(FileSystem* fs, uint64_t identity, std::string path, std::u
 
 LogWriter::~LogWriter() { Close(); }
 
+namespace {
+
+absl::Status OversizeRecord(size_t bytes) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("a log record of ", bytes, " bytes is over the log's limit of ", kMaxRecordBytes));
+}
+
+}  // namespace
+
 void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable) {
   if (policy_.kind != SyncPolicy::Kind::kAlways) return AppendDirect(type, payload, std::move(durable));
   {
     MutexLock lock(&mu_);
     if (!closing_) {
-      EncodeRecord(type, payload, &buffer_);
-      waiting_.push_back(std::move(durable));
+      if (payload.size() > kMaxRecordBytes) {
+        // Refused, in its place among the callbacks: nothing of it is written.
+        waiting_.push_back([durable = std::move(durable), refused = OversizeRecord(payload.size())](
+                               absl::Status) mutable { durable(refused); });
+      } else {
+        EncodeRecord(type, payload, &buffer_);
+        waiting_.push_back(std::move(durable));
+      }
       cv_.SignalAll();
       return;
     }
@@ -106,6 +124,10 @@ void LogWriter::Append(uint8_t type, absl::string_view payload, Durable durable)
 void LogWriter::AppendUnwaited(uint8_t type, absl::string_view payload) {
   MutexLock lock(&mu_);
   if (closing_ || !failed_.ok()) return;
+  if (payload.size() > kMaxRecordBytes) {  // its loss is harmless by contract, as in a crash
+    FARM_LOG(kError, "log: an unwaited record dropped: %s", OversizeRecord(payload.size()).message());
+    return;
+  }
   if (policy_.kind == SyncPolicy::Kind::kAlways) {
     // Into the group buffer without waking the flusher: it goes with the next group
     // write, so it costs no write and no sync of its own.
@@ -149,12 +171,27 @@ absl::Status LogWriter::Rotate(std::string next_path) {
       }
     }
     if (result.ok()) {
-      absl::StatusOr<std::unique_ptr<WritableFile>> next = OpenWithHeader(fs_, next_path, identity_, 0);
-      if (next.ok() && (*next)->size() != kLogHeaderBytes) {
-        next = absl::AlreadyExistsError(absl::StrCat(next_path, " already holds records"));
-      }
+      // The next segment must be new: opening it for the header would empty one that
+      // holds records.
+      absl::StatusOr<std::string> existing = fs_->ReadFile(next_path);
+      absl::StatusOr<std::unique_ptr<WritableFile>> next =
+          existing.ok() ? absl::AlreadyExistsError(absl::StrCat(next_path, " exists already"))
+          : absl::IsNotFound(existing.status()) ? OpenWithHeader(fs_, next_path, identity_, 0)
+                                                : existing.status();
       if (absl::Status dir = next.ok() ? fs_->SyncDir(Dirname(next_path)) : next.status(); !dir.ok()) {
         result = absl::Status(dir.code(), absl::StrCat("rotating the log to ", next_path, ": ", dir.message()));
+        // The current file stays in use; a new segment left behind (empty, or a header
+        // only) would follow it at the next start and make a torn tail of the current
+        // file look like a closed segment cut short.
+        if (!existing.ok() && absl::IsNotFound(existing.status())) {
+          next = absl::StatusOr<std::unique_ptr<WritableFile>>(absl::CancelledError("dropped"));
+          if (absl::Status removed = fs_->Remove(next_path); !removed.ok() && !absl::IsNotFound(removed)) {
+            FARM_LOG(kError, "log: a failed rotation left %s behind (remove it before the next start): %s",
+                     next_path, removed.ToString());
+          } else {
+            (void)fs_->SyncDir(Dirname(next_path));
+          }
+        }
       } else {
         file_ = std::move(*next);
         path_ = std::move(next_path);
@@ -199,6 +236,7 @@ void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable du
     if (closing_) result = absl::FailedPreconditionError("append after the log was closed");
     else result = failed_;
   }
+  if (result.ok() && payload.size() > kMaxRecordBytes) result = OversizeRecord(payload.size());
   if (result.ok()) {
     std::string bytes;
     EncodeRecord(type, payload, &bytes);

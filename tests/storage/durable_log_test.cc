@@ -239,6 +239,9 @@ TEST(RotateFailureTest, ARotationThatCannotCreateItsFileKeepsTheCurrentOne) {
   rec.WaitAll();
   fs.set_capacity(fs.used());  // no room for the next segment's header
   EXPECT_EQ(w->Rotate(kLog + ".1").code(), absl::StatusCode::kResourceExhausted);
+  // Left behind, an empty next segment would make the current file a closed segment
+  // at the next start, and an ordinary torn tail of it would stop the node (DataLoss).
+  EXPECT_TRUE(absl::IsNotFound(fs.ReadFile(kLog + ".1").status())) << "the failed rotation left its file behind";
   fs.set_capacity(std::numeric_limits<uint64_t>::max());
   w->Append(0, Payload(1), rec.Track(1));
   rec.WaitAll();
@@ -248,6 +251,25 @@ TEST(RotateFailureTest, ARotationThatCannotCreateItsFileKeepsTheCurrentOne) {
   absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
   ASSERT_TRUE(log.ok());
   EXPECT_EQ(Payloads(*log), (std::vector<std::string>{Payload(0), Payload(1)}));
+}
+
+// A record over kMaxRecordBytes would read back as a torn tail (the parser cannot take
+// it for a record), so the writer refuses it, writes nothing of it, and goes on.
+TEST_P(PolicyTest, ARecordOverTheLimitIsRefusedAndTheLogGoesOn) {
+  w->Append(0, Payload(0), rec.Track(0));
+  w->Append(0, std::string(kMaxRecordBytes + 1, 'b'), rec.Track(1));
+  w->Append(0, Payload(2), rec.Track(2));
+  rec.WaitAll();
+  const std::vector<absl::Status> results = rec.results();
+  EXPECT_TRUE(results[0].ok()) << results[0];
+  EXPECT_EQ(results[1].code(), absl::StatusCode::kInvalidArgument) << results[1];
+  EXPECT_TRUE(results[2].ok()) << results[2];
+  w.reset();
+  std::string bytes;
+  absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_FALSE(log->torn);
+  EXPECT_EQ(Payloads(*log), (std::vector<std::string>{Payload(0), Payload(2)}));
 }
 
 // Unwaited records keep their place in the order and reach the file with the next
@@ -480,6 +502,55 @@ TEST(LogFileTest, ACorruptRecordBeforeTheTailStopsRecoveryNamingFileAndOffset) {
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_TRUE(log->torn);
   EXPECT_EQ(log->records.size(), 4u);
+}
+
+// The checksum does not cover a record's length: a damaged length field makes the record
+// look cut short (past the end) or oversized. A whole record after it shows it is not a
+// torn tail, so it stops recovery like any corruption, instead of the records after it
+// being cut off as a tail.
+TEST(LogFileTest, ADamagedLengthBeforeTheTailStopsRecoveryInsteadOfCuttingTheRest) {
+  for (const std::string& length : {std::string("\xff\xff\xff\x7f", 4), std::string("\x00\x10\x00\x00", 4)}) {
+    FaultInjectingFileSystem fs;
+    Recorder rec;
+    WriteFiveRecords(fs, rec);
+    std::string bytes;
+    absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+    ASSERT_TRUE(log.ok());
+    const uint64_t second = log->records[1].offset;
+    const uint64_t third = log->records[2].offset;
+    ASSERT_TRUE(fs.Corrupt(kLog, second, length).ok());  // oversized; past the end of the file
+    log = Read(fs, &bytes);
+    ASSERT_EQ(log.status().code(), absl::StatusCode::kDataLoss)
+        << "acknowledged records after a damaged length were cut off as a torn tail";
+    EXPECT_THAT(log.status().message(), HasSubstr(absl::StrCat("offset ", second)));
+    EXPECT_THAT(log.status().message(), HasSubstr(absl::StrCat("follows at offset ", third)));
+  }
+}
+
+// What a machine crash can leave past the last whole record — the file grown but its
+// data never written (zeros), or half a record then zeros — is a torn tail: cut off,
+// and the node starts.
+TEST(LogFileTest, ZerosAfterTheLastRecordAreATornTail) {
+  FaultInjectingFileSystem fs;
+  Recorder rec;
+  WriteFiveRecords(fs, rec);
+  std::string sixth;
+  EncodeRecord(0, Payload(5), &sixth);
+  for (const std::string& tail : {std::string(4096, '\0'), sixth.substr(0, 7) + std::string(3000, '\0')}) {
+    {
+      absl::StatusOr<std::unique_ptr<WritableFile>> f = fs.OpenForAppend(kLog);
+      ASSERT_TRUE(f.ok());
+      ASSERT_TRUE((*f)->Append(tail).ok());
+      ASSERT_TRUE((*f)->Sync().ok());
+    }
+    std::string bytes;
+    absl::StatusOr<ParsedLog> log = Read(fs, &bytes);
+    ASSERT_TRUE(log.ok()) << log.status();
+    EXPECT_TRUE(log->torn);
+    EXPECT_EQ(log->records.size(), 5u);
+    EXPECT_EQ(log->valid_bytes + tail.size(), bytes.size());
+    ASSERT_TRUE(fs.Truncate(kLog, log->valid_bytes).ok());
+  }
 }
 
 TEST(LogFileTest, LogsOfAnotherOwnerOrFormatAreRefused) {
