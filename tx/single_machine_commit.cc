@@ -376,10 +376,23 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
                    if (!still.ok() || *still > 0) return done(s);
                  } else if (record.epoch < self->fence_epoch_) {
                    // Fenced while it was being logged: failover may have gathered this
-                   // thread's records already, so it must stay unapplied here.
-                   return done(absl::AbortedError(absl::StrFormat(
+                   // thread's records already, so it must stay unapplied here — and in
+                   // the log, which holds it now: a refusal is an abort, logged (durably)
+                   // before it is answered, or a restart would replay the record.
+                   const absl::Status refused = absl::AbortedError(absl::StrFormat(
                        "a commit of epoch %d refused: node %d recovers from a failure in epoch %d", record.epoch,
-                       self->self_, self->fence_epoch_)));
+                       self->self_, self->fence_epoch_));
+                   const uint64_t transaction = record.transaction;
+                   return self->log_->Append(
+                       storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
+                       [refused, transaction, done = std::move(done)](const absl::Status& logged) mutable {
+                         if (logged.ok()) return done(refused);
+                         // Not a refusal then: the record may replay here.
+                         done(absl::UnavailableError(absl::StrFormat(
+                             "transaction %x: refused after its record was logged here, and the abort could not "
+                             "be logged: %s",
+                             transaction, logged.message())));
+                       });
                  } else if (absl::StatusOr<size_t> applied = self->backup_log_.Apply(record); !applied.ok()) {
                    return done(applied.status());
                  }
