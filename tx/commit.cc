@@ -52,6 +52,10 @@ bool OutcomeUnknown(const absl::Status& s) {
          s.code() == absl::StatusCode::kCancelled;
 }
 
+// An answer that says itself the commit may still complete (single_machine_commit.cc,
+// Decide below; and the same text from a remote primary): not a failure.
+bool SaysOutcomeUnknown(const absl::Status& s) { return !s.ok() && absl::StartsWith(s.message(), "outcome unknown"); }
+
 }  // namespace
 
 void Transaction::Step(CommitStep step) {
@@ -147,8 +151,11 @@ void Transaction::Commit(TxDone done) {
     if (plan->only_primary == ctx_->self()) {
       ++stats.single_machine;
       LogRecord lock = std::move(plan->lock);
-      return ctx_->CommitSingleMachine(std::move(lock), plan->reads,
-                                       [this, self](const absl::Status& s) { Finish(s); });
+      // "Outcome unknown" (slow backups) keeps what the transaction allocated: the commit
+      // goes on, and completes once they answer.
+      return ctx_->CommitSingleMachine(std::move(lock), plan->reads, [this, self](const absl::Status& s) {
+        Finish(s, /*outcome_known=*/!SaysOutcomeUnknown(s));
+      });
     }
     if (const NodeId primary = plan->only_primary; primary != kInvalidNode) {
       ++stats.shipped;
@@ -183,7 +190,7 @@ void Transaction::Ship(Plan plan, NodeId primary) {
       [this, self, primary](const absl::Status& s, absl::string_view) {
         // The primary's own answer says what happened there (it aborts before it answers
         // an error), unless it says itself that the outcome is unknown.
-        const bool answered = IsRemoteError(s) && !absl::StartsWith(s.message(), "outcome unknown");
+        const bool answered = IsRemoteError(s) && !SaysOutcomeUnknown(s);
         if (s.ok() || !OutcomeUnknown(s) || answered) return Finish(s);
         Finish(absl::Status(s.code(), absl::StrFormat("outcome unknown: the commit shipped to node %d: %s",
                                                       primary, s.message())),
@@ -225,32 +232,56 @@ void Transaction::ValidateAll(std::shared_ptr<Plan> plan) {
 
 void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision, absl::Status backups_failed) {
   const TxDecision d{decision, id_};
-  const std::vector<NodeId>& nodes = decision == Decision::kCommitBackup ? plan->backups
-                                     : decision == Decision::kCommitPrimary ? plan->primaries
-                                                                            : Keys(plan->prepare);
+  const std::vector<NodeId>& nodes = decision == Decision::kCommitBackup ? plan->backups : plan->primaries;
+  if (decision == Decision::kCommitBackup) ReportUnknownAfterTimeout();
   ExchangeDecision(nodes, d, [this, plan, decision, backups_failed](const absl::Status& s) {
     if (decision == Decision::kCommitBackup) {
       // From the first COMMIT-BACKUP sent, the decision is commit: a backup may have
       // logged it, and recovery commits a transaction that any replica logged a commit
-      // for. A backup that failed to answer makes the outcome unreportable, never
-      // undoes it: the primaries still commit (and release their locks).
+      // for. COMMIT-PRIMARY goes once every backup has it (or has left the
+      // configuration: recovery settles what its copies hold), so no primary makes the
+      // writes visible, and releases its locks, while a backup that stays could lack
+      // them. A backup that failed makes the outcome unreportable, never undoes it.
       if (s.ok()) Step(CommitStep::kCommitBackupsAcked);
       return Decide(plan, Decision::kCommitPrimary, s);
     }
-    if (s.ok() && backups_failed.ok()) return Finish(s);
+    if (s.ok() && backups_failed.ok()) return FinishDecided(s, /*outcome_known=*/true);
     const absl::Status& why = backups_failed.ok() ? s : backups_failed;
-    Finish(absl::UnavailableError(absl::StrFormat(
-               "outcome unknown: transaction %x was decided commit, but %s did not confirm (recovery "
-               "decides): %s", id_, backups_failed.ok() ? "a primary" : "a backup", why.message())),
-           /*outcome_known=*/false);
+    FinishDecided(absl::UnavailableError(absl::StrFormat(
+                      "outcome unknown: transaction %x was decided commit, but %s did not confirm (recovery "
+                      "decides): %s", id_, backups_failed.ok() ? "a primary" : "a backup", why.message())),
+                  /*outcome_known=*/false);
   });
 }
 
 void Transaction::AbortAll(std::shared_ptr<Plan> plan, absl::Status why) {
   // Every node that may hold locks or records of the transaction releases them; the
-  // continuation runs after they answered (or failed to).
+  // continuation runs after they answered (or left the configuration).
   ExchangeDecision(Keys(plan->prepare), TxDecision{Decision::kAbort, id_},
                    [this, plan, why](const absl::Status&) { Finish(why); });
+}
+
+void Transaction::ReportUnknownAfterTimeout() {
+  std::weak_ptr<Transaction> weak = weak_from_this();
+  report_timer_ = ctx_->loop().RunAfter(ctx_->options().rpc_timeout, [weak] {
+    std::shared_ptr<Transaction> self = weak.lock();
+    if (self == nullptr || self->state_ != State::kCommitting) return;
+    self->report_timer_ = 0;
+    self->Finish(absl::DeadlineExceededError(absl::StrFormat(
+                     "outcome unknown: transaction %x was decided commit; its decision is still being delivered "
+                     "(it commits once every replica has it)",
+                     self->id_)),
+                 /*outcome_known=*/false);
+  });
+}
+
+void Transaction::FinishDecided(const absl::Status& status, bool outcome_known) {
+  if (report_timer_ != 0) {
+    ctx_->loop().CancelTimer(report_timer_);
+    report_timer_ = 0;
+  }
+  if (state_ != State::kCommitting) return;  // answered already: "outcome unknown"
+  Finish(status, outcome_known);
 }
 
 void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
@@ -279,21 +310,60 @@ void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
 }
 
 void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then) {
-  std::vector<NodeRequest> requests;
-  const std::string payload = EncodeDecision(d);
-  bool own = false;
+  auto payload = std::make_shared<const std::string>(EncodeDecision(d));
+  const bool own = std::find(nodes.begin(), nodes.end(), ctx_->self()) != nodes.end();
+  auto join = StatusJoin::Create(static_cast<int>(nodes.size()) + (own ? 0 : 1),
+                                 [self = shared_from_this(), then = std::move(then)](const absl::Status& s) mutable {
+                                   then(s);
+                                 });
   for (NodeId n : nodes) {
-    if (n == ctx_->self()) {
-      own = true;
-    } else {
-      requests.push_back(NodeRequest{n, payload});
-    }
+    if (n != ctx_->self()) DeliverDecision(n, d.decision, payload, 0, StatusJoin::Part(join));
   }
-  TxDone local = JoinLocalAndRemote(std::move(then), &requests, kTxDecideMsgId);
   if (d.decision == Decision::kCommitBackup) Step(CommitStep::kCommitBackupSent);
   if (d.decision == Decision::kCommitPrimary) Step(CommitStep::kCommitPrimarySent);
-  if (own) return ctx_->Decide(d, std::move(local));
-  local(absl::OkStatus());
+  if (own) return ctx_->Decide(d, StatusJoin::Part(join));
+  join->Arrive(absl::OkStatus());
+}
+
+void Transaction::DeliverDecision(NodeId node, Decision decision, std::shared_ptr<const std::string> payload,
+                                  int attempt, TxDone done) {
+  auto self = shared_from_this();
+  auto answered = [this, self, node, decision, payload, attempt, done = std::move(done)](
+                      const absl::Status& s) mutable {
+    if (s.ok()) return done(s);
+    if (IsRemoteError(s)) {
+      // The node's own answer. Its "no such transaction" to a commit is an earlier send
+      // of this decision that got there first (decisions are idempotent).
+      if (decision != Decision::kAbort && absl::IsNotFound(s)) return done(absl::OkStatus());
+      return done(s);
+    }
+    // Lost with a link, refused by a full ring, or unanswered: sent again while the node
+    // is a member. One that left is recovery's to settle.
+    std::shared_ptr<const membership::Placement> placement = ctx_->placement();
+    if (placement == nullptr || !placement->IsMember(node)) {
+      return done(absl::UnavailableError(absl::StrFormat(
+          "node %d left the configuration before it confirmed the decision on transaction %x: %s", node, id_,
+          s.message())));
+    }
+    const absl::Duration backoff = std::min(absl::Milliseconds(1) * (int64_t{1} << std::min(attempt, 7)),
+                                            absl::Milliseconds(100));
+    ctx_->loop().RunAfter(backoff, [this, self, node, decision, payload, attempt, done = std::move(done)]() mutable {
+      DeliverDecision(node, decision, payload, attempt + 1, std::move(done));
+    });
+  };
+  if (const DecisionHook& hook = ctx_->options().decision_hook; hook && !hook(decision, id_, node)) {
+    return ctx_->loop().Defer([answered = std::move(answered)]() mutable {
+      answered(absl::UnavailableError("the decision was dropped (test seam)"));
+    });
+  }
+  auto shared = std::make_shared<decltype(answered)>(std::move(answered));
+  absl::Status sent = ctx_->msg().Call(
+      node, kTxDecideMsgId, *payload, [shared](const absl::Status& s, absl::string_view) { (*shared)(s); },
+      ctx_->options().rpc_timeout);
+  if (!sent.ok()) {
+    // Not sent (Call calls nothing then): the same, from the loop.
+    ctx_->loop().Defer([shared, sent] { (*shared)(sent); });
+  }
 }
 
 TxDone Transaction::JoinLocalAndRemote(TxDone then, std::vector<NodeRequest>* requests, MsgId id) {

@@ -107,6 +107,11 @@ enum class ReplicationEvent { kSend, kAcknowledged };
 using ReplicationHook = std::function<bool(ReplicationEvent event, const LogRecord& record,
                                            absl::Span<const NodeId> backups, NodeId backup)>;
 
+// A test seam of a distributed commit's decisions (commit.cc), called on the
+// coordinator's thread before each send of a decision to another node: false drops that
+// send as a lost message (the link failed with it), and it is sent again.
+using DecisionHook = std::function<bool(Decision decision, uint64_t transaction, NodeId node)>;
+
 struct TxOptions {
   // How long a coordinator waits for a participant before it aborts the transaction.
   absl::Duration rpc_timeout = absl::Seconds(5);
@@ -117,6 +122,7 @@ struct TxOptions {
   bool readable_commits = true;
   CommitStepHook commit_step_hook;  // tests only; empty: none
   ReplicationHook replication_hook;  // tests only; empty: none
+  DecisionHook decision_hook;        // tests only; empty: none
 };
 
 struct TxStats {

@@ -3,12 +3,15 @@
 // after commit, conflicts and lock release on abort, allocation and free, and the
 // error cases of the API.
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "farm/api/farm.h"
+#include "farm/base/mutex.h"
 #include "farm/base/object_codec.h"
 #include "gtest/gtest.h"
 #include "tests/support/fabric_test_util.h"
@@ -26,10 +29,13 @@ using testing::RunInContext;
 class TransactionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<NodeCluster>> c = NodeCluster::Start(GetParam(), 3, "tx");
+    absl::StatusOr<std::unique_ptr<NodeCluster>> c =
+        NodeCluster::Start(GetParam(), 3, "tx", [this](node::NodeOptions& o) { Adjust(o); });
     ASSERT_TRUE(c.ok()) << c.status();
     cluster_ = std::move(*c);
   }
+  // The nodes' options, before they start.
+  virtual void Adjust(node::NodeOptions& options) {}
 
   // Allocates an object on node `on` holding `content` (one transaction there,
   // single-machine).
@@ -419,6 +425,67 @@ TEST(TransactionReplicationTest, AnUnansweredBackupIsAskedAgainAndTheCommitCompl
   EXPECT_TRUE(testing::WriteAllInOneTx(cluster.node(1), {*a, *b}, "second").ok());
 }
 
+// The same, for a commit that allocates: "outcome unknown" is not a failure, so the
+// objects the transaction allocated stay allocated (the commit may still complete, and
+// did here: its other write points to the new object). Freeing them on that answer left
+// the pointer dangling and the slot free for another allocation.
+TEST(TransactionReplicationTest, ACommitWhoseOutcomeIsUnknownKeepsTheObjectsItAllocated) {
+  auto drop = std::make_shared<std::atomic<bool>>(true);
+  absl::StatusOr<std::unique_ptr<NodeCluster>> c =
+      NodeCluster::Start("shm", 3, "txallocunknown", [&](node::NodeOptions& o) {
+        o.tx.rpc_timeout = absl::Milliseconds(300);
+        if (o.node_id != 1) return;
+        o.tx.replication_hook = [=](tx::ReplicationEvent event, const tx::LogRecord& record,
+                                    absl::Span<const NodeId>, NodeId backup) {
+          if (record.entries.size() < 2) return true;  // creations go through
+          return !(event == tx::ReplicationEvent::kSend && backup == 3 && drop->load());
+        };
+      });
+  ASSERT_TRUE(c.ok()) << c.status();
+  NodeCluster& cluster = **c;
+  absl::StatusOr<FatPtr> a = testing::CreateObjectInOneTx(cluster.node(1), std::string(sizeof(FatPtr), '\0'));
+  ASSERT_TRUE(a.ok()) << a.status();
+  // One transaction: a new object next to `a`, and `a` pointing to it.
+  auto made = std::make_shared<FatPtr>();
+  absl::Status first = RunInContext<absl::Status>(cluster.node(1), [a = *a, made](Context& ctx, auto finish) {
+    TxHandle tx = txCreate(ctx);
+    txRead(*tx, a, [tx, a, made, finish](absl::StatusOr<ObjBuf*> o) mutable {
+      if (!o.ok()) return finish(o.status());
+      ObjBuf* pointer = *o;
+      txAlloc(*tx, 40, a.addr, [tx, pointer, made, finish](absl::StatusOr<ObjBuf*> n) mutable {
+        if (!n.ok()) return finish(n.status());
+        const std::string content(40, 'n');
+        std::copy(content.begin(), content.end(), (*n)->data().begin());
+        *made = (*n)->ptr();
+        std::memcpy(pointer->data().data(), made.get(), sizeof(FatPtr));
+        if (absl::Status s = txWrite(*tx, pointer); !s.ok()) return finish(s);
+        txCommit(*tx, [tx, finish](absl::Status s) mutable { finish(s); });
+      });
+    });
+  });
+  ASSERT_EQ(first.code(), absl::StatusCode::kDeadlineExceeded) << first;
+  ASSERT_NE(first.message().find("outcome unknown"), std::string::npos) << first;
+  ASSERT_EQ(made->addr.region(), a->addr.region()) << "the test needs a single-machine commit";
+  drop->store(false);
+  // The commit completes: `a` points to the new object, which holds what was written.
+  absl::StatusOr<std::vector<std::string>> seen;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  do {
+    seen = ReadAllInOneTx(cluster.node(2), {*a});
+    if (seen.ok() && (*seen)[0] != std::string(sizeof(FatPtr), '\0')) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  } while (absl::Now() < deadline);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  ASSERT_EQ((*seen)[0], std::string(reinterpret_cast<const char*>(made.get()), sizeof(FatPtr))) << "never completed";
+  absl::StatusOr<std::vector<std::string>> target = ReadAllInOneTx(cluster.node(2), {*made});
+  ASSERT_TRUE(target.ok()) << "the committed object was freed: " << target.status();
+  EXPECT_EQ((*target)[0], std::string(40, 'n'));
+  // And its slot is not handed out again.
+  absl::StatusOr<FatPtr> other = testing::CreateObjectInOneTx(cluster.node(1), std::string(40, 'o'), a->addr);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(other->addr, made->addr) << "the committed object's slot was allocated again";
+}
+
 // A configuration change between a transaction's reads and its commit (a participant
 // left) aborts it; nothing is written and nothing stays locked.
 TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
@@ -510,6 +577,71 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
   });
   EXPECT_EQ(prepare.code(), absl::StatusCode::kAborted) << prepare;
 }
+
+// Node 3 coordinates; the first send of each decision to each other node is lost (as
+// with a link that fails, or a full ring). Each is sent again until answered: every
+// backup applies the commit at the primary's version, and no lock stays held. (Lost for
+// good, a COMMIT-PRIMARY kept its locks and a COMMIT-BACKUP left a copy without the
+// writes its primary had made visible.)
+class TransactionDecisionLossTest : public TransactionTest {
+ protected:
+  void Adjust(node::NodeOptions& o) override {
+    if (o.node_id != 3) return;
+    o.tx.decision_hook = [dropped = dropped_](tx::Decision decision, uint64_t, NodeId node) {
+      const int key = static_cast<int>(decision) * 16 + static_cast<int>(node);
+      MutexLock lock(&dropped->mu);
+      return !dropped->first.insert(key).second;  // drops each first send
+    };
+  }
+  struct Dropped {
+    Mutex mu;
+    std::set<int> first ABSL_GUARDED_BY(mu);
+  };
+  std::shared_ptr<Dropped> dropped_ = std::make_shared<Dropped>();
+};
+
+TEST_P(TransactionDecisionLossTest, LostDecisionsAreSentAgainUntilEveryReplicaHasThem) {
+  const FatPtr a = Create(1, std::string(100, 'x'));
+  const FatPtr c = Create(2, std::string(100, 'y'));
+  ASSERT_TRUE(WriteAll(3, {a, c}, "both").ok());
+  EXPECT_EQ(Stats(3).distributed, 1u);
+  {
+    MutexLock lock(&dropped_->mu);
+    EXPECT_GE(dropped_->first.size(), 3u) << "COMMIT-BACKUP to 1 and 2, COMMIT-PRIMARY to 1 and 2";
+  }
+  for (FatPtr p : {a, c}) {
+    EXPECT_FALSE(IsLocked(VersionOnPrimary(p))) << p.ToString();
+    const uint64_t primary_version = VersionOnPrimary(p);
+    int copies = 0;
+    for (int n = 1; n <= cluster_->size(); ++n) {
+      if (cluster_->node(n).backups().Find(p.addr.region()) == nullptr) continue;
+      ++copies;
+      absl::Status checked = RunInContext<absl::Status>(cluster_->node(n), [&](Context&, auto finish) {
+        const char* object = cluster_->node(n).backups().Find(p.addr.region())->base() + p.addr.offset();
+        std::string payload(p.size, '\0');
+        ReadPayload(object, p.addr.offset(), payload);
+        if (payload != Padded("both", 100)) return finish(absl::InternalError("the copy lacks the commit"));
+        if (LoadHeaderWord(object + kVersionOffset) != primary_version) {
+          return finish(absl::InternalError("another version than the primary's"));
+        }
+        finish(absl::OkStatus());
+      });
+      EXPECT_TRUE(checked.ok()) << "node " << n << ": " << checked;
+    }
+    EXPECT_EQ(copies, 2);
+  }
+  // The locks are gone: the next transactions on the objects commit (their decisions
+  // reach everyone at once now).
+  EXPECT_TRUE(WriteAll(3, {a, c}, "again").ok());
+  EXPECT_TRUE(WriteAll(1, {a}, "local").ok());
+  absl::StatusOr<std::vector<std::string>> seen = ReadAll(2, {a, c});
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], Padded("local", 100));
+  EXPECT_EQ((*seen)[1], Padded("again", 100));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TransactionDecisionLossTest, ::testing::ValuesIn(farm::testing::TestBackends()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 INSTANTIATE_TEST_SUITE_P(Backends, TransactionTest, ::testing::ValuesIn(farm::testing::TestBackends()),
                          [](const auto& info) { return info.param; });
