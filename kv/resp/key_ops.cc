@@ -47,6 +47,7 @@ void Attempt(std::shared_ptr<TxnRun> run) {
   auto ops = std::make_shared<TxnOps>(std::move(txn));
   --run->attempts_left;
   run->body(ops, [run, ops](absl::StatusOr<std::string> reply) mutable {
+    if (reply.ok() && !ops->failure().ok()) reply = ops->failure();  // a reply made of a store error
     if (!reply.ok()) {  // ops dropped: the txn aborts
       // A conflict an operation ran into before the commit: as an Aborted commit.
       if (absl::IsAborted(reply.status()) && run->given == nullptr && run->attempts_left > 0) {
@@ -68,8 +69,31 @@ void Attempt(std::shared_ptr<TxnRun> run) {
 
 std::shared_ptr<KeyOps> MakeStoreOps(Store* store) { return std::make_shared<StoreOps>(store); }
 
+namespace {
+
+// The store's errors, as opposed to a command's own (TxnOps).
+bool IsStoreFailure(const absl::Status& s) {
+  return !s.ok() && !absl::IsInvalidArgument(s) && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s);
+}
+
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& r) {
+  return r.status();
+}
+const absl::Status& StatusOf(const absl::Status& s) { return s; }
+
+}  // namespace
+
+template <typename T>
+Done<T> TxnOps::Noting(Done<T> done) {
+  return [failure = failure_, done = std::move(done)](T result) mutable {
+    if (failure->ok() && IsStoreFailure(StatusOf(result))) *failure = StatusOf(result);
+    done(std::move(result));
+  };
+}
+
 void TxnOps::Get(absl::string_view key, Done<absl::StatusOr<Value>> done) {
-  txn_->Get(key, std::move(done));
+  txn_->Get(key, Noting(std::move(done)));
 }
 
 void TxnOps::MultiGet(absl::Span<const std::string> keys,
@@ -83,11 +107,13 @@ void TxnOps::MultiGet(absl::Span<const std::string> keys,
   state->values.resize(keys.size());
   state->done = std::move(done);
   std::shared_ptr<StoreTxn> txn = txn_;
+  std::shared_ptr<absl::Status> failure = failure_;
   RunSequentially(
       keys.size(),
-      [state, txn, keys](size_t i, absl::AnyInvocable<void()> next) {
+      [state, txn, failure, keys](size_t i, absl::AnyInvocable<void()> next) {
         if (!state->status.ok()) return next();
-        txn->Get(keys[i], [state, i, next = std::move(next)](absl::StatusOr<Value> v) mutable {
+        txn->Get(keys[i], [state, i, failure, next = std::move(next)](absl::StatusOr<Value> v) mutable {
+          if (failure->ok() && IsStoreFailure(v.status())) *failure = v.status();
           if (v.ok()) {
             state->values[i] = std::move(*v);
           } else {
@@ -106,15 +132,15 @@ void TxnOps::MultiGet(absl::Span<const std::string> keys,
 }
 
 void TxnOps::Put(absl::string_view key, absl::string_view value, Done<absl::Status> done) {
-  txn_->Put(key, value, std::move(done));
+  txn_->Put(key, value, Noting(std::move(done)));
 }
 
 void TxnOps::Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) {
-  txn_->Remove(key, std::move(done));
+  txn_->Remove(key, Noting(std::move(done)));
 }
 
 void TxnOps::Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) {
-  txn_->Increment(key, delta, std::move(done));
+  txn_->Increment(key, delta, Noting(std::move(done)));
 }
 
 void RunInTxn(Store* store, std::shared_ptr<StoreTxn> txn, int max_attempts, TxnBody body,

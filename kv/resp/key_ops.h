@@ -49,10 +49,16 @@ using CommandBody = std::function<void(std::shared_ptr<KeyOps> ops, Done<Command
 // Operations on `store` directly (each one linearizable on its own).
 std::shared_ptr<KeyOps> MakeStoreOps(Store* store);
 
-// Operations inside `txn`; MultiGet is a sequence of Gets.
+// Operations inside `txn`; MultiGet is a sequence of Gets. An operation's error that is
+// the store's (a conflict, a machine that did not answer, a full store) dooms the whole
+// transaction, whatever the command made of it: failure() keeps the first, and RunInTxn
+// commits nothing after one. Only a command's own errors (InvalidArgument: over a
+// limit, not an integer; OutOfRange: an overflow; DataLoss: a value that does not
+// decode) are that command's reply, and the transaction goes on (as Redis's EXEC).
 class TxnOps : public KeyOps {
  public:
   explicit TxnOps(std::shared_ptr<StoreTxn> txn) : txn_(std::move(txn)) {}
+  const absl::Status& failure() const { return *failure_; }
   void Get(absl::string_view key, Done<absl::StatusOr<Value>> done) override;
   void MultiGet(absl::Span<const std::string> keys,
                 Done<absl::StatusOr<std::vector<Value>>> done) override;
@@ -63,7 +69,12 @@ class TxnOps : public KeyOps {
   void Commit(Done<absl::Status> done) { txn_->Commit(std::move(done)); }
 
  private:
+  // `done`, after noting its status in failure_ if it is the store's.
+  template <typename T>
+  Done<T> Noting(Done<T> done);
+
   std::shared_ptr<StoreTxn> txn_;
+  std::shared_ptr<absl::Status> failure_ = std::make_shared<absl::Status>();
 };
 
 // The work of one transaction attempt: operations on `ops`, then done(reply) to commit,
@@ -72,7 +83,8 @@ using TxnBody =
     std::function<void(std::shared_ptr<TxnOps> ops, Done<absl::StatusOr<std::string>> done)>;
 
 // Runs `body` in a transaction and commits it; done gets the body's reply once the
-// commit succeeded, the body's error, or the commit's error. With `txn` null, each
+// commit succeeded, the body's error (or the first store error an operation of it met,
+// TxnOps::failure(), even if the body replied), or the commit's error. With `txn` null, each
 // attempt uses a fresh store->BeginTxn() and an Aborted commit (or an Aborted operation
 // the body reports) is retried, up to
 // `max_attempts` attempts in all (then Aborted is returned). With `txn` given (WATCH),

@@ -77,8 +77,10 @@ void RespSession::StartExec(const CommandSpec& spec) {
         [weak, calls, ops, state](size_t i, absl::AnyInvocable<void()> next) {
           std::shared_ptr<RespSession> self = weak.lock();
           if (self == nullptr) state->cancelled = true;
-          if (state->cancelled) return next();
-          // A command's error is its reply; the transaction goes on (as in Redis).
+          // A store error dooms the transaction (RunInTxn commits nothing after it): the
+          // rest need not run.
+          if (state->cancelled || !ops->failure().ok()) return next();
+          // A command's own error is its reply; the transaction goes on (as in Redis).
           self->RunQueued((*calls)[i], ops,
                           [state, next = std::move(next)](std::string reply) mutable {
                             state->replies.append(reply);

@@ -182,6 +182,47 @@ TEST_F(RespTxnTest, AWatchedKeyThatCannotBeReadDoomsTheTransactionAndWatchStillA
   EXPECT_THAT(A({"EXEC"}), ElementsAre("[+OK]"));
 }
 
+// A store error inside EXEC — a machine that did not answer, a conflict an operation
+// met — dooms the whole transaction: nothing of the queue is written (before, the
+// commands after the failed one committed). Only a command's own errors (not an
+// integer, WRONGTYPE) are its reply while the rest commits.
+TEST_F(RespTxnTest, AStoreErrorInsideExecCommitsNothingOfTheQueue) {
+  A({"SET", "a", "0"});
+  A({"MULTI"});
+  A({"SET", "a", "1"});
+  A({"SET", "b", "2"});
+  env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"));  // SET a's write
+  const Replies failed = A({"EXEC"});
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].rfind("-ERR", 0), 0u) << failed[0];
+  EXPECT_EQ(env_.cluster().Peek("a"), "0");
+  EXPECT_FALSE(env_.cluster().Peek("b").has_value()) << "a command after the failed one committed";
+  // A conflict an operation met is retried as a whole; the retry applies everything once.
+  A({"MULTI"});
+  A({"INCR", "x"});
+  A({"INCR", "y"});
+  env_.cluster().InjectError(absl::AbortedError("the table changed meanwhile"));
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("[:1, :1]"));
+  EXPECT_EQ(env_.cluster().Peek("x"), "1");
+  EXPECT_EQ(env_.cluster().Peek("y"), "1");
+  // Under WATCH the same conflict is Redis's null array, and nothing is written.
+  A({"WATCH", "z"});
+  A({"MULTI"});
+  A({"INCR", "x"});
+  A({"INCR", "y"});
+  env_.cluster().InjectError(absl::AbortedError("the table changed meanwhile"));
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("(nil array)"));
+  EXPECT_EQ(env_.cluster().Peek("x"), "1");
+  EXPECT_EQ(env_.cluster().Peek("y"), "1");
+  // A command's own error is its reply, and the others commit.
+  A({"SET", "s", "text"});
+  A({"MULTI"});
+  A({"INCR", "s"});
+  A({"SET", "c", "3"});
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("[-ERR value is not an integer or out of range, +OK]"));
+  EXPECT_EQ(env_.cluster().Peek("c"), "3");
+}
+
 TEST_F(RespTxnTest, ErrorRepliesNameNoInternalAddress) {
   env_.cluster().InjectError(absl::AbortedError(
       "the object at r3301630274+0xd101ae0 is not allocated; region 17 moved (retry)"));
