@@ -18,35 +18,90 @@ size_t Digits(absl::string_view s, size_t at, bool hex) {
   return n;
 }
 
+// The length of an address at `at` — r<region>+0x<offset>, then a pointer's [<size>]
+// and #<incarnation> (farm/base/address.h) — or 0.
+size_t AddressAt(absl::string_view s, size_t at) {
+  if (s.substr(at, 1) != "r") return 0;
+  const size_t region = Digits(s, at + 1, false);
+  if (region == 0 || s.substr(at + 1 + region, 3) != "+0x") return 0;
+  const size_t offset = Digits(s, at + 4 + region, true);
+  if (offset == 0) return 0;
+  size_t end = at + 4 + region + offset;
+  if (s.substr(end, 1) == "[") {
+    const size_t size = Digits(s, end + 1, false);
+    if (size > 0 && s.substr(end + 1 + size, 1) == "]") end += size + 2;
+  }
+  if (s.substr(end, 1) == "#") {
+    const size_t incarnation = Digits(s, end + 1, false);
+    if (incarnation > 0) end += incarnation + 1;
+  }
+  return end - at;
+}
+
+// The length of `word` (case-insensitive) at `at`, then a space or '=', then an id —
+// decimal, or hex when `hex` — possibly a list of them joined by ',' — or 0. A hex id is
+// a transaction's, 12 digits or more (the node id is in its top bits): "transaction 3
+// times" names none.
+size_t NamedIdAt(absl::string_view s, size_t at, absl::string_view word, bool hex) {
+  if (s.size() < at + word.size() + 2 || !absl::EqualsIgnoreCase(s.substr(at, word.size()), word)) return 0;
+  size_t end = at + word.size();
+  if (s[end] != ' ' && s[end] != '=') return 0;
+  ++end;
+  size_t id = Digits(s, end, hex);
+  if (id == 0 || (hex && id < 12)) return 0;
+  end += id;
+  while (s.substr(end, 1) == "," && (id = Digits(s, end + 1, hex)) > 0) end += id + 1;
+  // The id ends the word: "transaction failed" names no transaction.
+  if (end < s.size() && absl::ascii_isalnum(s[end])) return 0;
+  return end - at;
+}
+
 }  // namespace
 
 std::string WithoutInternalAddresses(absl::string_view message) {
-  // Addresses print as r<region>+0x<offset> (farm/base/address.h), regions as
-  // "region <id>": neither means anything to a client.
+  // What identifies the store's internals means nothing to a client: addresses and
+  // pointers, raw or not (farm/base/address.h), region, node and transaction ids.
+  struct Named {
+    absl::string_view word;
+    bool hex;
+    absl::string_view replacement;
+  };
+  static constexpr Named kNamed[] = {
+      {"regions", false, "regions"},         {"region", false, "a region"},
+      {"nodes", false, "nodes"},             {"node", false, "a node"},
+      {"backup(s)", false, "backups"},       {"backups", false, "backups"},
+      {"backup", false, "a backup"},         {"transaction", true, "a transaction"},
+  };
   std::string out;
   out.reserve(message.size());
   for (size_t i = 0; i < message.size();) {
     const bool word_start = i == 0 || !absl::ascii_isalnum(message[i - 1]);
-    if (word_start && message[i] == 'r') {
-      const size_t region = Digits(message, i + 1, false);
-      if (region > 0 && message.substr(i + 1 + region, 3) == "+0x") {
-        const size_t offset = Digits(message, i + 4 + region, true);
-        if (offset > 0) {
-          out += "an object";
-          i += 4 + region + offset;
-          continue;
-        }
-      }
+    if (!word_start) {
+      out += message[i++];
+      continue;
     }
-    if (word_start && message.substr(i, 7) == "region ") {
-      const size_t id = Digits(message, i + 7, false);
-      if (id > 0) {
-        out += "a region";
-        i += 7 + id;
+    if (message.substr(i, 4) == "raw:") {
+      if (const size_t n = AddressAt(message, i + 4); n > 0) {
+        out += "an object";
+        i += 4 + n;
         continue;
       }
     }
-    out += message[i++];
+    if (const size_t n = AddressAt(message, i); n > 0) {
+      out += "an object";
+      i += n;
+      continue;
+    }
+    bool replaced = false;
+    for (const Named& named : kNamed) {
+      if (const size_t n = NamedIdAt(message, i, named.word, named.hex); n > 0) {
+        absl::StrAppend(&out, named.replacement);
+        i += n;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += message[i++];
   }
   return out;
 }

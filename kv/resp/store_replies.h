@@ -12,9 +12,8 @@
 
 namespace farm::kv::resp {
 
-// Any store error: "-ERR <message>" (the code's name when the message is empty), with
-// internal addresses and region ids replaced by "an object" / "a region"; a
-// RedisError's line as it is.
+// Any store error: "-ERR <message>" (the code's name when the message is empty),
+// without the store's internals (WithoutInternalAddresses); a RedisError's line as it is.
 std::string StoreErrorReply(const absl::Status& status);
 
 // An error a command decides (not the store), carrying its complete Redis reply line,
@@ -24,7 +23,10 @@ absl::Status RedisError(absl::string_view line);
 bool IsRedisError(const absl::Status& status);
 // RedisError("WRONGTYPE Operation against a key holding the wrong kind of value").
 absl::Status WrongTypeError();
-// `message` without internal addresses (r<region>+0x<offset>) and region ids.
+// `message` without the store's internals: addresses and pointers (r<region>+0x<offset>,
+// with [size]#incarnation, raw: or not) become "an object"; region, node, backup and
+// transaction ids (after those words, lists joined by ',' too) "a region", "a node",
+// "a backup", "a transaction" (plural words keep their plural, without the ids).
 std::string WithoutInternalAddresses(absl::string_view message);
 
 // An error of Store::Increment / StoreTxn::Increment, in Redis's words:

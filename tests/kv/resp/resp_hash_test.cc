@@ -353,7 +353,7 @@ TEST_F(RespHashTest, StoreErrorsNameNoInternalAddress) {
   env_.cluster().InjectError(absl::UnavailableError("r12+0x1f00 in region 7 did not answer"));
   EXPECT_THAT(Run({"HGET", "h", "f"}), ElementsAre("-ERR an object in a region did not answer"));
   env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"), 100);
-  EXPECT_THAT(Run({"HSET", "h", "f", "v"}), ElementsAre("-ERR node 3 did not answer"));
+  EXPECT_THAT(Run({"HSET", "h", "f", "v"}), ElementsAre("-ERR a node did not answer"));
   env_.cluster().InjectError(absl::OkStatus(), 0);
   EXPECT_FALSE(env_.cluster().Peek("h").has_value());
   EXPECT_THAT(Run({"HSET", "h", "f", "v"}), ElementsAre(":1"));

@@ -244,7 +244,7 @@ TEST_F(RespSessionTest, ValuesOverTheStoreLimitsAreRefused) {
 
 TEST_F(RespSessionTest, StoreErrorsAreReportedAndTheConnectionGoesOn) {
   env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"));
-  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("-ERR node 3 did not answer"));
+  EXPECT_THAT(Run({"GET", "k"}), ElementsAre("-ERR a node did not answer"));
   env_.cluster().InjectError(absl::ResourceExhaustedError("the store is full"));
   EXPECT_THAT(Run({"SET", "k", "v"}), ElementsAre("-ERR the store is full"));
   env_.cluster().InjectError(absl::DeadlineExceededError(""));

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kv/resp/resp_session.h"
+#include "kv/resp/store_replies.h"
 #include "tests/kv/resp/session_env.h"
 
 namespace farm::kv::resp {
@@ -223,6 +224,24 @@ TEST_F(RespTxnTest, AStoreErrorInsideExecCommitsNothingOfTheQueue) {
   EXPECT_EQ(env_.cluster().Peek("c"), "3");
 }
 
+TEST(WithoutInternalAddressesTest, EveryFormOfTheStoresInternalsIsReplaced) {
+  EXPECT_EQ(WithoutInternalAddresses("READ of raw:r3+0x1a40[128]#5's header at node 2 failed"),
+            "READ of an object's header at a node failed");
+  EXPECT_EQ(WithoutInternalAddresses("the table changed meanwhile: r3+0x1a40[128]#5 is being freed"),
+            "the table changed meanwhile: an object is being freed");
+  EXPECT_EQ(WithoutInternalAddresses("transaction 1f3a9c00000002 is not prepared here; transaction abc000000001 too"),
+            "a transaction is not prepared here; a transaction too");
+  EXPECT_EQ(WithoutInternalAddresses("Region 18, region=19 and regions 20,21 moved"),
+            "a region, a region and regions moved");
+  EXPECT_EQ(WithoutInternalAddresses("has not reached backup(s) 2,3 yet; nodes 4,5 left"),
+            "has not reached backups yet; nodes left");
+  // Words that only look like ids stay.
+  EXPECT_EQ(WithoutInternalAddresses("the transaction failed 3 times; no node answered; r2d2 is fine"),
+            "the transaction failed 3 times; no node answered; r2d2 is fine");
+  EXPECT_EQ(WithoutInternalAddresses("the store aborted this command's transaction 3 times"),
+            "the store aborted this command's transaction 3 times");
+}
+
 TEST_F(RespTxnTest, ErrorRepliesNameNoInternalAddress) {
   env_.cluster().InjectError(absl::AbortedError(
       "the object at r3301630274+0xd101ae0 is not allocated; region 17 moved (retry)"));
@@ -237,7 +256,7 @@ TEST_F(RespTxnTest, CommitErrors) {
   env_.cluster().InjectCommitError(absl::UnavailableError("node 2 did not answer"));
   A({"MULTI"});
   A({"SET", "a", "1"});
-  EXPECT_THAT(A({"EXEC"}), ElementsAre("-ERR node 2 did not answer"));
+  EXPECT_THAT(A({"EXEC"}), ElementsAre("-ERR a node did not answer"));
   EXPECT_FALSE(env_.cluster().Peek("a").has_value());
   // With WATCH, Aborted is Redis's null array whatever the reason.
   A({"WATCH", "a"});
