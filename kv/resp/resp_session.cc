@@ -1,12 +1,12 @@
 #include "kv/resp/resp_session.h"
-#include "kv/resp/resp_names.h"
 
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-
+#include "kv/resp/resp_names.h"
 
 namespace farm::kv::resp {
 namespace {
@@ -23,16 +23,44 @@ size_t RoundUpToPowerOfTwo(size_t n) {
   return p;
 }
 
-bool KeysOverlap(const CommandSpec& a_spec, absl::Span<const std::string> a_args, const Call& b) {
-  bool overlap = false;
-  ForEachKey(a_spec, a_args, [&](const std::string& a) {
-    if (overlap) return;
-    ForEachKey(*b.spec, b.args(), [&](const std::string& k) {
-      if (!overlap && k == a) overlap = true;
+// Up to this many keys, a command's keys are compared pair by pair with another's; past
+// it they are hashed (one MGET of a million keys against a DEL of as many would compare
+// 10^12 pairs, on the worker thread).
+constexpr size_t kKeysComparedPairwise = 8;
+
+// The keys of a command being started, to compare with those of the commands in flight.
+class StartingKeys {
+ public:
+  StartingKeys(const CommandSpec& spec, absl::Span<const std::string> args) : spec_(spec), args_(args) {
+    ForEachKey(spec, args, [&](const std::string&) { ++count_; });
+  }
+  bool OverlapWith(const Call& other) {
+    bool overlap = false;
+    if (count_ <= kKeysComparedPairwise) {
+      ForEachKey(spec_, args_, [&](const std::string& a) {
+        if (overlap) return;
+        ForEachKey(*other.spec, other.args(), [&](const std::string& k) {
+          if (!overlap && k == a) overlap = true;
+        });
+      });
+      return overlap;
+    }
+    if (hashed_.empty()) {
+      hashed_.reserve(count_);
+      ForEachKey(spec_, args_, [&](const std::string& k) { hashed_.insert(k); });
+    }
+    ForEachKey(*other.spec, other.args(), [&](const std::string& k) {
+      if (!overlap && hashed_.contains(k)) overlap = true;
     });
-  });
-  return overlap;
-}
+    return overlap;
+  }
+
+ private:
+  const CommandSpec& spec_;
+  const absl::Span<const std::string> args_;
+  size_t count_ = 0;
+  absl::flat_hash_set<absl::string_view> hashed_;  // built at the first comparison
+};
 
 RespParserLimits InitialLimits(const RespSessionOptions& options) {
   return options.password.empty() ? options.parser_limits
@@ -194,6 +222,7 @@ bool RespSession::TryStart() {
 
 bool RespSession::Conflicts(const CommandSpec& spec, absl::Span<const std::string> args) const {
   const bool combined = WritesThroughCombiner(spec.id);
+  StartingKeys keys(spec, args);
   for (uint64_t seq = head_; seq < tail_; ++seq) {
     const Slot& slot = ring_[seq & (ring_.size() - 1)];
     if (slot.done || slot.call == nullptr) continue;
@@ -201,7 +230,7 @@ bool RespSession::Conflicts(const CommandSpec& spec, absl::Span<const std::strin
     if (spec.access == Access::kRead && slot.access == Access::kRead) continue;
     // The combiner orders a key's writes (invariant 2).
     if (combined && WritesThroughCombiner(slot.call->spec->id)) continue;
-    if (KeysOverlap(spec, args, *slot.call)) return true;
+    if (keys.OverlapWith(*slot.call)) return true;
   }
   return false;
 }
