@@ -430,16 +430,43 @@ Task<absl::StatusOr<bool>> GraphClient::CombinedWrite(GraphClient* self, std::ve
   co_return true;
 }
 
-// Builds the indexes of (id1, type) when it has more than `min_blocks` blocks, unless a
-// build of it already runs on this thread (then false: that build answers for it).
+// A build of one list's indexes running on a thread, and the operations waiting for
+// its result (they resume, in order, on the same thread once it has one).
+struct IndexBuild {
+  std::vector<std::coroutine_handle<>> waiters;
+  absl::StatusOr<bool> result = false;
+};
+
+namespace {
+
+class AwaitIndexBuild {
+ public:
+  explicit AwaitIndexBuild(IndexBuild& build) : build_(build) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { build_.waiters.push_back(h); }
+  void await_resume() const noexcept {}
+
+ private:
+  IndexBuild& build_;
+};
+
+}  // namespace
+
 Task<absl::StatusOr<bool>> GraphClient::BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
                                                        uint32_t min_blocks) {
   const std::pair<int64_t, int64_t> list{id1, type};
-  if (!self->building_.insert(list).second) co_return false;
-  absl::StatusOr<bool> built =
+  if (auto running = self->building_.find(list); running != self->building_.end()) {
+    std::shared_ptr<IndexBuild> build = running->second;
+    co_await AwaitIndexBuild(*build);
+    co_return build->result;
+  }
+  auto build = std::make_shared<IndexBuild>();
+  self->building_.emplace(list, build);
+  build->result =
       co_await BuildListIndex(self->ctx_, self->index_, &self->stats_, id1, type, self->tuning_, min_blocks);
   self->building_.erase(list);
-  co_return built;
+  for (std::coroutine_handle<> waiter : build->waiters) self->ctx_.Defer([waiter] { waiter.resume(); });
+  co_return build->result;
 }
 
 // A list the operation found long and unindexed gets its indexes before the reply (so

@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "farm/api/coro.h"
 #include "farm/api/farm.h"
@@ -44,6 +43,7 @@
 
 namespace farm::graph {
 
+struct IndexBuild;  // graph_client.cc
 
 class GraphClient final : public GraphStore {
  public:
@@ -136,6 +136,8 @@ class GraphClient final : public GraphStore {
   // false when it took none (it failed, and nothing of it was written). A commit that
   // may have happened (MayHaveCommitted) answers each update it carried with its error.
   static Task<absl::StatusOr<bool>> CombinedWrite(GraphClient* self, std::vector<QueuedWrite> batch);
+  // Builds the indexes of (id1, type) when it has more than `min_blocks` blocks; when a
+  // build of that list already runs on this thread, waits for it and answers its result.
   static Task<absl::StatusOr<bool>> BuildIndexOnce(GraphClient* self, int64_t id1, int64_t type,
                                                    uint32_t min_blocks);
   // `load`: LoadLinks' token (0: AddLinks, which makes one for a call that is a load).
@@ -150,7 +152,8 @@ class GraphClient final : public GraphStore {
   ClientStats stats_;
   const ListIndexTuning tuning_;
   CommitForTest combined_commit_for_test_;
-  absl::flat_hash_set<std::pair<int64_t, int64_t>> building_;  // lists whose indexes this thread builds
+  // Lists whose indexes this thread builds, each with the operations waiting for it.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::shared_ptr<IndexBuild>> building_;
   // id1 -> the link updates waiting behind the one of that vertex running here (an
   // entry exists exactly while one runs or is deferred to run next).
   absl::flat_hash_map<int64_t, std::deque<QueuedWrite>> writing_;

@@ -491,6 +491,52 @@ TEST_P(ListIndexTest, ABuildSlowerThanItsLeaseIsNotOvertakenByWriters) {
   std::cerr << "a build of " << head->blocks << " blocks took " << (build_end - build_start) << "\n";
 }
 
+// Two requests to index one list that arrive together at its thread (the ends of two
+// loads of it): the second waits for the build the first started, and both answer once
+// the list has its indexes (kIndexList's contract: "the list has its indexes").
+TEST_P(ListIndexTest, AnIndexRequestThatMeetsABuildOfItsListWaitsForIt) {
+  ListIndexTuning slow;
+  slow.blocks_per_read = 2;
+  slow.build_pause = absl::Milliseconds(20);
+  ASSERT_NO_FATAL_FAILURE(Start(slow));
+  std::vector<Link> list;
+  for (int i = 0; i < 250; ++i) {
+    list.push_back(Link{5, kDefaultLinkType, i, Visibility::kVisible, 1, i, std::string(200, 'x')});
+  }
+  ASSERT_EQ(*g_->AddLinks(1, 5, kDefaultLinkType, list), 250u);
+  absl::StatusOr<ListSnapshot> before = g_->ReadList(1, 5, kDefaultLinkType);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_FALSE(before->indexed) << "a load of at most kIndexAfterLoadLinks links asks for no indexes";
+  using Answers = absl::StatusOr<std::vector<bool>>;
+  Answers answers = g_->local().Run<Answers>(1, 0, [](GraphClient& c, auto finish) {
+    struct Shared {
+      std::vector<bool> indexed;
+      int left;
+      absl::Status failed;
+      decltype(finish) done;
+    };
+    auto shared = std::make_shared<Shared>(Shared{std::vector<bool>(2), 2, {}, std::move(finish)});
+    for (int k = 0; k < 2; ++k) {
+      ShipRequest r;
+      r.op = ShipOp::kIndexList;
+      r.id1 = 5;
+      r.type = kDefaultLinkType;
+      c.Ship(std::move(r), [shared, k](absl::StatusOr<ShipReply> reply) {
+        if (reply.ok()) shared->indexed[k] = reply->indexed;
+        shared->failed.Update(reply.status());
+        if (--shared->left == 0) shared->done(shared->failed.ok() ? Answers(shared->indexed) : shared->failed);
+      });
+    }
+  });
+  ASSERT_TRUE(answers.ok()) << answers.status();
+  EXPECT_EQ(*answers, std::vector<bool>({true, true})) << "an index request answered before the list had its indexes";
+  EXPECT_EQ(g_->TotalStats().index_builds, 1u);
+  absl::StatusOr<ListSnapshot> after = g_->ReadList(1, 5, kDefaultLinkType);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(after->indexed);
+  EXPECT_TRUE(after->index_check.ok()) << after->index_check;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ListIndexTest, ::testing::ValuesIn(farm::testing::TestBackends()));
 
 }  // namespace
