@@ -186,6 +186,14 @@ void ZkMembership::MarkRemoved(const Configuration& applied, const Configuration
   const Member* self = applied.Find(options_.self.id);
   if (self == nullptr || self->incarnation != options_.self.incarnation) return;  // a cold start
   if (options_.failover_active && !options_.failover_active()) return;  // nothing moves on yet
+  // Regions move on only to a member that holds data and lived through the change. With
+  // none left (every data node failed at once; a compute-only manager remains), nothing
+  // moved on: their next start is a cold start.
+  const bool survivor = std::any_of(next.members.begin(), next.members.end(), [&](const Member& m) {
+    const Member* before = applied.Find(m.id);
+    return !m.compute_only && before != nullptr && before->incarnation == m.incarnation;
+  });
+  if (!survivor) return;
   for (const Member& m : applied.members) {
     if (m.compute_only) continue;  // holds no data that could go stale
     const Member* now = next.Find(m.id);

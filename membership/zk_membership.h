@@ -76,7 +76,8 @@ struct ZkMembershipOptions {
   bool holds_data = false;
   // Whether the cluster moves a member's regions on when it fails (the node runs
   // failover: it is up with its min_members). A manager writes removal markers only
-  // then. Empty: always. Called on the membership thread.
+  // then, and only when a member that holds data lived through the change (else nothing
+  // moved on). Empty: always. Called on the membership thread.
   std::function<bool()> failover_active;
 };
 

@@ -262,6 +262,34 @@ TEST_F(ZkMembershipTest, ALeaseRunsOutWhenTheZooKeeperClientsThreadStalls) {
       << "serving again once ZooKeeper answers: " << (*m)->status().last_error;
 }
 
+// Removal markers say that a member's data went stale because the others ran on
+// without it. When every member holding data fails at once and only a compute-only
+// manager remains, nothing ran on: the members restart on their data (a cold start).
+// (A manager wrote markers then, and the kill-all test's nodes refused to start.)
+TEST_F(ZkMembershipTest, NoMemberIsMarkedRemovedWhenNoMemberHoldingDataRemains) {
+  ZkMembershipOptions compute = Options(10);
+  compute.self.compute_only = true;
+  compute.failover_active = [] { return true; };
+  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
+  ASSERT_TRUE(manager.ok());
+  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto a = Join(1), b = Join(2);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b.get()}, {1, 2, 10}); }));
+  ASSERT_TRUE((*manager)->status().manager);
+  a->Stop();
+  b->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {10}); }));
+  // Back on their data directories, they join.
+  ZkMembershipOptions again = Options(1);
+  again.self.incarnation = 5001;
+  again.holds_data = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> back = ZkMembership::Create(again);
+  ASSERT_TRUE(back.ok());
+  absl::Status started = (*back)->Start(nullptr);
+  EXPECT_TRUE(started.ok()) << "a member was marked removed with no member holding data left: " << started;
+}
+
 TEST_F(ZkMembershipTest, ASecondLiveProcessWithTheSameIdIsRefused) {
   auto a = Join(1);
   ASSERT_TRUE(a);
