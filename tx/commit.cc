@@ -234,7 +234,16 @@ void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision, absl::St
   const TxDecision d{decision, id_};
   const std::vector<NodeId>& nodes = decision == Decision::kCommitBackup ? plan->backups : plan->primaries;
   if (decision == Decision::kCommitBackup) ReportUnknownAfterTimeout();
-  ExchangeDecision(nodes, d, [this, plan, decision, backups_failed](const absl::Status& s) {
+  // A node that did not take its first send leaves the outcome unknown to the caller
+  // (it hears so at once, as before the sends were repeated); the delivery goes on.
+  auto unknown = [this](NodeId node, const absl::Status& s) {
+    FinishOnce(absl::Status(s.code(), absl::StrFormat("outcome unknown: transaction %x was decided commit, and node "
+                                                      "%d has not confirmed it yet (it commits once every replica "
+                                                      "has it, or recovery decides): %s",
+                                                      id_, node, s.message())),
+               /*outcome_known=*/false);
+  };
+  ExchangeDecision(nodes, d, unknown, [this, plan, decision, backups_failed](const absl::Status& s) {
     if (decision == Decision::kCommitBackup) {
       // From the first COMMIT-BACKUP sent, the decision is commit: a backup may have
       // logged it, and recovery commits a transaction that any replica logged a commit
@@ -245,42 +254,45 @@ void Transaction::Decide(std::shared_ptr<Plan> plan, Decision decision, absl::St
       if (s.ok()) Step(CommitStep::kCommitBackupsAcked);
       return Decide(plan, Decision::kCommitPrimary, s);
     }
-    if (s.ok() && backups_failed.ok()) return FinishDecided(s, /*outcome_known=*/true);
+    if (s.ok() && backups_failed.ok()) return FinishOnce(s, /*outcome_known=*/true);
     const absl::Status& why = backups_failed.ok() ? s : backups_failed;
-    FinishDecided(absl::UnavailableError(absl::StrFormat(
-                      "outcome unknown: transaction %x was decided commit, but %s did not confirm (recovery "
-                      "decides): %s", id_, backups_failed.ok() ? "a primary" : "a backup", why.message())),
-                  /*outcome_known=*/false);
+    FinishOnce(absl::UnavailableError(absl::StrFormat(
+                   "outcome unknown: transaction %x was decided commit, but %s did not confirm (recovery "
+                   "decides): %s", id_, backups_failed.ok() ? "a primary" : "a backup", why.message())),
+               /*outcome_known=*/false);
   });
 }
 
 void Transaction::AbortAll(std::shared_ptr<Plan> plan, absl::Status why) {
-  // Every node that may hold locks or records of the transaction releases them; the
-  // continuation runs after they answered (or left the configuration).
-  ExchangeDecision(Keys(plan->prepare), TxDecision{Decision::kAbort, id_},
-                   [this, plan, why](const absl::Status&) { Finish(why); });
+  // Every node that may hold locks or records of the transaction releases them. The
+  // caller hears once each node answered or its first send failed (then the abort is
+  // delivered on, until it answers or leaves the configuration).
+  ExchangeDecision(
+      Keys(plan->prepare), TxDecision{Decision::kAbort, id_},
+      [this, why](NodeId, const absl::Status&) { FinishOnce(why, /*outcome_known=*/true); },
+      [this, plan, why](const absl::Status&) { FinishOnce(why, /*outcome_known=*/true); });
 }
 
 void Transaction::ReportUnknownAfterTimeout() {
   std::weak_ptr<Transaction> weak = weak_from_this();
   report_timer_ = ctx_->loop().RunAfter(ctx_->options().rpc_timeout, [weak] {
     std::shared_ptr<Transaction> self = weak.lock();
-    if (self == nullptr || self->state_ != State::kCommitting) return;
+    if (self == nullptr) return;
     self->report_timer_ = 0;
-    self->Finish(absl::DeadlineExceededError(absl::StrFormat(
-                     "outcome unknown: transaction %x was decided commit; its decision is still being delivered "
-                     "(it commits once every replica has it)",
-                     self->id_)),
-                 /*outcome_known=*/false);
+    self->FinishOnce(absl::DeadlineExceededError(absl::StrFormat(
+                         "outcome unknown: transaction %x was decided commit; its decision is still being "
+                         "delivered (it commits once every replica has it)",
+                         self->id_)),
+                     /*outcome_known=*/false);
   });
 }
 
-void Transaction::FinishDecided(const absl::Status& status, bool outcome_known) {
+void Transaction::FinishOnce(const absl::Status& status, bool outcome_known) {
   if (report_timer_ != 0) {
     ctx_->loop().CancelTimer(report_timer_);
     report_timer_ = 0;
   }
-  if (state_ != State::kCommitting) return;  // answered already: "outcome unknown"
+  if (state_ != State::kCommitting) return;  // answered already
   Finish(status, outcome_known);
 }
 
@@ -309,15 +321,25 @@ void Transaction::Exchange(MsgId id, const std::vector<NodeId>& nodes,
   local(absl::OkStatus());
 }
 
-void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then) {
+void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, NotYet not_yet,
+                                   TxDone then) {
   auto payload = std::make_shared<const std::string>(EncodeDecision(d));
+  auto shared_not_yet = std::make_shared<NotYet>(std::move(not_yet));
   const bool own = std::find(nodes.begin(), nodes.end(), ctx_->self()) != nodes.end();
+  // The thread's context keeps this transaction while a decision is delivered: its
+  // callbacks hold it weakly, so that one left in the loop or a ring at shutdown does not
+  // outlive the context it uses.
+  if (delivering_++ == 0) ctx_->KeepDelivering(shared_from_this(), this);
+  std::weak_ptr<Transaction> weak = weak_from_this();
   auto join = StatusJoin::Create(static_cast<int>(nodes.size()) + (own ? 0 : 1),
-                                 [self = shared_from_this(), then = std::move(then)](const absl::Status& s) mutable {
+                                 [weak, then = std::move(then)](const absl::Status& s) mutable {
+                                   std::shared_ptr<Transaction> self = weak.lock();
+                                   if (self == nullptr) return;
+                                   if (--self->delivering_ == 0) self->ctx_->ReleaseDelivering(self.get());
                                    then(s);
                                  });
   for (NodeId n : nodes) {
-    if (n != ctx_->self()) DeliverDecision(n, d.decision, payload, 0, StatusJoin::Part(join));
+    if (n != ctx_->self()) DeliverDecision(n, d.decision, payload, 0, shared_not_yet, StatusJoin::Part(join));
   }
   if (d.decision == Decision::kCommitBackup) Step(CommitStep::kCommitBackupSent);
   if (d.decision == Decision::kCommitPrimary) Step(CommitStep::kCommitPrimarySent);
@@ -326,10 +348,12 @@ void Transaction::ExchangeDecision(const std::vector<NodeId>& nodes, const TxDec
 }
 
 void Transaction::DeliverDecision(NodeId node, Decision decision, std::shared_ptr<const std::string> payload,
-                                  int attempt, TxDone done) {
-  auto self = shared_from_this();
-  auto answered = [this, self, node, decision, payload, attempt, done = std::move(done)](
+                                  int attempt, std::shared_ptr<NotYet> not_yet, TxDone done) {
+  std::weak_ptr<Transaction> weak = weak_from_this();
+  auto answered = [weak, node, decision, payload, attempt, not_yet, done = std::move(done)](
                       const absl::Status& s) mutable {
+    std::shared_ptr<Transaction> self = weak.lock();
+    if (self == nullptr) return;  // its context is gone (the node stops)
     if (s.ok()) return done(s);
     if (IsRemoteError(s)) {
       // The node's own answer. Its "no such transaction" to a commit is an earlier send
@@ -339,16 +363,20 @@ void Transaction::DeliverDecision(NodeId node, Decision decision, std::shared_pt
     }
     // Lost with a link, refused by a full ring, or unanswered: sent again while the node
     // is a member. One that left is recovery's to settle.
-    std::shared_ptr<const membership::Placement> placement = ctx_->placement();
+    if (attempt == 0 && *not_yet) (*not_yet)(node, s);
+    std::shared_ptr<const membership::Placement> placement = self->ctx_->placement();
     if (placement == nullptr || !placement->IsMember(node)) {
       return done(absl::UnavailableError(absl::StrFormat(
-          "node %d left the configuration before it confirmed the decision on transaction %x: %s", node, id_,
+          "node %d left the configuration before it confirmed the decision on transaction %x: %s", node, self->id_,
           s.message())));
     }
     const absl::Duration backoff = std::min(absl::Milliseconds(1) * (int64_t{1} << std::min(attempt, 7)),
                                             absl::Milliseconds(100));
-    ctx_->loop().RunAfter(backoff, [this, self, node, decision, payload, attempt, done = std::move(done)]() mutable {
-      DeliverDecision(node, decision, payload, attempt + 1, std::move(done));
+    self->ctx_->loop().RunAfter(backoff, [weak, node, decision, payload, attempt, not_yet,
+                                          done = std::move(done)]() mutable {
+      if (std::shared_ptr<Transaction> again = weak.lock()) {
+        again->DeliverDecision(node, decision, payload, attempt + 1, not_yet, std::move(done));
+      }
     });
   };
   if (const DecisionHook& hook = ctx_->options().decision_hook; hook && !hook(decision, id_, node)) {

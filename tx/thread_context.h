@@ -191,6 +191,13 @@ class ThreadContext final : public Context {
   ObjectReader& reader() const { return *reader_; }
   // The transactions' spare object copies (Transaction::Insert and its destructor).
   TxObjectPool& spare_objects() { return spare_objects_; }
+  // Transactions whose decisions are still being delivered after their caller heard
+  // (commit.cc): owned here, not by callbacks waiting in the loop or the rings, so that
+  // none outlives this context. Release drops one (it may be destroyed then).
+  void KeepDelivering(std::shared_ptr<void> transaction, const void* key) {
+    delivering_.emplace(key, std::move(transaction));
+  }
+  void ReleaseDelivering(const void* key) { delivering_.erase(key); }
   // The thread's one-sided ops (farm/api/one_sided.h); null when the node made none.
   OneSidedAccess* one_sided() const { return one_sided_.get(); }
   // Before use, on this thread (TxService::Create).
@@ -367,6 +374,8 @@ class ThreadContext final : public Context {
   membership::PlacementCache placement_cache_;  // CheckNotArriving's
   std::shared_ptr<ThreadContext*> alive_;
   TxStats stats_;
+  // KeepDelivering's. Last: its transactions go first, while what they use is here.
+  absl::flat_hash_map<const void*, std::shared_ptr<void>> delivering_;
 };
 
 }  // namespace farm::tx

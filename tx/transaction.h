@@ -131,20 +131,24 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   void Exchange(MsgId id, const std::vector<NodeId>& nodes,
                 const absl::flat_hash_map<NodeId, LogRecord>& records, LocalStep here, TxDone then,
                 const std::vector<NodeId>* participants = nullptr);
+  // Called when a node's first send of a decision failed (it is sent again).
+  using NotYet = absl::AnyInvocable<void(NodeId node, const absl::Status& why)>;
   // Delivers `d` to every node of `nodes` (this one in place): `then` once each answered,
-  // with the first error (DeliverDecision).
-  void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, TxDone then);
+  // with the first error (DeliverDecision); `not_yet` for each whose first send failed.
+  void ExchangeDecision(const std::vector<NodeId>& nodes, const TxDecision& d, NotYet not_yet, TxDone then);
   // Sends the decision to `node` until it answers — again after each send that was lost
   // or unanswered, with backoff — or leaves the configuration (Unavailable). A lost
   // COMMIT-PRIMARY or ABORT would leave locks held for good, a lost COMMIT-BACKUP a
   // backup without writes its primary applied.
   void DeliverDecision(NodeId node, Decision decision, std::shared_ptr<const std::string> payload, int attempt,
-                       TxDone done);
+                       std::shared_ptr<NotYet> not_yet, TxDone done);
   // The caller hears "outcome unknown" if the decided commit's delivery takes longer
   // than rpc_timeout; the delivery goes on.
   void ReportUnknownAfterTimeout();
-  // Finish, unless the caller heard already; cancels that report.
-  void FinishDecided(const absl::Status& status, bool outcome_known);
+  // Finish, unless the caller heard already (the delivery of a decision goes on after
+  // it: "outcome unknown", or an abort that did not reach every node at once); cancels
+  // ReportUnknownAfterTimeout's report.
+  void FinishOnce(const absl::Status& status, bool outcome_known);
   // Waits for this node's part and the remote ones: `then` with the first error.
   TxDone JoinLocalAndRemote(TxDone then, std::vector<NodeRequest>* requests, MsgId id);
   void Finish(const absl::Status& status, bool outcome_known = true);
@@ -157,6 +161,7 @@ class Transaction : public std::enable_shared_from_this<Transaction> {
   absl::flat_hash_map<uint64_t, TxObject*> by_address_;
   TxDone done_;
   Context::TimerId report_timer_ = 0;  // ReportUnknownAfterTimeout's, while it is pending
+  int delivering_ = 0;  // ExchangeDecision calls not done (the context keeps this meanwhile)
 };
 
 }  // namespace farm::tx

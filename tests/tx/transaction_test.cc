@@ -13,6 +13,7 @@
 #include "farm/api/farm.h"
 #include "farm/base/mutex.h"
 #include "farm/base/object_codec.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/fabric_test_util.h"
 #include "tests/support/node_cluster.h"
@@ -579,10 +580,11 @@ TEST(TransactionConfigTest, ACommitAfterAParticipantLeftAborts) {
 }
 
 // Node 3 coordinates; the first send of each decision to each other node is lost (as
-// with a link that fails, or a full ring). Each is sent again until answered: every
-// backup applies the commit at the primary's version, and no lock stays held. (Lost for
-// good, a COMMIT-PRIMARY kept its locks and a COMMIT-BACKUP left a copy without the
-// writes its primary had made visible.)
+// with a link that fails, or a full ring). The caller hears "outcome unknown" at once,
+// and each decision is sent again until answered: the commit completes, every backup
+// applies it at the primary's version, and no lock stays held. (Lost for good, a
+// COMMIT-PRIMARY kept its locks and a COMMIT-BACKUP left a copy without the writes its
+// primary had made visible.)
 class TransactionDecisionLossTest : public TransactionTest {
  protected:
   void Adjust(node::NodeOptions& o) override {
@@ -603,8 +605,22 @@ class TransactionDecisionLossTest : public TransactionTest {
 TEST_P(TransactionDecisionLossTest, LostDecisionsAreSentAgainUntilEveryReplicaHasThem) {
   const FatPtr a = Create(1, std::string(100, 'x'));
   const FatPtr c = Create(2, std::string(100, 'y'));
-  ASSERT_TRUE(WriteAll(3, {a, c}, "both").ok());
+  const absl::Status first = WriteAll(3, {a, c}, "both");
+  EXPECT_THAT(first.message(), ::testing::HasSubstr("outcome unknown")) << first;
   EXPECT_EQ(Stats(3).distributed, 1u);
+  // It completes: both objects hold it, unlocked, on their primaries.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::StatusOr<std::vector<std::string>> done;
+  do {
+    done = ReadAll(2, {a, c});
+    if (done.ok() && (*done)[0] == Padded("both", 100) && (*done)[1] == Padded("both", 100) &&
+        !IsLocked(VersionOnPrimary(a)) && !IsLocked(VersionOnPrimary(c))) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  } while (absl::Now() < deadline);
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ((*done)[0], Padded("both", 100)) << "the commit never completed";
   {
     MutexLock lock(&dropped_->mu);
     EXPECT_GE(dropped_->first.size(), 3u) << "COMMIT-BACKUP to 1 and 2, COMMIT-PRIMARY to 1 and 2";
