@@ -6,12 +6,18 @@
 namespace farm::tx {
 namespace {
 
-// Whether `object` (a backup copy's) already reflects entry `e`: the copy moved past the
-// version the primary locked the object from (versions only grow, frees and
-// allocations included), or, for a one-sided object's allocation or free, its header
-// already is (or no longer is) a one-sided object's. An entry with no version to go by
-// (kAnyVersion: a prepared record's blind write) never counts as applied.
+// Whether `object` (a backup copy's) already reflects entry `e`: the slot is at a later
+// incarnation than the entry's (the object was freed since, or its block carved anew,
+// which starts versions again from 0 but incarnations above every earlier one: a
+// retained record past its use), or the copy moved past the version the primary locked
+// the object from (versions only grow while the block lives, frees and allocations
+// included), or, for a one-sided object's allocation or free, its header already is (or
+// no longer is) a one-sided object's. A copy's incarnation may lag its primary's (frees
+// of aborted allocations are not replicated), never lead it. An entry with no version to
+// go by (kAnyVersion: a prepared record's blind write) never counts as applied.
 bool AppliedAlready(const LogEntryView& e, const char* object) {
+  const uint64_t slot = IncarnationOf(LoadHeaderWord(object + kIncarnationOffset));
+  if (static_cast<int32_t>(e.incarnation - FatIncarnation(slot)) < 0) return true;
   const uint64_t now = LoadHeaderWord(object + kVersionOffset);
   switch (e.op) {
     case LogOp::kAllocRaw:

@@ -332,5 +332,29 @@ TEST_F(BackupApplyTest, FailoverAppliesOnlyWhatTheCopyLacksInTheRegionsAsked) {
   EXPECT_EQ(log_.ApplyMissing(gathered, {kHeld}), 0u) << "idempotent";
 }
 
+// A record retained past its use (its stream sent nothing since) names an earlier
+// incarnation of its slots than a copy holds once the object was freed, or its block
+// carved anew — which starts versions at 0 again, so the version alone took the old
+// record for one still to apply, and failover wrote an old object into a new slot.
+TEST_F(BackupApplyTest, ARecordOfAnEarlierIncarnationOfTheSlotIsNeverAppliedAgain) {
+  const LogRecord old = Commit(1, {Write(kHeld, kBase, 0, 'a', LogOp::kAlloc)});
+  ASSERT_TRUE(log_.Apply(LogRecordView::Of(old)).ok());
+  // The block is carved anew (ClearSlotHeaders): version 0, a later generation's first
+  // incarnation, free.
+  char* slot = copies_.Find(kHeld)->base() + kBase;
+  StoreHeaderWord(slot + kVersionOffset, 0);
+  StoreHeaderWord(slot + kIncarnationOffset, IncarnationWord(uint64_t{3} << 20, false));
+  EXPECT_EQ(*log_.Missing(LogRecordView::Of(old)), 0u);
+  EXPECT_EQ(log_.ApplyMissing(old, {kHeld}), 0u) << "a stale allocation applied to a new block's slot";
+  EXPECT_FALSE(IsAllocated(LoadHeaderWord(slot + kIncarnationOffset)));
+  EXPECT_EQ(Version(kBase), 0u);
+  // The slot's own next allocation applies.
+  LogEntry fresh = Write(kHeld, kBase, 0, 'n', LogOp::kAlloc);
+  fresh.incarnation = FatIncarnation(uint64_t{3} << 20);
+  EXPECT_EQ(*log_.Apply(LogRecordView::Of(Commit(2, {fresh}))), 1u);
+  EXPECT_EQ(Content(kBase), std::string(64, 'n'));
+  EXPECT_TRUE(IsAllocated(LoadHeaderWord(slot + kIncarnationOffset)));
+}
+
 }  // namespace
 }  // namespace farm::tx
