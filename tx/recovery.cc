@@ -105,7 +105,8 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                                            ReplayMode mode, alloc::BackupRegions* copies) {
   const bool compact = mode == ReplayMode::kCompact;
   ReplayResult result;
-  absl::flat_hash_set<RegionId> partial;  // copies reset and not (yet) received whole
+  // Copies reset and not (yet) received whole, and the sender each last reset came from.
+  absl::flat_hash_map<RegionId, NodeId> partial;
   absl::flat_hash_map<RegionId, std::vector<NodeId>> due;  // copies owed, as last logged
   // Pass 1: the fate of every transaction record — the first decision after it. A
   // decision names the id only: it decides the latest undecided record of that id.
@@ -184,14 +185,17 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
-        partial.insert(c->region);
+        partial[c->region] = c->primary;
         due.erase(c->region);  // another node is its primary now
         break;
       }
       case NodeLogType::kRegionCopied: {  // ... and ends here, whole
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
-        partial.erase(c->region);  // (dropped meanwhile, maybe: then nothing to mark)
+        // Only the copy the last reset began: a copy that another sender's reset replaced
+        // while its end was being logged stays partial. (Dropped meanwhile, maybe: then
+        // nothing to mark.)
+        if (auto it = partial.find(c->region); it != partial.end() && it->second == c->primary) partial.erase(it);
         break;
       }
       case NodeLogType::kRegionPromoted: {  // failover made this node the region's primary
@@ -309,7 +313,7 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
     }
   }
 
-  for (RegionId region : partial) {
+  for (const auto& [region, sender] : partial) {
     if (copies->Find(region) != nullptr) result.partial_copies.push_back(region);
   }
   std::sort(result.partial_copies.begin(), result.partial_copies.end());

@@ -716,6 +716,35 @@ TEST_F(RegionCopyTest, RefusesARegionTheReceiverIsThePrimaryOf) {
   EXPECT_EQ(log_.size(), logged);
 }
 
+// A copy's end names its sender: when another sender's reset replaced the copy while
+// the first one's kRegionCopied was being logged, the log reads Reset(A) Reset(B)
+// Copied(A), and B's copy must replay partial (it was taken for whole, and could be
+// promoted with a half of B's data).
+TEST(RegionCopyReplayTest, AnEndOfAnotherSendersCopyLeavesTheLastCopyPartial) {
+  auto record = [](storage::NodeLogType type, NodeId primary) {
+    return std::pair<uint8_t, std::string>(storage::TypeByte(type), EncodeRegionCreated({kRegion, kBytes, primary}));
+  };
+  const std::vector<std::vector<std::pair<uint8_t, std::string>>> logs = {
+      {record(storage::NodeLogType::kRegionReset, 1), record(storage::NodeLogType::kRegionReset, 3),
+       record(storage::NodeLogType::kRegionCopied, 1)},
+      {record(storage::NodeLogType::kRegionReset, 3), record(storage::NodeLogType::kRegionCopied, 3)},
+  };
+  for (size_t case_index = 0; case_index < logs.size(); ++case_index) {
+    std::vector<storage::LogRecordView> views;
+    for (size_t i = 0; i < logs[case_index].size(); ++i) {
+      views.push_back({logs[case_index][i].first, logs[case_index][i].second, i, "recorded"});
+    }
+    BackupRegions copies(kSmallPages);
+    absl::StatusOr<tx::ReplayResult> r = tx::ReplayNodeLog(views, kReceiver, tx::ReplayMode::kRestart, &copies);
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (case_index == 0) {
+      EXPECT_EQ(r->partial_copies, std::vector<RegionId>{kRegion}) << "the first sender's end made the second's copy whole";
+    } else {
+      EXPECT_TRUE(r->partial_copies.empty()) << "its own end makes a copy whole";
+    }
+  }
+}
+
 TEST(RegionRanges, UsedRangesAreTheWrittenPagesOfUsedUnits) {
   std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
   AddBlock(region->base(), 10, 2);
