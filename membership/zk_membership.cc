@@ -147,9 +147,7 @@ absl::Status ZkMembership::Join() {
   }
   if (absl::Status s = CheckNotRemoved(); !s.ok()) return s;
   if (absl::Status s = Register(); !s.ok()) return s;
-  absl::StatusOr<std::string> election = client_->Create(
-      absl::StrCat(root_, "/election/m-"), absl::StrCat(options_.self.id),
-      ZkNodeMode::kEphemeralSequential);
+  absl::StatusOr<std::string> election = CreateElectionNode();
   if (!election.ok()) return election.status();
   election_node_ = *election;
   config_version_ = -1;
@@ -246,6 +244,36 @@ absl::Status ZkMembership::Register() {
       return absl::AlreadyExistsError(absl::StrFormat(
           "node id %d is registered by another live process (%s)", self.id, holder));
     }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
+// The election znode's data names this node and its session, so that a create that
+// timed out (the server may have applied it) finds its own node instead of making a
+// second: a session with two would not know the lower one as its own, and as the
+// oldest candidate, no one would manage the cluster.
+absl::StatusOr<std::string> ZkMembership::CreateElectionNode() {
+  const std::string dir = absl::StrCat(root_, "/election");
+  const std::string mine = absl::StrCat(options_.self.id, "/", client_->session_id());
+  const absl::Time give_up = absl::Now() + std::max(options_.session_timeout, client_->negotiated_timeout());
+  if (options_.before_election) options_.before_election();
+  for (;;) {
+    absl::StatusOr<std::string> created = client_->Create(absl::StrCat(dir, "/m-"), mine, ZkNodeMode::kEphemeralSequential);
+    if (created.ok() || !absl::IsUnavailable(created.status())) return created;
+    // Timed out or lost with the connection: applied or not, the server knows.
+    for (;;) {
+      absl::StatusOr<std::vector<std::string>> candidates = client_->GetChildren(dir, /*watch=*/false);
+      if (candidates.ok()) {
+        for (const std::string& name : *candidates) {
+          absl::StatusOr<ZkNodeData> node = client_->Get(absl::StrCat(dir, "/", name), false);
+          if (node.ok() && node->data == mine) return absl::StrCat(dir, "/", name);
+        }
+        break;  // not applied: create it
+      }
+      if (!absl::IsUnavailable(candidates.status()) || absl::Now() > give_up) return candidates.status();
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    if (absl::Now() > give_up) return created.status();
     absl::SleepFor(absl::Milliseconds(100));
   }
 }

@@ -3,8 +3,8 @@
 // Layout under /farm/<cluster>:
 //   members/<node id>   ephemeral, a RegistrationProto: this node is alive and how to
 //                       reach it. It vanishes when the node's session ends.
-//   election/m-<seq>    ephemeral sequential; the owner of the lowest is the
-//                       configuration manager (CM).
+//   election/m-<seq>    ephemeral sequential, "<node id>/<session>"; the owner of
+//                       the lowest is the configuration manager (CM).
 //   config              persistent, a ConfigurationProto: the current configuration.
 //
 // The CM keeps `config` equal to the registered member set: on every change it
@@ -61,6 +61,9 @@ struct ZkMembershipOptions {
   // Tests only: runs just before the node registers (at Start, and when it rejoins): a
   // seam to make ZooKeeper slow at that moment.
   std::function<void()> before_register;
+  // Tests only: runs just before the node creates its election znode (after it
+  // registered): a seam to make ZooKeeper slow at that moment.
+  std::function<void()> before_election;
   // Tests only: runs on the ZooKeeper client's completion thread before each event it
   // delivers is handled: a seam to stall that thread.
   std::function<void()> on_zookeeper_event;
@@ -105,6 +108,8 @@ class ZkMembership final : public Membership {
   // Opens a session and registers; on error the caller retries after a pause.
   absl::Status Join();
   absl::Status Register();
+  // Creates this session's election znode (ephemeral sequential), once, through timeouts.
+  absl::StatusOr<std::string> CreateElectionNode();
   // Removal markers (zk_membership.cc): refuses a start on stale data; written for the
   // members a warm manager's configuration dropped.
   absl::Status CheckNotRemoved();

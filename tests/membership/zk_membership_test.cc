@@ -195,6 +195,36 @@ TEST_F(ZkMembershipTest, ARegistrationThatTimesOutIsTriedAgainAndKnownAsItsOwnIf
   EXPECT_TRUE(WaitFor([&] { return Agree({m->get()}, {1}); }, absl::Seconds(20))) << (*m)->status().last_error;
 }
 
+// The same for the election znode, created right after (a flake of the test above,
+// when the server stalled again then): a sequential create that timed out may have been
+// applied, so the node looks for its own before it creates another. It ends with one
+// election znode, its own, and manages the cluster it is alone in.
+TEST_F(ZkMembershipTest, AnElectionNodeWhoseCreateTimesOutIsFoundOrMadeOnce) {
+  ZkMembershipOptions o = Options(1);
+  o.session_timeout = absl::Seconds(4);
+  std::thread resume;
+  o.before_election = [&] {
+    zk_->Pause();
+    resume = std::thread([] {
+      absl::SleepFor(absl::Seconds(3));
+      zk_->Resume();
+    });
+  };
+  absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const absl::Status started = (*m)->Start(nullptr);
+  if (resume.joinable()) resume.join();
+  ASSERT_TRUE(started.ok()) << started;
+  EXPECT_TRUE(WaitFor([&] { return Agree({m->get()}, {1}) && (*m)->status().manager; }, absl::Seconds(20)))
+      << (*m)->status().last_error;
+  std::unique_ptr<ZkClient> raw = RawClient();
+  ASSERT_TRUE(raw);
+  absl::StatusOr<std::vector<std::string>> candidates =
+      raw->GetChildren(absl::StrCat(ZkMembership::Root(cluster_), "/election"), false);
+  ASSERT_TRUE(candidates.ok()) << candidates.status();
+  EXPECT_EQ(candidates->size(), 1u) << "one session, one election znode";
+}
+
 TEST_F(ZkMembershipTest, LosingZooKeeperFencesUntilRejoined) {
   auto a = Join(1), b = Join(2);
   ASSERT_TRUE(WaitFor([&] { return Agree({a.get(), b.get()}, {1, 2}); }));
