@@ -297,18 +297,35 @@ TEST_F(ZkMembershipTest, ALeaseRunsOutWhenTheZooKeeperClientsThreadStalls) {
 // manager remains, nothing ran on: the members restart on their data (a cold start).
 // (A manager wrote markers then, and the kill-all test's nodes refused to start.)
 TEST_F(ZkMembershipTest, NoMemberIsMarkedRemovedWhenNoMemberHoldingDataRemains) {
+  std::atomic<bool> stall{false};
+  absl::Notification release;
   ZkMembershipOptions compute = Options(10);
   compute.self.compute_only = true;
   compute.failover_active = [] { return true; };
+  compute.on_zookeeper_event = [&] {
+    if (stall.load()) release.WaitForNotification();
+  };
   absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
   ASSERT_TRUE(manager.ok());
   ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  struct Release {
+    absl::Notification& n;
+    ~Release() {
+      if (!n.HasBeenNotified()) n.Notify();
+    }
+  } release_at_exit{release};
   auto a = Join(1), b = Join(2);
   ASSERT_TRUE(a && b);
   ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b.get()}, {1, 2, 10}); }));
   ASSERT_TRUE((*manager)->status().manager);
+  // Both go at once, as far as the manager can tell: it hears of the first departure
+  // (its ZooKeeper events wait) only once the second has happened too. (One after the
+  // other, the first is rightly marked: the second ran on without it.)
+  stall.store(true);
   a->Stop();
   b->Stop();
+  absl::SleepFor(absl::Milliseconds(100));
+  release.Notify();
   ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {10}); }));
   // Back on their data directories, they join.
   ZkMembershipOptions again = Options(1);
