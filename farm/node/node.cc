@@ -591,6 +591,13 @@ absl::Status Node::CreateFirstRegion() {
 }
 
 absl::Status Node::AdoptRecoveredRegions() {
+  // A region goes from the copies to the allocator only once a configuration can place
+  // it: the first one a restarted node applies may have no member that holds data (a
+  // compute-only manager outlived every node and published one), and an adoption that
+  // failed then dropped the region it had taken, with everything the log gave back.
+  if (alloc_environment_->placement() == nullptr) {
+    return absl::UnavailableError("no configuration to place its regions in yet");
+  }
   for (RegionId id : backups_->Held()) {
     if (backups_->CreatorOf(id) != options_.node_id) continue;
     std::unique_ptr<Region> region = backups_->Take(id);

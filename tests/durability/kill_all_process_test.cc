@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -37,6 +38,8 @@
 #include "absl/time/clock.h"
 #include "farm/api/farm.h"
 #include "farm/node/admin_protocol.h"
+#include "membership/zk_client.h"
+#include "membership/zk_membership.h"
 #include "gtest/gtest.h"
 #include "tests/support/node_cluster.h"
 #include "tests/support/resp_client.h"
@@ -233,6 +236,57 @@ absl::Status Transfer(node::Node& member, size_t chain, FatPtr a, FatPtr b, int6
         }
       },
       chain);
+}
+
+// Every node is killed, and the compute-only member outlives them long enough to manage
+// the cluster and publish a configuration without any of them (no member that holds
+// data: it places no region). Restarted, each node applies that configuration first:
+// it takes its regions back with the next one, and every account reads back. (Before,
+// the adoption failed on it, dropped the regions it had taken from the log, and the
+// node served fresh ones: reads answered "node N is not the primary of region R".)
+TEST_P(KillAllProcessTest, NodesRestartedAfterAComputeOnlyManagerDroppedThemAllServeTheirData) {
+  StartAll(0);
+  JoinMember();
+  absl::StatusOr<std::vector<std::pair<NodeId, std::vector<RegionId>>>> regions = member_->RegionsByPrimary();
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  Account initial;
+  initial.balance = kInitialBalance;
+  for (const auto& [primary, ids] : *regions) {
+    absl::StatusOr<FatPtr> p = testing::CreateObjectInOneTx(member_->node(), Encode(initial), Addr(ids.front(), 0));
+    ASSERT_TRUE(p.ok()) << p.status();
+    accounts_.push_back(*p);
+  }
+  KillAll();
+  auto only_compute = [&] {
+    std::shared_ptr<const membership::Configuration> c = member_->node().membership().current();
+    return c != nullptr && std::none_of(c->members.begin(), c->members.end(),
+                                        [](const membership::Member& m) { return !m.compute_only; });
+  };
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!only_compute() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_TRUE(only_compute()) << "the member published no configuration without the nodes";
+  // A candidate older than the restarted nodes' (a session of this test's) keeps them from
+  // managing until it goes: each applies that configuration first, and stays in it.
+  membership::ZkClient::Options zo;
+  zo.hosts = zk_->address();
+  absl::StatusOr<std::unique_ptr<membership::ZkClient>> candidate = membership::ZkClient::Connect(zo, nullptr);
+  ASSERT_TRUE(candidate.ok()) << candidate.status();
+  ASSERT_TRUE((*candidate)
+                  ->Create(membership::ZkMembership::Root("killall") + "/election/m-", "999/0",
+                           membership::ZkNodeMode::kEphemeralSequential)
+                  .ok());
+  member_->Leave();
+  member_.reset();
+  std::thread release([&candidate] {
+    absl::SleepFor(absl::Seconds(2));
+    candidate->reset();  // its session closes: a restarted node manages, and publishes
+  });
+  StartAll(1);
+  release.join();
+  JoinMember();
+  const std::vector<Account> seen = ReadAccounts();
+  ASSERT_EQ(seen.size(), accounts_.size()) << Logs(1);
+  for (const Account& a : seen) EXPECT_EQ(a.balance, kInitialBalance);
 }
 
 TEST_P(KillAllProcessTest, EveryAcknowledgedCommitSurvivesKillingEveryNode) {
