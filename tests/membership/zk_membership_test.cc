@@ -94,6 +94,19 @@ class ZkMembershipTest : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
 
+  // A seam that stops ZooKeeper for 3 s, less than a 4 s session's timeout, but long
+  // enough for a request then to time out on the client (2/3 of the timeout); *resume
+  // is the thread that starts it again (join it).
+  static std::function<void()> StallZooKeeper(std::thread* resume) {
+    return [resume] {
+      zk_->Pause();
+      *resume = std::thread([] {
+        absl::SleepFor(absl::Seconds(3));
+        zk_->Resume();
+      });
+    };
+  }
+
   static ZkTestServer* zk_;
   std::string cluster_;
 };
@@ -180,13 +193,7 @@ TEST_F(ZkMembershipTest, ARegistrationThatTimesOutIsTriedAgainAndKnownAsItsOwnIf
   ZkMembershipOptions o = Options(1);
   o.session_timeout = absl::Seconds(4);
   std::thread resume;
-  o.before_register = [&] {
-    zk_->Pause();
-    resume = std::thread([] {
-      absl::SleepFor(absl::Seconds(3));
-      zk_->Resume();
-    });
-  };
+  o.before_register = StallZooKeeper(&resume);
   absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
   ASSERT_TRUE(m.ok()) << m.status();
   const absl::Status started = (*m)->Start(nullptr);
@@ -203,13 +210,7 @@ TEST_F(ZkMembershipTest, AnElectionNodeWhoseCreateTimesOutIsFoundOrMadeOnce) {
   ZkMembershipOptions o = Options(1);
   o.session_timeout = absl::Seconds(4);
   std::thread resume;
-  o.before_election = [&] {
-    zk_->Pause();
-    resume = std::thread([] {
-      absl::SleepFor(absl::Seconds(3));
-      zk_->Resume();
-    });
-  };
+  o.before_election = StallZooKeeper(&resume);
   absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
   ASSERT_TRUE(m.ok()) << m.status();
   const absl::Status started = (*m)->Start(nullptr);
