@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -12,6 +13,7 @@
 #include "farm/base/wire.h"
 #include "farm/storage/node_log_types.h"
 #include "tx/backup_log.h"
+#include "tx/tx_messages.h"
 
 namespace farm::tx {
 namespace {
@@ -31,12 +33,33 @@ std::optional<uint64_t> DecidedTransaction(const storage::LogRecordView& r) {
   return LoadLe<uint64_t>(r.payload.data());
 }
 
-// The transaction of a kTxPrepared/kTxApplied record: its log_record.h header carries
-// the id at byte 8 and the epoch at byte 16.
-std::optional<TxKey> RecordTransaction(const storage::LogRecordView& r) {
-  if (r.payload.size() < kLogHeaderBytes) return std::nullopt;
-  return TxKey{LoadLe<uint64_t>(r.payload.data() + 8), LoadLe<uint64_t>(r.payload.data() + 16)};
+// The transaction record of a kTxPrepared/kTxApplied/kTxReplicated record (the last
+// behind its kTxApplyMsgId header: tx_messages.h).
+std::string_view TxRecordBytes(const storage::LogRecordView& r) {
+  std::string_view bytes(r.payload.data(), r.payload.size());
+  if (static_cast<NodeLogType>(r.type) == NodeLogType::kTxReplicated) {
+    bytes.remove_prefix(std::min(bytes.size(), kApplyHeaderBytes));
+  }
+  return bytes;
 }
+
+// The transaction of one: its log_record.h header carries the id at byte 8 and the
+// epoch at byte 16.
+std::optional<TxKey> RecordTransaction(const storage::LogRecordView& r) {
+  const std::string_view bytes = TxRecordBytes(r);
+  if (bytes.size() < kLogHeaderBytes) return std::nullopt;
+  return TxKey{LoadLe<uint64_t>(bytes.data() + 8), LoadLe<uint64_t>(bytes.data() + 16)};
+}
+
+// The single-machine commit records one thread of a primary sent in one boot, as a
+// backup logged them (kTxReplicated), and the highest watermark among them: the records
+// numbered from it on may have reached some replicas and not others when the node
+// stopped (retained_commits.h).
+using StreamKey = std::tuple<NodeId, uint16_t, uint32_t>;  // sender, thread, boot
+struct Stream {
+  uint64_t watermark = 0;
+  std::vector<std::pair<uint64_t, size_t>> records;  // sequence, index in the log
+};
 
 enum class Fate : uint8_t { kUndecided, kCommit, kAbort };
 
@@ -112,14 +135,27 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
   // decision names the id only: it decides the latest undecided record of that id.
   std::vector<Fate> fate(records.size(), Fate::kUndecided);
   absl::flat_hash_map<uint64_t, size_t> undecided;  // transaction id -> its record's index
+  absl::flat_hash_map<StreamKey, Stream> streams;
   for (size_t i = 0; i < records.size(); ++i) {
     const storage::LogRecordView& r = records[i];
     const auto type = static_cast<NodeLogType>(r.type);
-    if (type == NodeLogType::kTxPrepared || type == NodeLogType::kTxApplied) {
+    if (type == NodeLogType::kTxPrepared || type == NodeLogType::kTxApplied || type == NodeLogType::kTxReplicated) {
       std::optional<TxKey> key = RecordTransaction(r);
       if (!key.has_value()) return Damaged(r, "a transaction record too short to name its transaction");
       undecided[key->transaction] = i;
-      result.outcomes[*key] = type == NodeLogType::kTxApplied ? TxOutcome::kCommitted : TxOutcome::kPrepared;
+      result.outcomes[*key] = type == NodeLogType::kTxPrepared ? TxOutcome::kPrepared : TxOutcome::kCommitted;
+      if (type == NodeLogType::kTxReplicated) {
+        ApplyRequest header;
+        LogRecordView view;
+        if (absl::Status s = DecodeApplyRequest(absl::string_view(r.payload.data(), r.payload.size()), &header,
+                                                &view);
+            !s.ok()) {
+          return Damaged(r, s.message());
+        }
+        Stream& stream = streams[StreamKey{header.sender, header.sender_thread, header.sender_boot}];
+        stream.watermark = std::max(stream.watermark, header.watermark);
+        stream.records.emplace_back(header.sequence, i);
+      }
       continue;
     }
     if (type == NodeLogType::kTxOutcomes) {
@@ -142,6 +178,22 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       result.committed_prepared.push_back(key);
     }
     undecided.erase(it);
+  }
+
+  // The records the restart reconciles (ReplayResult::retained): of each sender's latest
+  // boot (it reconciled those of earlier boots before it sent a record of this one), the
+  // ones no watermark passed, unless aborted here.
+  absl::flat_hash_map<NodeId, uint32_t> latest_boot;
+  for (const auto& [key, stream] : streams) {
+    uint32_t& boot = latest_boot[std::get<0>(key)];
+    boot = std::max(boot, std::get<2>(key));
+  }
+  absl::flat_hash_set<size_t> unsettled;  // indexes of those records
+  for (const auto& [key, stream] : streams) {
+    if (std::get<2>(key) != latest_boot[std::get<0>(key)]) continue;
+    for (const auto& [sequence, i] : stream.records) {
+      if (sequence >= stream.watermark && fate[i] != Fate::kAbort) unsettled.insert(i);
+    }
   }
 
   // Pass 2: apply in log order.
@@ -254,8 +306,10 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         break;
       }
       case NodeLogType::kTxPrepared:
-      case NodeLogType::kTxApplied: {
-        const bool applied = static_cast<NodeLogType>(r.type) == NodeLogType::kTxApplied;
+      case NodeLogType::kTxApplied:
+      case NodeLogType::kTxReplicated: {
+        const bool replicated = static_cast<NodeLogType>(r.type) == NodeLogType::kTxReplicated;
+        const bool applied = replicated || static_cast<NodeLogType>(r.type) == NodeLogType::kTxApplied;
         if (compact && !applied && fate[i] == Fate::kUndecided) {  // its decision may come after the prefix
           result.carried.push_back(r);
           break;
@@ -265,7 +319,17 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
           ++result.stats.transactions_discarded;
           break;
         }
-        const std::string_view bytes(r.payload.data(), r.payload.size());
+        const std::string_view bytes = TxRecordBytes(r);
+        if (unsettled.contains(i)) {
+          // Applied here and kept for the restart's reconciliation; a checkpoint carries it
+          // on (applied again at its replay: harmless, BackupLog::Apply skips what a copy
+          // reflects already).
+          if (compact) {
+            result.carried.push_back(r);
+          } else {
+            result.retained.emplace_back(bytes);
+          }
+        }
         std::vector<NodeId> participants;
         absl::StatusOr<LogRecord> record;
         if (applied) {
@@ -280,13 +344,16 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         // This node's own single-machine commit with no decision after it: the primary
         // logs one (commit or abort) before it unlocks the objects; a crash can come
         // first. A backup's kTxApplied is final (nothing follows it).
-        const bool own_undecided = applied && fate[i] == Fate::kUndecided && !record->entries.empty() &&
+        const bool own_undecided = applied && !replicated && fate[i] == Fate::kUndecided && !record->entries.empty() &&
                                    copies->CreatorOf(record->entries.front().address.region()) == self;
         if (own_undecided && compact) {  // it may still be aborted after the prefix
           result.carried.push_back(r);
           break;
         }
-        if (own_undecided) result.presumed_committed.push_back(record->transaction);
+        if (own_undecided) {
+          result.presumed_committed.push_back(record->transaction);
+          result.retained.emplace_back(bytes);  // its backups may lack it
+        }
         if (!apply) {  // prepared, undecided: in doubt
           InDoubt d;
           d.participants = std::move(participants);

@@ -23,6 +23,11 @@
 // are listed (other members may still ask about them). A checkpoint's own records
 // (kRegionImage, kTxOutcomes, kCheckpointEnd) replay as the start of the log.
 //
+// A backup's kTxReplicated records (a single-machine commit with its sender's sequence
+// number and watermark) apply like kTxApplied; those no watermark passed are listed in
+// `retained` for the restart's reconciliation of replicas (and a checkpoint carries
+// them), together with the node's own commits a crash left without their decision.
+//
 // Region copies received whole (alloc/region_copy.h) replay as kRegionReset, their
 // kRegionImage chunks and kRegionCopied; one without its kRegionCopied (nor a later
 // kRegionPromoted, which only a whole copy gets) is listed in partial_copies. The copies a
@@ -76,8 +81,17 @@ struct ReplayResult {
   // decision record, applied (a failed one is reported only once its abort is durable):
   // the restarted node logs their commits, so no checkpoint has to carry them.
   std::vector<uint64_t> presumed_committed;
-  // kCompact only: the undecided transaction records, in log order (views into the
-  // records replayed), and the committed transactions that had prepare records.
+  // kRestart: the single-machine commit records (log_record.h encodings) that another
+  // replica of their regions may lack, because the crash came while they were being
+  // replicated: this node's own commits that have no decision record (above), and the
+  // kTxReplicated records that no watermark of their sender passed (of its latest boot
+  // in the log). The restarted primaries reconcile their regions' replicas with them
+  // (farm/node, AdoptRecoveredRegions); failover gathers them like retained records.
+  // In kCompact mode those kTxReplicated records are carried instead.
+  std::vector<std::string> retained;
+  // kCompact only: the undecided transaction records and the kTxReplicated records of
+  // `retained`, in log order (views into the records replayed), and the committed
+  // transactions that had prepare records.
   std::vector<storage::LogRecordView> carried;
   std::vector<TxKey> committed_prepared;
   // Region copies held whose last kRegionReset is followed by neither a kRegionCopied

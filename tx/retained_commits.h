@@ -24,6 +24,11 @@
 // have had it. Applying again is harmless: an entry is applied only to an object still
 // at the version the primary locked it from.
 //
+// A restart has no retained records in memory: a backup logs each record with its
+// number and watermark (storage::NodeLogType::kTxReplicated), and replay lists those
+// no watermark passed (recovery.h, "retained"); they answer kTxRetainedMsgId too, and
+// a restarted primary reconciles its regions' replicas with them before they serve.
+//
 // Threads: each object belongs to one worker thread (no locking).
 #ifndef FARM_TX_RETAINED_COMMITS_H_
 #define FARM_TX_RETAINED_COMMITS_H_

@@ -1,6 +1,8 @@
-// TxService's side of finishing half-replicated single-machine commits at failover
-// (retained_commits.h): answering kTxRetainedMsgId from every thread's retained records,
-// and, at a new primary, collecting them from the survivors and applying them.
+// TxService's side of finishing half-replicated single-machine commits at failover and
+// restart (retained_commits.h): answering kTxRetainedMsgId from every thread's retained
+// records and those the log kept at restart, at a new primary collecting them from the
+// survivors and applying them, and at a restarted primary sending them to its backups.
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -9,6 +11,15 @@
 #include "tx/tx_service.h"
 
 namespace farm::tx {
+
+namespace {
+
+bool Touches(const LogRecord& record, const absl::flat_hash_set<RegionId>& regions) {
+  return std::any_of(record.entries.begin(), record.entries.end(),
+                     [&](const LogEntry& e) { return regions.contains(e.address.region()); });
+}
+
+}  // namespace
 
 void TxService::AnswerRetained(MsgThread& thread, ReplyTo reply_to, RetainedQuery query) {
   // Every thread encodes its matches; they meet on `thread`, which replies.
@@ -23,10 +34,13 @@ void TxService::AnswerRetained(MsgThread& thread, ReplyTo reply_to, RetainedQuer
   auto regions = std::make_shared<const absl::flat_hash_set<RegionId>>(query.regions.begin(), query.regions.end());
   MsgThread* answering = &thread;
   const uint32_t first = query.first;
-  auto reply = [answering, reply_to, first, fan] {
+  auto reply = [this, answering, reply_to, first, fan, regions] {
     std::vector<const std::string*> all;
     for (const std::vector<std::string>& records : fan->per_thread) {
       for (const std::string& r : records) all.push_back(&r);
+    }
+    for (const RestartRecord& r : restart_retained_) {
+      if (Touches(r.record, *regions)) all.push_back(&r.encoding);
     }
     std::string page;
     uint16_t count = 0;
@@ -113,6 +127,50 @@ absl::StatusOr<std::vector<LogRecord>> TxService::CollectRetained(const std::vec
     }
   }
   return records;
+}
+
+std::vector<LogRecord> TxService::RestartRetained(const std::vector<RegionId>& regions) const {
+  const absl::flat_hash_set<RegionId> in(regions.begin(), regions.end());
+  std::vector<LogRecord> out;
+  for (const RestartRecord& r : restart_retained_) {
+    if (Touches(r.record, in)) out.push_back(r.record);
+  }
+  return out;
+}
+
+absl::Status TxService::PushRetained(NodeId node, const std::vector<LogRecord>& records,
+                                     const std::vector<RegionId>& regions, absl::Duration timeout) {
+  for (size_t next = 0; next < records.size();) {
+    std::string page;
+    uint16_t count = 0;
+    for (; next < records.size() && count < 0xFFFF; ++next, ++count) {
+      std::string encoded;
+      if (absl::Status s = EncodeLogRecord(records[next], &encoded); !s.ok()) return s;
+      if (count > 0 && page.size() + encoded.size() > kMaxRetainedAnswerBytes) break;
+      page += encoded;
+    }
+    absl::StatusOr<std::string> request = EncodeReconcile(regions, count, page);
+    if (!request.ok()) return request.status();
+    auto awaited = std::make_shared<Awaited<bool>>();
+    MsgThread& thread = messenger_->thread(0);
+    thread.loop().Post([&thread, node, awaited, request = std::move(*request), timeout] {
+      absl::Status sent = thread.Call(
+          node, kTxReconcileMsgId, request,
+          [awaited](const absl::Status& s, absl::string_view) {
+            awaited->Set(s.ok() ? absl::StatusOr<bool>(true) : absl::StatusOr<bool>(s));
+          },
+          timeout);
+      if (!sent.ok()) awaited->Set(sent);
+    });
+    absl::StatusOr<bool> done =
+        awaited->Wait(timeout + absl::Seconds(1), absl::StrFormat("node %d's reconciliation", node));
+    if (!done.ok()) {
+      return absl::Status(done.status().code(), absl::StrFormat("node %d did not take the commit records to "
+                                                                "reconcile: %s",
+                                                                node, done.status().message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> TxService::ApplyRetained(const std::vector<LogRecord>& records,

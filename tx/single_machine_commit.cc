@@ -84,8 +84,7 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
     }
   }
   rep->sequence = sequencer_.Begin();
-  if (absl::Status s = EncodeApplyRequest(rep->sequence, sequencer_.watermark(), held, rep->epoch, &rep->payload);
-      !s.ok()) {
+  if (absl::Status s = EncodeApplyRequest(ApplyHeader(rep->sequence), held, rep->epoch, &rep->payload); !s.ok()) {
     sequencer_.End(rep->sequence);
     (void)participant_.Abort(transaction);
     return done(s);
@@ -105,6 +104,16 @@ void ThreadContext::CommitSingleMachine(LogRecord lock, const LogRecord& reads, 
   replicating_.emplace(transaction, std::move(rep));
   LogHere(transaction);
   for (NodeId b : backups) SendApply(transaction, b);
+}
+
+ApplyRequest ThreadContext::ApplyHeader(uint64_t sequence) const {
+  ApplyRequest header;
+  header.sender = self_;
+  header.sender_thread = static_cast<uint16_t>(thread_->index());
+  header.sender_boot = boot_;
+  header.sequence = sequence;
+  header.watermark = sequencer_.watermark();
+  return header;
 }
 
 void ThreadContext::LogHere(uint64_t transaction) {
@@ -235,8 +244,8 @@ void ThreadContext::RetryApply(uint64_t transaction, NodeId backup) {
     // a member of a newer configuration, so its records stay refused.
     r.epoch = p->epoch();
     r.payload.clear();
-    if (absl::Status s = EncodeApplyRequest(r.sequence, sequencer_.watermark(), *participant_.Find(transaction),
-                                            r.epoch, &r.payload);
+    if (absl::Status s = EncodeApplyRequest(ApplyHeader(r.sequence), *participant_.Find(transaction), r.epoch,
+                                            &r.payload);
         !s.ok()) {
       FARM_LOG(kError, "node %u: transaction %x: its commit record cannot be encoded again: %s", self_, transaction,
                s.ToString());
@@ -331,6 +340,11 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
   absl::string_view encoded;
   LogRecordView& record = apply_scratch_;
   if (absl::Status s = DecodeApplyRequest(request, &header, &record, &encoded); !s.ok()) return done(s);
+  if (header.sender != sender || header.sender_thread != sender_thread) {
+    return done(absl::InvalidArgumentError(absl::StrFormat(
+        "a commit record request from node %d thread %d names node %d thread %d as its sender", sender,
+        sender_thread, header.sender, header.sender_thread)));
+  }
   if (record.epoch < fence_epoch_) {
     // Its primary may have failed: the new primaries settle what the copies hold
     // (failover gathers the records retained here, then sends its copy to them).
@@ -348,8 +362,10 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
     return done(absl::OkStatus());
   }
   // Logged first and applied once durable, so that a record the log refuses (a full
-  // disk) is applied nowhere here and the primary hears a refusal. The record is kept
-  // as its bytes and a view of them (the bytes never move while the view is used).
+  // disk) is applied nowhere here and the primary hears a refusal. Logged with its
+  // header (kTxReplicated): a restart then knows which records the sender's watermark
+  // had not passed (recovery.h). The record is kept as its bytes and a view of them
+  // (the bytes never move while the view is used).
   struct Kept {
     std::string bytes;
     LogRecordView record;
@@ -365,7 +381,7 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
     moved.payload = std::string_view(kept->bytes.data() + (e.payload.data() - encoded.data()), e.payload.size());
   }
   std::weak_ptr<ThreadContext*> alive = alive_;
-  log_->Append(storage::NodeLogType::kTxApplied, encoded,
+  log_->Append(storage::NodeLogType::kTxReplicated, request,
                [alive, sender, sender_thread, header, kept, done = std::move(done)](const absl::Status& s) mutable {
                  if (alive.expired()) return done(absl::CancelledError("the node is stopping"));
                  ThreadContext* self = *alive.lock();

@@ -311,6 +311,8 @@ class ThreadContext final : public Context {
     int retries = 0;
     absl::Status last_error;                   // a backup's, for the messages
   };
+  // The kTxApplyMsgId header of this thread's record `sequence`, with the watermark now.
+  ApplyRequest ApplyHeader(uint64_t sequence) const;
   void LogHere(uint64_t transaction);
   void SendApply(uint64_t transaction, NodeId backup);
   void OnApplied(uint64_t transaction, NodeId backup, const absl::Status& s);

@@ -128,10 +128,17 @@ absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size
   return out;
 }
 
-absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, uint64_t epoch,
+absl::Status EncodeApplyRequest(const ApplyRequest& header, const LogRecord& record, uint64_t epoch,
                                 std::string* out) {
   WireWriter w(out);
-  w.Put(kTxApplyFormat).Bytes(absl::string_view("\0\0\0\0\0\0\0", 7)).Put(sequence).Put(watermark);
+  w.Put(kTxApplyFormat)
+      .Put(uint8_t{0})
+      .Put(header.sender_thread)
+      .Put(static_cast<uint32_t>(header.sender))
+      .Put(header.sender_boot)
+      .Put(uint32_t{0})
+      .Put(header.sequence)
+      .Put(header.watermark);
   return EncodeLogRecordAs(record, LogKind::kCommit, epoch, out);
 }
 
@@ -142,8 +149,11 @@ absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogR
         absl::StrFormat("malformed commit record request (%d bytes, format %d)", in.size(),
                         in.empty() ? 0 : static_cast<uint8_t>(in[0])));
   }
-  header->sequence = LoadLe<uint64_t>(in.data() + 8);
-  header->watermark = LoadLe<uint64_t>(in.data() + 16);
+  header->sender_thread = LoadLe<uint16_t>(in.data() + 2);
+  header->sender = LoadLe<uint32_t>(in.data() + 4);
+  header->sender_boot = LoadLe<uint32_t>(in.data() + 8);
+  header->sequence = LoadLe<uint64_t>(in.data() + 16);
+  header->watermark = LoadLe<uint64_t>(in.data() + 24);
   const absl::string_view bytes = in.substr(kApplyHeaderBytes);
   size_t used = 0;
   if (absl::Status s = DecodeLogRecordView(std::string_view(bytes.data(), bytes.size()), record, &used); !s.ok()) {
@@ -217,6 +227,52 @@ absl::StatusOr<RetainedPage> DecodeRetainedPage(absl::string_view in) {
   }
   if (!rest.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("%d bytes after a retained-records page", rest.size()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> EncodeReconcile(const std::vector<RegionId>& regions, uint16_t count,
+                                            absl::string_view records) {
+  if (regions.size() > kMaxRetainedRegions) {
+    return absl::InvalidArgumentError(absl::StrFormat("%d regions in one reconcile request (at most %d)",
+                                                      regions.size(), kMaxRetainedRegions));
+  }
+  WireWriter w;
+  w.Put(kTxApplyFormat).Put(static_cast<uint16_t>(regions.size())).Put(count);
+  for (RegionId r : regions) w.Put(static_cast<uint32_t>(r));
+  w.Bytes(records);
+  return w.Take();
+}
+
+absl::StatusOr<ReconcileRequest> DecodeReconcile(absl::string_view in) {
+  WireReader r(in);
+  uint8_t format = 0;
+  uint16_t regions = 0, count = 0;
+  if (!r.Get(&format) || format != kTxApplyFormat || !r.Get(&regions) || regions > kMaxRetainedRegions ||
+      !r.Get(&count) || r.left() < size_t{regions} * sizeof(uint32_t)) {
+    return absl::InvalidArgumentError(absl::StrFormat("malformed reconcile request (%d bytes)", in.size()));
+  }
+  ReconcileRequest out;
+  out.regions.resize(regions);
+  for (RegionId& region : out.regions) {
+    uint32_t v = 0;
+    r.Get(&v);
+    region = v;
+  }
+  absl::string_view rest = in.substr(in.size() - r.left());
+  out.records.reserve(count);
+  for (uint16_t i = 0; i < count; ++i) {
+    size_t used = 0;
+    absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(rest.data(), rest.size()), &used);
+    if (!record.ok()) return record.status();
+    if (record->kind != LogKind::kCommit) {
+      return absl::InvalidArgumentError("a reconcile request holds a record that is not a commit");
+    }
+    out.records.push_back(std::move(*record));
+    rest.remove_prefix(used);
+  }
+  if (!rest.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%d bytes after a reconcile request's records", rest.size()));
   }
   return out;
 }

@@ -28,6 +28,9 @@
 //                     with an entry in the asker's newly promoted regions (a page of
 //                     them), answered only once it has fenced the asker's epoch, so
 //                     that the asker sees every record its dead primary's backups took.
+//   kTxReconcileMsgId restart: single-machine commit records that a restarted primary
+//                     gathered for its regions (EncodeReconcile); the receiver applies
+//                     what its copies of those regions lack, logs it, then answers.
 // Answers are empty (OK) or the error; every payload is size- and tag-checked.
 #ifndef FARM_TX_TX_MESSAGES_H_
 #define FARM_TX_TX_MESSAGES_H_
@@ -51,6 +54,7 @@ inline constexpr MsgId kTxShipMsgId = kTxMsgIds[5];
 inline constexpr MsgId kTxOutcomeMsgId = kTxMsgIds[6];
 inline constexpr MsgId kTxVoteMsgId = kTxMsgIds[7];
 inline constexpr MsgId kTxRetainedMsgId = kTxMsgIds[8];
+inline constexpr MsgId kTxReconcileMsgId = kTxMsgIds[9];
 
 inline constexpr uint8_t kTxDecisionFormat = 1;
 
@@ -112,19 +116,25 @@ absl::StatusOr<VoteQuery> DecodeVoteQuery(absl::string_view in);
 std::string EncodeOutcomes(const std::vector<TxOutcome>& outcomes);
 absl::StatusOr<std::vector<TxOutcome>> DecodeOutcomes(absl::string_view in, size_t expected);
 
-// kTxApplyMsgId's payload: u8 format (kTxApplyFormat), 7 bytes reserved (0), u64
-// sequence, u64 watermark, then the commit record (log_record.h). `sequence` numbers the
-// records one thread of the primary sends (every backup of one record gets the same
+// kTxApplyMsgId's payload: u8 format (kTxApplyFormat), u8 reserved (0), u16 sender
+// thread, u32 sender node, u32 sender boot, u32 reserved (0), u64 sequence, u64
+// watermark, then the commit record (log_record.h). `sequence` numbers the records one
+// thread of the primary sends in one boot (every backup of one record gets the same
 // number); `watermark`: every record of that thread numbered below it has reached all
-// its backups, so they need not retain it.
-inline constexpr uint8_t kTxApplyFormat = 1;
-inline constexpr size_t kApplyHeaderBytes = 24;
+// its backups and the primary's own log, so they need not retain it. A backup logs the
+// request whole (storage::NodeLogType::kTxReplicated): its replay then knows which
+// records may still be missing at another replica (recovery.h, "retained").
+inline constexpr uint8_t kTxApplyFormat = 2;
+inline constexpr size_t kApplyHeaderBytes = 32;
 struct ApplyRequest {
+  NodeId sender = kInvalidNode;
+  uint16_t sender_thread = 0;
+  uint32_t sender_boot = 0;
   uint64_t sequence = 0;
   uint64_t watermark = 0;
 };
 // `record`'s entries go as a commit record of `epoch`, whatever its own kind and epoch.
-absl::Status EncodeApplyRequest(uint64_t sequence, uint64_t watermark, const LogRecord& record, uint64_t epoch,
+absl::Status EncodeApplyRequest(const ApplyRequest& header, const LogRecord& record, uint64_t epoch,
                                 std::string* out);
 // Decodes `in` into `header` and `record` (a view of `in`: valid while it is);
 // `record_bytes` (optional) gets the record's encoding within `in`. InvalidArgument or
@@ -153,6 +163,17 @@ absl::StatusOr<RetainedQuery> DecodeRetainedQuery(absl::string_view in);
 // `records` are encoded records (EncodeLogRecord), concatenated, `count` of them.
 std::string EncodeRetainedPage(uint32_t total, uint16_t count, absl::string_view records);
 absl::StatusOr<RetainedPage> DecodeRetainedPage(absl::string_view in);
+
+// kTxReconcileMsgId's request: u8 format (kTxApplyFormat), u16 region count, u16 record
+// count, then count × u32 region and the records back to back (EncodeLogRecord, commit
+// records). A request holds at most kMaxRetainedAnswerBytes of records, and at least one.
+struct ReconcileRequest {
+  std::vector<RegionId> regions;
+  std::vector<LogRecord> records;
+};
+absl::StatusOr<std::string> EncodeReconcile(const std::vector<RegionId>& regions, uint16_t count,
+                                            absl::string_view records);
+absl::StatusOr<ReconcileRequest> DecodeReconcile(absl::string_view in);
 
 }  // namespace farm::tx
 

@@ -41,6 +41,12 @@ absl::StatusOr<std::unique_ptr<TxService>> TxService::Create(NodeId self, Messen
   service->self_ = self;
   service->messenger_ = messenger;
   service->outcomes_ = std::move(recovery.outcomes);
+  for (std::string& encoding : recovery.retained) {
+    absl::StatusOr<LogRecord> record = DecodeLogRecord(View(encoding));
+    if (!record.ok()) return record.status();  // replay decoded it already
+    record->kind = LogKind::kCommit;
+    service->restart_retained_.push_back(RestartRecord{std::move(encoding), std::move(*record)});
+  }
   for (size_t i = 0; i < alloc_service->thread_count(); ++i) {
     ObjectReaderOptions ro = options.reader;
     ro.slot_region = options.reader.slot_region + static_cast<RegionId>(i);
@@ -109,6 +115,30 @@ absl::Status TxService::RegisterHandlers(Messenger* messenger) {
                                                              self_, q->epoch)));
                         }
                         AnswerRetained(thread, message.reply_to, std::move(*q));
+                      }});
+  handlers.push_back({kTxReconcileMsgId, [this](MsgThread& thread, const Message& message) {
+                        absl::StatusOr<ReconcileRequest> r = DecodeReconcile(message.payload);
+                        if (!r.ok()) return Answer(thread, message, r.status());
+                        // Thread 0 applies it (ApplyRetained's thread), then answers here.
+                        auto regions = absl::flat_hash_set<RegionId>(r->regions.begin(), r->regions.end());
+                        messenger_->thread(0).loop().Post([this, &thread, to = message.reply_to, from = message.from,
+                                                           expects = message.expects_reply(), r = std::move(*r),
+                                                           regions = std::move(regions)]() mutable {
+                          auto answer = [&thread, to, expects](const absl::Status& s) {
+                            thread.loop().Post([&thread, to, expects, s] { Answer(thread, to, expects, s); });
+                          };
+                          ThreadContext* ctx = contexts_[0].get();
+                          if (ctx == nullptr) return answer(absl::CancelledError("the node is stopping"));
+                          ctx->ApplyRetained(r.records, regions, [this, answer, from](
+                                                                      absl::StatusOr<size_t> n) {
+                            if (n.ok() && *n > 0) {
+                              FARM_LOG(kInfo, "node %u: %d entries of commit records the restart caught in "
+                                       "replication taken from node %d's reconciliation",
+                                       self_, *n, from);
+                            }
+                            answer(n.status());
+                          });
+                        });
                       }});
   handlers.push_back({kTxDecideMsgId, [this](MsgThread& thread, const Message& message) {
                         ThreadContext* ctx = ContextFor(thread, message);

@@ -14,7 +14,9 @@
 // replicas that logged a commit is fixed, and every node that asks gets the same
 // answer — provided every participant's log is heard: one that does not answer (not
 // restarted yet) is asked again until it does (a node that never comes back is
-// failover's to handle).
+// failover's to handle). Single-machine commits have no in-doubt state: a restarted
+// primary reconciles its regions' replicas with the records replay listed as retained
+// (RestartRetained, CollectRetained, PushRetained; farm/node/restart_reconcile.cc).
 //
 // Failover (a configuration that lost members; FaRM, SOSP 2015, section 5.3, adapted):
 // before the node uses the new configuration, each thread fences it
@@ -42,6 +44,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,6 +61,8 @@ namespace farm::tx {
 struct TxRecovery {
   uint32_t boot = 0;  // this start's number (transaction ids)
   absl::flat_hash_map<TxKey, TxOutcome> outcomes;
+  // ReplayResult::retained: single-machine commit records another replica may lack.
+  std::vector<std::string> retained;
 };
 
 class TxService {
@@ -95,6 +100,14 @@ class TxService {
   // `records`, durably (ThreadContext::ApplyRetained); the number of entries applied.
   absl::StatusOr<size_t> ApplyRetained(const std::vector<LogRecord>& records, const std::vector<RegionId>& regions,
                                        absl::Duration timeout);
+  // Restart (recovery.h, "retained"), before this node's own `regions` serve: the
+  // records its log kept for reconciliation with an entry in them. Any thread.
+  std::vector<LogRecord> RestartRetained(const std::vector<RegionId>& regions) const;
+  // Then, from a thread that is not a worker (it blocks): has `node` apply what its
+  // copies of `regions` lack of `records`, durably (kTxReconcileMsgId). Unavailable when
+  // it did not answer in `timeout`.
+  absl::Status PushRetained(NodeId node, const std::vector<LogRecord>& records, const std::vector<RegionId>& regions,
+                            absl::Duration timeout);
   const RecoveryLocks& recovery_locks() const { return recovery_locks_; }
   const RecentCommits& recent_commits() const { return recent_commits_; }
 
@@ -117,6 +130,13 @@ class TxService {
   RecentCommits recent_commits_;
   RecoveryLocks recovery_locks_;
   std::atomic<uint64_t> fenced_epoch_{0};
+  // TxRecovery::retained, decoded; fixed after Create. Answered to kTxRetainedMsgId
+  // queries with the threads' retained records.
+  struct RestartRecord {
+    std::string encoding;
+    LogRecord record;
+  };
+  std::vector<RestartRecord> restart_retained_;
 };
 
 }  // namespace farm::tx

@@ -270,6 +270,7 @@ absl::Status Node::Start() {
   tx::TxRecovery recovery;
   recovery.boot = replay->boot;
   recovery.outcomes = std::move(replay->outcomes);
+  recovery.retained = std::move(replay->retained);
   absl::StatusOr<std::unique_ptr<tx::TxService>> tx =
       tx::TxService::Create(options_.node_id, messenger_.get(), fabric_.get(), allocator_.get(),
                             alloc_service_.get(), options_.tx, std::move(recovery));
@@ -468,6 +469,7 @@ void Node::ConnectLoop() {
   bool all_linked = true;
   absl::flat_hash_map<NodeId, int> link_failures;  // consecutive, per peer
   int region_failures = 0;
+  int adopt_failures = 0;
   uint64_t announced_epoch = 0;  // the last configuration the listeners heard
   uint64_t waited_epoch = 0;     // the last configuration too small for a first region
   bool copies_done = true;       // no region waits for a copy to a backup
@@ -515,8 +517,10 @@ void Node::ConnectLoop() {
     }
     if (recovered_regions_pending_) {
       if (absl::Status s = AdoptRecoveredRegions(); !s.ok()) {
-        Log(options_.node_id, absl::StrCat("cannot take back its regions: ", s.ToString()));
-        continue;  // tried again with the next configuration
+        LogRetry(adopt_failures++, absl::StrFormat("node %u: cannot take back its regions yet (retrying): %s",
+                                                   options_.node_id, s.ToString()));
+        all_linked = false;  // tried again after link_retry, or with the next configuration
+        continue;
       }
       recovered_regions_pending_ = false;
     }
@@ -595,9 +599,9 @@ absl::Status Node::AdoptRecoveredRegions() {
   // it: the first one a restarted node applies may have no member that holds data (a
   // compute-only manager outlived every node and published one), and an adoption that
   // failed then dropped the region it had taken, with everything the log gave back.
-  if (alloc_environment_->placement() == nullptr) {
-    return absl::UnavailableError("no configuration to place its regions in yet");
-  }
+  std::shared_ptr<const membership::Placement> placement = alloc_environment_->placement();
+  if (placement == nullptr) return absl::UnavailableError("no configuration to place its regions in yet");
+  if (absl::Status s = ReconcileRecoveredRegions(*placement); !s.ok()) return s;
   for (RegionId id : backups_->Held()) {
     if (backups_->CreatorOf(id) != options_.node_id) continue;
     std::unique_ptr<Region> region = backups_->Take(id);

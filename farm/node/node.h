@@ -182,6 +182,10 @@ class Node {
   // Restart: the node's own regions, rebuilt from its log, go to the allocator; then
   // thread 0 settles the transactions the crash left in doubt (connector thread).
   absl::Status AdoptRecoveredRegions();
+  // Before that: the single-machine commits a crash caught in replication, made all or
+  // nothing across the replicas of this node's regions (restart_reconcile.cc).
+  // Unavailable while a backup does not answer (connector thread).
+  absl::Status ReconcileRecoveredRegions(const membership::Placement& placement);
   void SetPlacementLocked(std::shared_ptr<const membership::Placement> placement)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -14,6 +14,11 @@
 //   kTxAborted      u64 transaction id: its preceding record is never applied
 //   kTxApplied      a commit with its entries (single-machine commits: the primary's
 //                   own and its backups'): applied at replay unless aborted after it
+//   kTxReplicated   a backup's copy of a single-machine commit: the primary's whole
+//                   kTxApplyMsgId request (tx/tx_messages.h: sender node, thread and
+//                   boot, sequence number, watermark, then the commit record), applied
+//                   at replay like kTxApplied; the records no watermark passed are what
+//                   a restart reconciles with the other replicas (tx/recovery.h)
 //   kMetadata       a service's small named value on this node (u8 format, u16 name
 //                   bytes, name, u32 value bytes, value): the last one of a name wins
 //   kRegionReset    a full copy of a region begins arriving from its primary (alloc's
@@ -68,6 +73,7 @@ enum class NodeLogType : uint8_t {
   kRegionDropped = 14,
   kRegionCopied = 15,
   kRegionCopiesDue = 16,
+  kTxReplicated = 17,
 };
 
 constexpr uint8_t TypeByte(NodeLogType t) { return static_cast<uint8_t>(t); }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "farm/base/object_codec.h"
 #include "farm/node/local_cluster.h"
 #include "farm/storage/fault_injecting_file_system.h"
 #include "gtest/gtest.h"
@@ -57,7 +58,7 @@ class RestartTest : public ::testing::Test {
     o.threads = 1;
     o.adjust = [this, log_sync](node::NodeOptions& n) {
       n.log_sync = log_sync;
-      n.file_system = fs_.get();
+      n.file_system = node_fs_.empty() ? fs_.get() : node_fs_[n.node_id - 1].get();
       n.tx.rpc_timeout = absl::Seconds(2);
     };
     absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = node::LocalCluster::Start(o);
@@ -76,6 +77,8 @@ class RestartTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<FaultInjectingFileSystem> fs_ = std::make_unique<FaultInjectingFileSystem>();
+  // When set, node n's disk is node_fs_[n - 1] instead of fs_ (each crashes alone).
+  std::vector<std::unique_ptr<FaultInjectingFileSystem>> node_fs_;
 };
 
 // One object on each node (its primary), created by that node.
@@ -99,6 +102,56 @@ absl::StatusOr<std::vector<std::string>> ReadSettled(node::LocalCluster& c, Node
     absl::SleepFor(absl::Milliseconds(50));
   }
   return seen;
+}
+
+// What every copy of `p` holds, primary first: "<payload> v<version>", read on each
+// node's thread 0 (threads = 1: the thread that applies its backup records). A copy the
+// read rule refuses reads as the reason.
+std::vector<std::string> Copies(node::LocalCluster& c, FatPtr p) {
+  std::vector<std::string> primary, backups;
+  for (NodeId n = 1; n <= kNodes; ++n) {
+    node::Node& node = c.node(n);
+    absl::StatusOr<std::string> copy = testing::RunInContext<absl::StatusOr<std::string>>(
+        node, [&](Context&, auto finish) {
+          const char* base = nullptr;
+          if (const alloc::LocalRegion* r = node.allocator().blocks().FindRegion(p.addr.region())) {
+            base = r->base();
+          } else if (const Region* r = node.backups().Find(p.addr.region())) {
+            base = r->base();
+          }
+          if (base == nullptr) return finish(std::string());
+          const char* object = base + p.addr.offset();
+          const CopyCheck check = CheckCopy(object, p.addr.offset(), p.size, p.incarnation, false);
+          if (check != CopyCheck::kAccepted) return finish(std::string(CopyCheckName(check)));
+          std::string payload(p.size, '\0');
+          ReadPayload(object, p.addr.offset(), payload);
+          finish(absl::StrCat(payload, " v", Unlocked(LoadHeaderWord(object + kVersionOffset))));
+        });
+    if (!copy.ok() || copy->empty()) continue;
+    (node.allocator().blocks().FindRegion(p.addr.region()) != nullptr ? primary : backups).push_back(*copy);
+  }
+  primary.insert(primary.end(), backups.begin(), backups.end());
+  return primary;
+}
+
+// Waits (a backup hears a settled decision after its primary) until every copy of each
+// of `objects` holds what its primary holds; the copies that differ otherwise.
+std::string DivergentCopies(node::LocalCluster& c, const std::vector<FatPtr>& objects) {
+  std::string divergent;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    divergent.clear();
+    for (FatPtr p : objects) {
+      const std::vector<std::string> copies = Copies(c, p);
+      for (const std::string& copy : copies) {
+        if (copy == copies.front()) continue;
+        absl::StrAppend(&divergent, p.ToString(), ": primary has '", copies.front(), "', a backup '", copy, "'; ");
+      }
+      if (copies.size() != kNodes) absl::StrAppend(&divergent, p.ToString(), ": ", copies.size(), " copies; ");
+    }
+    if (divergent.empty()) return divergent;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return divergent;
 }
 
 class RestartPolicyTest : public RestartTest, public ::testing::WithParamInterface<std::string> {};
@@ -284,11 +337,49 @@ TEST_F(RestartTest, PowerCutAtEverySyncPointLosesNoAcknowledgedCommit) {
       (v == Padded(in_flight[i]) ? in_flight_applied : in_flight_missing) = true;
     }
     EXPECT_FALSE(in_flight_applied && in_flight_missing) << "the transaction in flight committed in part";
+    // Replicas agree: a backup that kept a commit its primary lost (or the reverse)
+    // would serve it after the next failover, and skip the primary's later writes.
+    EXPECT_EQ(DivergentCopies(**c, objects), "");
   }
   EXPECT_GE(crash_points, 5);
   EXPECT_GT(from_checkpoint, 0);
   std::printf("power cut tried at %d sync points; %d node restarts read a checkpoint\n", crash_points,
               from_checkpoint);
+}
+
+// A single-machine commit whose record reached both backups' logs and not its
+// primary's (the primary's disk fails at that sync): it was never acknowledged, but the
+// backups applied it. After the whole cluster restarts, every replica must hold the same
+// object — the primary takes the commit from its backups before the region serves —
+// so that the next acknowledged write of it applies at the backups too (they apply an
+// entry only to a copy at the version the primary locked it from).
+TEST_F(RestartTest, ACommitOnlyTheBackupsLoggedIsTakenByThePrimaryAtRestart) {
+  for (int n = 0; n < kNodes; ++n) node_fs_.push_back(std::make_unique<FaultInjectingFileSystem>());
+  std::vector<FatPtr> objects;
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    objects = CreateObjects(**c, "created");
+    node_fs_[0]->CrashAtSync(1);  // node 1 is the primary of objects[0]
+    const absl::Status unknown = WriteAllInOneTx((*c)->node(1), {objects[0]}, "backups only");
+    EXPECT_FALSE(unknown.ok()) << "acknowledged although the primary's log failed";
+    // Both backups applied it (their logs are intact).
+    ASSERT_EQ(Copies(**c, objects[0]).size(), size_t{kNodes});
+    EXPECT_EQ(Copies(**c, objects[0])[1].substr(0, kObjectBytes), Padded("backups only"));
+  }
+  ASSERT_TRUE(node_fs_[0]->crashed());
+  node_fs_[0]->Restart();  // node 1 loses the unsynced record
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 2, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], Padded("backups only")) << "some replica applied it: it commits everywhere";
+  EXPECT_EQ(DivergentCopies(**c, objects), "");
+  ASSERT_TRUE(WriteAllInOneTx((*c)->node(1), {objects[0]}, "after restart").ok());
+  EXPECT_EQ(DivergentCopies(**c, objects), "");
+  seen = ReadSettled(**c, 3, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], Padded("after restart"));
 }
 
 TEST_F(RestartTest, ACorruptRecordBeforeTheTailStopsTheStartNamingFileAndOffset) {

@@ -1,7 +1,8 @@
 // What lets failover finish a single-machine commit its primary left half replicated
 // (tx/retained_commits.h): the primary's numbering and watermark, a backup's retained
 // records, the messages that carry them, and a backup copy's apply that takes a record
-// twice, or one with entries of regions it does not hold, without harm.
+// twice, or one with entries of regions it does not hold, without harm; and what a
+// restart keeps of them for reconciling replicas (tx/recovery.h, "retained").
 #include "tx/retained_commits.h"
 
 #include <string>
@@ -9,9 +10,13 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "alloc/backup_regions.h"
+#include "alloc/durable_records.h"
+#include "farm/storage/log_format.h"
+#include "farm/storage/node_log_types.h"
 #include "farm/base/object_codec.h"
 #include "gtest/gtest.h"
 #include "tx/backup_log.h"
+#include "tx/recovery.h"
 #include "tx/tx_messages.h"
 
 namespace farm::tx {
@@ -175,6 +180,9 @@ TEST(RetainedCommitsTest, ADepartedSendersRecordsAreSetAsideThenForgotten) {
 struct DecodedApply {
   uint64_t sequence = 0;
   uint64_t watermark = 0;
+  NodeId sender = 0;
+  uint16_t sender_thread = 0;
+  uint32_t sender_boot = 0;
   LogRecord record;
 };
 
@@ -182,7 +190,8 @@ absl::StatusOr<DecodedApply> DecodeApply(absl::string_view in, absl::string_view
   ApplyRequest header;
   LogRecordView view;
   if (absl::Status s = DecodeApplyRequest(in, &header, &view, record_bytes); !s.ok()) return s;
-  DecodedApply out{header.sequence, header.watermark, {view.kind, view.transaction, view.epoch, {}}};
+  DecodedApply out{header.sequence,      header.watermark,  header.sender, header.sender_thread,
+                   header.sender_boot,   {view.kind, view.transaction, view.epoch, {}}};
   for (const LogEntryView& e : view.entries) {
     out.record.entries.push_back(LogEntry{e.address, e.version, e.incarnation, e.op, e.size, std::string(e.payload)});
   }
@@ -192,15 +201,24 @@ absl::StatusOr<DecodedApply> DecodeApply(absl::string_view in, absl::string_view
 TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
   const LogRecord record = Commit(77, {Write(kHeld, 0, 4, 'q'), Write(kElsewhere, 128, 8, 'r')});
   std::string bytes;
-  ASSERT_TRUE(EncodeApplyRequest(12, 9, record, record.epoch, &bytes).ok());
+  ApplyRequest header;
+  header.sender = 3;
+  header.sender_thread = 2;
+  header.sender_boot = 7;
+  header.sequence = 12;
+  header.watermark = 9;
+  ASSERT_TRUE(EncodeApplyRequest(header, record, record.epoch, &bytes).ok());
   absl::string_view record_bytes;
   absl::StatusOr<DecodedApply> back = DecodeApply(bytes, &record_bytes);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->sequence, 12u);
   EXPECT_EQ(back->watermark, 9u);
+  EXPECT_EQ(back->sender, 3u);
+  EXPECT_EQ(back->sender_thread, 2u);
+  EXPECT_EQ(back->sender_boot, 7u);
   EXPECT_EQ(back->record, record);
   EXPECT_EQ(record_bytes.size(), bytes.size() - kApplyHeaderBytes);
-  EXPECT_EQ(DecodeApply(absl::string_view(bytes).substr(0, 20)).status().code(),
+  EXPECT_EQ(DecodeApply(absl::string_view(bytes).substr(0, kApplyHeaderBytes - 1)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(DecodeApply(absl::string_view(bytes).substr(0, bytes.size() - 1)).ok());
   EXPECT_EQ(DecodeApply(bytes + "x").status().code(), absl::StatusCode::kInvalidArgument);
@@ -211,7 +229,7 @@ TEST(RetainedMessagesTest, AnApplyRequestRoundTripsAndRejectsDamage) {
   LogRecord lock = record;
   lock.kind = LogKind::kLock;
   std::string as_commit;
-  ASSERT_TRUE(EncodeApplyRequest(1, 1, lock, 5, &as_commit).ok());
+  ASSERT_TRUE(EncodeApplyRequest(ApplyRequest{.sender = 1, .sequence = 1, .watermark = 1}, lock, 5, &as_commit).ok());
   absl::StatusOr<DecodedApply> restamped = DecodeApply(as_commit);
   ASSERT_TRUE(restamped.ok()) << restamped.status();
   EXPECT_EQ(restamped->record.kind, LogKind::kCommit);
@@ -354,6 +372,104 @@ TEST_F(BackupApplyTest, ARecordOfAnEarlierIncarnationOfTheSlotIsNeverAppliedAgai
   EXPECT_EQ(*log_.Apply(LogRecordView::Of(Commit(2, {fresh}))), 1u);
   EXPECT_EQ(Content(kBase), std::string(64, 'n'));
   EXPECT_TRUE(IsAllocated(LoadHeaderWord(slot + kIncarnationOffset)));
+}
+
+// A backup's log at restart: which single-machine commit records it keeps for the
+// reconciliation of replicas. Node 2 replays; it backs region kHeld of node 1 and is
+// the primary of kElsewhere.
+class ReplayRetainedTest : public ::testing::Test {
+ protected:
+  static constexpr NodeId kSelf = 2;
+  using Logged = std::pair<storage::NodeLogType, std::string>;
+
+  void Region(RegionId region, NodeId primary) {
+    log_.emplace_back(storage::NodeLogType::kRegionCreated,
+                      alloc::EncodeRegionCreated({region, kRegionBytes, primary}));
+  }
+  void Replicated(NodeId sender, uint16_t thread, uint32_t boot, uint64_t sequence, uint64_t watermark,
+                  const LogRecord& record) {
+    ApplyRequest header{sender, thread, boot, sequence, watermark};
+    std::string bytes;
+    ASSERT_TRUE(EncodeApplyRequest(header, record, record.epoch, &bytes).ok());
+    log_.emplace_back(storage::NodeLogType::kTxReplicated, std::move(bytes));
+  }
+  void Own(const LogRecord& record) { log_.emplace_back(storage::NodeLogType::kTxApplied, Encoded(record)); }
+  void Aborted(uint64_t transaction) {
+    log_.emplace_back(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction));
+  }
+
+  absl::StatusOr<ReplayResult> Replay(const std::vector<Logged>& log, ReplayMode mode, alloc::BackupRegions* copies) {
+    std::vector<storage::LogRecordView> views;
+    for (size_t i = 0; i < log.size(); ++i) {
+      views.push_back({storage::TypeByte(log[i].first), log[i].second, i, "test-log"});
+    }
+    return ReplayNodeLog(views, kSelf, mode, copies);
+  }
+
+  static std::vector<uint64_t> Transactions(const std::vector<std::string>& encoded) {
+    std::vector<uint64_t> out;
+    for (const std::string& e : encoded) out.push_back(TransactionOf(e));
+    return out;
+  }
+
+  std::vector<Logged> log_;
+};
+
+TEST_F(ReplayRetainedTest, KeepsTheRecordsNoWatermarkPassedOfEachSendersLatestBootAndItsOwnUndecided) {
+  Region(kHeld, 1);
+  Region(kElsewhere, kSelf);
+  Replicated(1, 0, 5, 1, 1, Commit(0xA, {Write(kHeld, kBase, 0, 'a')}));
+  Replicated(1, 0, 5, 3, 2, Commit(0xC, {Write(kHeld, kBase + 128, 0, 'c')}));  // logged before 2
+  Replicated(1, 0, 5, 2, 2, Commit(0xB, {Write(kHeld, kBase + 256, 0, 'b')}));  // 2 passes 1
+  Replicated(1, 0, 5, 4, 2, Commit(0xD, {Write(kHeld, kBase + 384, 0, 'd')}));
+  Aborted(0xD);                                                                  // refused here
+  Replicated(1, 1, 5, 1, 1, Commit(0xF, {Write(kHeld, kBase + 512, 0, 'f')}));  // another thread
+  Replicated(1, 0, 4, 9, 1, Commit(0xE, {Write(kHeld, kBase + 640, 0, 'e')}));  // an earlier boot
+  Own(Commit(0x10, {Write(kElsewhere, kBase, 0, 'o')}));                         // no decision after it
+  Own(Commit(0x11, {Write(kElsewhere, kBase + 128, 0, 'p')}));
+  log_.emplace_back(storage::NodeLogType::kTxCommitted, EncodeTransactionId(0x11));
+
+  alloc::BackupRegions copies;
+  absl::StatusOr<ReplayResult> r = Replay(log_, ReplayMode::kRestart, &copies);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Transactions(r->retained), (std::vector<uint64_t>{0xC, 0xB, 0xF, 0x10})) << "in log order";
+  EXPECT_EQ(r->presumed_committed, std::vector<uint64_t>{0x10});
+  // Every record but the aborted one is applied to the copy, retained or not.
+  for (uint64_t offset : {kBase, kBase + 128, kBase + 256, kBase + 512, kBase + 640}) {
+    EXPECT_EQ(Unlocked(LoadHeaderWord(copies.Find(kHeld)->base() + offset + kVersionOffset)), 4u) << offset;
+  }
+  EXPECT_EQ(Unlocked(LoadHeaderWord(copies.Find(kHeld)->base() + kBase + 384 + kVersionOffset)), 0u);
+
+  // A checkpoint of that log carries the replicated ones (its own undecided one too, as
+  // before); replayed after the checkpoint's images they change nothing and are kept
+  // again.
+  alloc::BackupRegions scratch;
+  absl::StatusOr<ReplayResult> compact = Replay(log_, ReplayMode::kCompact, &scratch);
+  ASSERT_TRUE(compact.ok()) << compact.status();
+  std::vector<Logged> checkpoint;
+  checkpoint.emplace_back(storage::NodeLogType::kRegionCreated,
+                          alloc::EncodeRegionCreated({kHeld, kRegionBytes, 1}));
+  for (const storage::LogRecordView& v : compact->carried) {
+    checkpoint.emplace_back(static_cast<storage::NodeLogType>(v.type), std::string(v.payload));
+  }
+  ASSERT_EQ(checkpoint.size(), 5u);  // C, B, F and node 2's own 0x10
+  alloc::BackupRegions again;
+  ASSERT_TRUE(again.Create(kHeld, kRegionBytes, 1).ok());
+  std::memcpy(again.Find(kHeld)->base(), copies.Find(kHeld)->base(), kBase + 1024);  // the images
+  checkpoint.erase(checkpoint.begin());
+  absl::StatusOr<ReplayResult> replayed = Replay(checkpoint, ReplayMode::kRestart, &again);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(Transactions(replayed->retained), (std::vector<uint64_t>{0xC, 0xB, 0xF}))
+      << "0x10 names a region this replay does not hold";
+  EXPECT_EQ(std::memcmp(again.Find(kHeld)->base(), copies.Find(kHeld)->base(), kBase + 1024), 0);
+}
+
+TEST_F(ReplayRetainedTest, ADamagedReplicatedRecordStopsTheReplay) {
+  Region(kHeld, 1);
+  Replicated(1, 0, 5, 1, 1, Commit(0xA, {Write(kHeld, kBase, 0, 'a')}));
+  log_.back().second[0] = 9;  // another format
+  alloc::BackupRegions copies;
+  EXPECT_EQ(Replay(log_, ReplayMode::kRestart, &copies).status().code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace
