@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "farm/base/log.h"
 #include "farm/base/status_join.h"
+#include "farm/storage/record_log.h"
 #include "tx/thread_context.h"
 
 namespace farm::tx {
@@ -129,6 +130,7 @@ void ThreadContext::LogHere(uint64_t transaction) {
         if (it == self->replicating_.end()) return;
         Replication& r = *it->second;
         r.local = s.ok() ? Replication::LocalLog::kDurable : Replication::LocalLog::kFailed;
+        r.local_maybe_durable = storage::MaybeDurable(s);
         if (!s.ok()) {
           FARM_LOG(kWarning, "node %u: transaction %x: its commit record could not be logged here: %s", self->self_,
                    transaction, s.ToString());
@@ -306,8 +308,14 @@ void ThreadContext::FinishReplication(uint64_t transaction, bool commit) {
   const absl::Status refusal = r->refusal.ok() ? absl::AbortedError("every backup refused the commit") : r->refusal;
   (void)participant_.Abort(transaction);
   if (r->local != Replication::LocalLog::kDurable) {
-    if (done) done(refusal);
-    return;
+    if (!done) return;
+    if (!r->local_maybe_durable) return done(refusal);
+    // Written here, and the sync failed: a restart may replay it (and then has its
+    // backups take it), so it is not an abort.
+    return done(absl::UnavailableError(absl::StrFormat(
+        "outcome unknown: transaction %x: every backup refused its commit record (%s), and this node's log "
+        "failed while syncing it (a restart may commit it)",
+        transaction, refusal.message())));
   }
   log_->Append(storage::NodeLogType::kTxAborted, EncodeTransactionId(transaction),
                [refusal, transaction, done = std::move(done)](const absl::Status& s) mutable {
@@ -345,6 +353,7 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
         "a commit record request from node %d thread %d names node %d thread %d as its sender", sender,
         sender_thread, header.sender, header.sender_thread)));
   }
+  if (maybe_logged_.contains(record.transaction)) return done(MaybeLoggedHere(record.transaction));
   if (record.epoch < fence_epoch_) {
     // Its primary may have failed: the new primaries settle what the copies hold
     // (failover gathers the records retained here, then sends its copy to them).
@@ -389,6 +398,11 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
                  if (!s.ok()) {
                    // Another send of the record may have been logged and applied meanwhile.
                    absl::StatusOr<size_t> still = self->backup_log_.Missing(record);
+                   if (still.ok() && *still > 0 && storage::MaybeDurable(s)) {
+                     // Not a refusal, now or later: a restart may replay it here.
+                     self->maybe_logged_.insert(record.transaction);
+                     return done(self->MaybeLoggedHere(record.transaction));
+                   }
                    if (!still.ok() || *still > 0) return done(s);
                  } else if (record.epoch < self->fence_epoch_) {
                    // Fenced while it was being logged: failover may have gathered this
@@ -416,6 +430,13 @@ void ThreadContext::ApplyBackup(NodeId sender, uint16_t sender_thread, absl::str
                                         std::move(kept->bytes));
                  done(absl::OkStatus());
                });
+}
+
+absl::Status ThreadContext::MaybeLoggedHere(uint64_t transaction) const {
+  // Unavailable: the primary cannot tell it from an answer lost, so it never aborts on it.
+  return absl::UnavailableError(absl::StrFormat(
+      "transaction %x: node %d's log failed while syncing its commit record (it may be durable here)", transaction,
+      self_));
 }
 
 std::vector<absl::string_view> ThreadContext::RetainedTouching(const absl::flat_hash_set<RegionId>& regions) {

@@ -305,12 +305,15 @@ class ThreadContext final : public Context {
     absl::InlinedVector<NodeId, 4> refused;    // refused it (applied nothing) while none has it
     bool stands = false;  // a backup applied it (or may have, and left): the commit stands
     LocalLog local = LocalLog::kPending;       // this node's kTxApplied record
+    bool local_maybe_durable = false;          // kFailed, but written (storage::MaybeDurable)
     absl::Status refusal;                      // the first refusal (a backup's or the log's)
     TxDone done;                               // the caller's; empty once answered
     TimerId answer_timer = 0;                  // answers "outcome unknown" if the backups are slow
     int retries = 0;
     absl::Status last_error;                   // a backup's, for the messages
   };
+  // A backup's answer for a record in maybe_logged_.
+  absl::Status MaybeLoggedHere(uint64_t transaction) const;
   // The kTxApplyMsgId header of this thread's record `sequence`, with the watermark now.
   ApplyRequest ApplyHeader(uint64_t sequence) const;
   void LogHere(uint64_t transaction);
@@ -354,6 +357,9 @@ class ThreadContext final : public Context {
   ApplySequencer sequencer_;
   // Backup side: the single-machine commit records applied here, for failover.
   RetainedCommits retained_;
+  // Backup records whose log write went through and whose sync failed: a restart may
+  // replay them, so they are never refused (storage::MaybeDurable).
+  absl::flat_hash_set<uint64_t> maybe_logged_;
   LogRecordView apply_scratch_;  // ApplyBackup's decoding, its capacity reused
   // Restored in-doubt transactions (RestoreInDoubt): the slots they allocated here,
   // freed if recovery aborts them (their coordinator, who would have, is gone).

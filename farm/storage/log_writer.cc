@@ -309,7 +309,7 @@ absl::Status LogWriter::WriteBatch(const std::string& bytes) {
         MutexLock lock(&mu_);
         ++stats_.writes;
       }
-      return FailSync(synced);
+      return AsMaybeDurable(FailSync(synced));  // later records: refused (failed_)
     }
   }
   MutexLock lock(&mu_);

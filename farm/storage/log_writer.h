@@ -20,7 +20,9 @@
 // reported to the records it carried — ResourceExhausted for a full disk, after which
 // later appends may succeed. A failed sync is fatal for the log: it can no longer be
 // trusted, so every record not yet reported, and every later one, gets the error
-// (status() says which); the owner must stop acknowledging on it.
+// (status() says which); the owner must stop acknowledging on it. The records of the
+// write whose sync failed were written, though, and a restart may replay them: their
+// error says so (MaybeDurable, record_log.h) — their outcome is unknown, not refused.
 //
 // Threads: Append from any thread. `durable` callbacks run in append order: under
 // `always` on the flusher thread, never inside Append (except for an Append after

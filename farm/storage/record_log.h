@@ -4,9 +4,11 @@
 // recorder). Record types of the node log live in node_log_types.h.
 //
 // Contract: `durable` runs exactly once, after the record is durable as the log's policy
-// promises or with the error that kept it from being so; records become durable in
-// append order (a durable record implies every earlier one is). It may run on another
-// thread and must be quick.
+// promises or with the error that kept it from being so — or, when MaybeDurable(error),
+// that may not have: the record was written and the sync after it failed, so a restart
+// may replay it, and its owner must take its outcome as unknown (neither durable nor
+// refused). Records become durable in append order (a durable record implies every
+// earlier one is). It may run on another thread and must be quick.
 #ifndef FARM_STORAGE_RECORD_LOG_H_
 #define FARM_STORAGE_RECORD_LOG_H_
 
@@ -14,9 +16,18 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/string_view.h"
 
 namespace farm::storage {
+
+inline constexpr absl::string_view kMaybeDurablePayload = "farm.storage/maybe-durable";
+// The error of a record that may be durable nonetheless (above).
+inline absl::Status AsMaybeDurable(absl::Status error) {
+  error.SetPayload(kMaybeDurablePayload, absl::Cord("written; its sync failed"));
+  return error;
+}
+inline bool MaybeDurable(const absl::Status& s) { return !s.ok() && s.GetPayload(kMaybeDurablePayload).has_value(); }
 
 class RecordLog {
  public:

@@ -382,6 +382,56 @@ TEST_F(RestartTest, ACommitOnlyTheBackupsLoggedIsTakenByThePrimaryAtRestart) {
   EXPECT_EQ((*seen)[0], Padded("after restart"));
 }
 
+// A failed sync leaves the records it should have covered written: a restart (of the
+// processes; the disk kept them) may replay them. So a single-machine commit whose
+// backups' logs failed that way is not refused — its primary asks again, the caller
+// hears "outcome unknown" — and after the restart every replica holds it.
+TEST_F(RestartTest, ACommitWhoseBackupsSyncFailedIsNotRefusedAndCommitsEverywhereAfterRestart) {
+  for (int n = 0; n < kNodes; ++n) node_fs_.push_back(std::make_unique<FaultInjectingFileSystem>());
+  std::vector<FatPtr> objects;
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    objects = CreateObjects(**c, "created");
+    node_fs_[1]->FailNextSync(absl::DataLossError("injected: the disk lost a write"));
+    node_fs_[2]->FailNextSync(absl::DataLossError("injected: the disk lost a write"));
+    const absl::Status s = WriteAllInOneTx((*c)->node(1), {objects[0]}, "maybe");
+    EXPECT_TRUE(absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s)) << "not an abort: " << s;
+  }
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();  // the files as they were
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 2, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], Padded("maybe"));
+  EXPECT_EQ(DivergentCopies(**c, objects), "");
+}
+
+// The same at the primary: its own record written and its sync failed while every backup
+// refused the record (their disks full) — not an abort either; after the restart it
+// commits, at the backups too.
+TEST_F(RestartTest, ACommitWhosePrimarysSyncFailedIsNotReportedAbortedAndCommitsEverywhereAfterRestart) {
+  for (int n = 0; n < kNodes; ++n) node_fs_.push_back(std::make_unique<FaultInjectingFileSystem>());
+  std::vector<FatPtr> objects;
+  {
+    absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    objects = CreateObjects(**c, "created");
+    node_fs_[0]->FailNextSync(absl::DataLossError("injected: the disk lost a write"));
+    node_fs_[1]->set_capacity(node_fs_[1]->used());
+    node_fs_[2]->set_capacity(node_fs_[2]->used());
+    const absl::Status s = WriteAllInOneTx((*c)->node(1), {objects[0]}, "maybe");
+    EXPECT_TRUE(absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s)) << "not an abort: " << s;
+    node_fs_[1]->set_capacity(std::numeric_limits<uint64_t>::max());
+    node_fs_[2]->set_capacity(std::numeric_limits<uint64_t>::max());
+  }
+  absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<std::vector<std::string>> seen = ReadSettled(**c, 3, objects);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ((*seen)[0], Padded("maybe"));
+  EXPECT_EQ(DivergentCopies(**c, objects), "");
+}
+
 TEST_F(RestartTest, ACorruptRecordBeforeTheTailStopsTheStartNamingFileAndOffset) {
   {
     absl::StatusOr<std::unique_ptr<node::LocalCluster>> c = Start();

@@ -605,7 +605,10 @@ TEST(LogFileTest, AFailedSyncFailsTheLogForGood) {
   const std::vector<absl::Status> r = rec.results();
   EXPECT_TRUE(r[0].ok());
   EXPECT_FALSE(r[1].ok());
+  EXPECT_TRUE(MaybeDurable(r[1])) << "written before the sync failed: a restart may replay it";
   EXPECT_FALSE(r[2].ok()) << "nothing is acknowledged on a log after a failed sync";
+  EXPECT_FALSE(MaybeDurable(r[2])) << "never written";
+  EXPECT_FALSE(MaybeDurable(w->status()));
   EXPECT_THAT(std::string(w->status().message()), HasSubstr("no longer trusted"));
 }
 
