@@ -140,16 +140,24 @@ std::vector<LogRecord> TxService::RestartRetained(const std::vector<RegionId>& r
 
 absl::Status TxService::PushRetained(NodeId node, const std::vector<LogRecord>& records,
                                      const std::vector<RegionId>& regions, absl::Duration timeout) {
+  const absl::flat_hash_set<RegionId> asked(regions.begin(), regions.end());
   for (size_t next = 0; next < records.size();) {
+    // A page of records, with the regions of `regions` they write: a record had room in
+    // a kTxApplyMsgId request, so it has in this one beside a few region ids.
     std::string page;
     uint16_t count = 0;
+    std::vector<RegionId> touched;
     for (; next < records.size() && count < 0xFFFF; ++next, ++count) {
       std::string encoded;
       if (absl::Status s = EncodeLogRecord(records[next], &encoded); !s.ok()) return s;
       if (count > 0 && page.size() + encoded.size() > kMaxRetainedAnswerBytes) break;
       page += encoded;
+      for (const LogEntry& e : records[next].entries) {
+        const RegionId r = e.address.region();
+        if (asked.contains(r) && std::find(touched.begin(), touched.end(), r) == touched.end()) touched.push_back(r);
+      }
     }
-    absl::StatusOr<std::string> request = EncodeReconcile(regions, count, page);
+    absl::StatusOr<std::string> request = EncodeReconcile(touched, count, page);
     if (!request.ok()) return request.status();
     auto awaited = std::make_shared<Awaited<bool>>();
     MsgThread& thread = messenger_->thread(0);

@@ -1,5 +1,6 @@
 #include "tx/tx_messages.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "farm/base/wire.h"
 
@@ -198,6 +199,28 @@ absl::StatusOr<RetainedQuery> DecodeRetainedQuery(absl::string_view in) {
   return out;
 }
 
+namespace {
+
+// `count` commit records back to back (EncodeLogRecord) filling `in`, into `out`.
+absl::Status DecodeCommitRecords(absl::string_view in, uint16_t count, absl::string_view what,
+                                 std::vector<LogRecord>* out) {
+  out->reserve(count);
+  for (uint16_t i = 0; i < count; ++i) {
+    size_t used = 0;
+    absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(in.data(), in.size()), &used);
+    if (!record.ok()) return record.status();
+    if (record->kind != LogKind::kCommit) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " holds a record that is not a commit"));
+    }
+    out->push_back(std::move(*record));
+    in.remove_prefix(used);
+  }
+  if (!in.empty()) return absl::InvalidArgumentError(absl::StrFormat("%d bytes after %s's records", in.size(), what));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 std::string EncodeRetainedPage(uint32_t total, uint16_t count, absl::string_view records) {
   WireWriter w;
   w.Put(kTxApplyFormat).Put(total).Put(count).Bytes(records);
@@ -213,20 +236,9 @@ absl::StatusOr<RetainedPage> DecodeRetainedPage(absl::string_view in) {
     return absl::InvalidArgumentError(absl::StrFormat("malformed retained-records page (%d bytes)", in.size()));
   }
   constexpr size_t kHeader = 1 + sizeof(uint32_t) + sizeof(uint16_t);
-  absl::string_view rest = in.substr(kHeader);
-  out.records.reserve(count);
-  for (uint16_t i = 0; i < count; ++i) {
-    size_t used = 0;
-    absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(rest.data(), rest.size()), &used);
-    if (!record.ok()) return record.status();
-    if (record->kind != LogKind::kCommit) {
-      return absl::InvalidArgumentError("a retained-records page holds a record that is not a commit");
-    }
-    out.records.push_back(std::move(*record));
-    rest.remove_prefix(used);
-  }
-  if (!rest.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat("%d bytes after a retained-records page", rest.size()));
+  if (absl::Status s = DecodeCommitRecords(in.substr(kHeader), count, "a retained-records page", &out.records);
+      !s.ok()) {
+    return s;
   }
   return out;
 }
@@ -259,20 +271,10 @@ absl::StatusOr<ReconcileRequest> DecodeReconcile(absl::string_view in) {
     r.Get(&v);
     region = v;
   }
-  absl::string_view rest = in.substr(in.size() - r.left());
-  out.records.reserve(count);
-  for (uint16_t i = 0; i < count; ++i) {
-    size_t used = 0;
-    absl::StatusOr<LogRecord> record = DecodeLogRecord(std::string_view(rest.data(), rest.size()), &used);
-    if (!record.ok()) return record.status();
-    if (record->kind != LogKind::kCommit) {
-      return absl::InvalidArgumentError("a reconcile request holds a record that is not a commit");
-    }
-    out.records.push_back(std::move(*record));
-    rest.remove_prefix(used);
-  }
-  if (!rest.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat("%d bytes after a reconcile request's records", rest.size()));
+  if (absl::Status s =
+          DecodeCommitRecords(in.substr(in.size() - r.left()), count, "a reconcile request", &out.records);
+      !s.ok()) {
+    return s;
   }
   return out;
 }

@@ -274,6 +274,21 @@ TEST(RetainedMessagesTest, QueriesAndPagesRoundTripAndRejectDamage) {
   EXPECT_FALSE(DecodeRetainedPage(EncodeRetainedPage(5, 3, records)).ok()) << "fewer records than counted";
   EXPECT_FALSE(DecodeRetainedPage(EncodeRetainedPage(5, 1, records)).ok()) << "bytes after the records";
   EXPECT_FALSE(DecodeRetainedPage(page.substr(0, page.size() - 3)).ok());
+
+  // A restarted primary's reconciliation request: its regions, then the records.
+  absl::StatusOr<std::string> reconcile = EncodeReconcile({kHeld, kElsewhere}, 2, records);
+  ASSERT_TRUE(reconcile.ok()) << reconcile.status();
+  absl::StatusOr<ReconcileRequest> request = DecodeReconcile(*reconcile);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ(request->regions, (std::vector<RegionId>{kHeld, kElsewhere}));
+  EXPECT_EQ(request->records, (std::vector<LogRecord>{a, b}));
+  EXPECT_FALSE(DecodeReconcile(reconcile->substr(0, reconcile->size() - 1)).ok());
+  EXPECT_FALSE(DecodeReconcile(*reconcile + "x").ok());
+  EXPECT_FALSE(DecodeReconcile(reconcile->substr(0, 6)).ok()) << "fewer region ids than counted";
+  std::string other_format = *reconcile;
+  other_format[0] = 9;
+  EXPECT_FALSE(DecodeReconcile(other_format).ok());
+  EXPECT_FALSE(EncodeReconcile(std::vector<RegionId>(kMaxRetainedRegions + 1, kHeld), 2, records).ok());
 }
 
 class BackupApplyTest : public ::testing::Test {
