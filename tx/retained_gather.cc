@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "farm/base/mutex.h"
 #include "tx/tx_service.h"
@@ -82,14 +83,34 @@ struct Awaited {
     }
     done.Notify();
   }
+  // The answer, or Unavailable after `timeout`; errors begin with `what`.
   absl::StatusOr<T> Wait(absl::Duration timeout, absl::string_view what) {
     if (!done.WaitForNotificationWithTimeout(timeout)) {
       return absl::UnavailableError(absl::StrFormat("%s: no answer in %s", what, absl::FormatDuration(timeout)));
     }
     MutexLock lock(&mu);
+    if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat(what, ": ", result.status().message()));
     return std::move(result);
   }
 };
+
+// Calls `node` with `request` from `thread`'s loop and waits for the reply, decoded by
+// `decode` (from a thread that is not a worker: it blocks). Errors name `what`.
+template <typename T, typename Decode>
+absl::StatusOr<T> CallAndWait(MsgThread& thread, NodeId node, MsgId id, std::string request, absl::Duration timeout,
+                              Decode decode, absl::string_view what) {
+  auto awaited = std::make_shared<Awaited<T>>();
+  thread.loop().Post([&thread, node, id, awaited, request = std::move(request), timeout, decode] {
+    absl::Status sent = thread.Call(
+        node, id, request,
+        [awaited, decode](const absl::Status& s, absl::string_view reply) {
+          awaited->Set(s.ok() ? decode(reply) : absl::StatusOr<T>(s));
+        },
+        timeout);
+    if (!sent.ok()) awaited->Set(sent);
+  });
+  return awaited->Wait(timeout + absl::Seconds(1), what);
+}
 
 }  // namespace
 
@@ -104,23 +125,11 @@ absl::StatusOr<std::vector<LogRecord>> TxService::CollectRetained(const std::vec
     for (;;) {
       absl::StatusOr<std::string> request = EncodeRetainedQuery(query);
       if (!request.ok()) return request.status();
-      auto awaited = std::make_shared<Awaited<RetainedPage>>();
-      MsgThread& thread = messenger_->thread(0);
-      thread.loop().Post([&thread, node, awaited, request = std::move(*request), timeout] {
-        absl::Status sent = thread.Call(
-            node, kTxRetainedMsgId, request,
-            [awaited](const absl::Status& s, absl::string_view reply) {
-              awaited->Set(s.ok() ? DecodeRetainedPage(reply) : absl::StatusOr<RetainedPage>(s));
-            },
-            timeout);
-        if (!sent.ok()) awaited->Set(sent);
-      });
-      absl::StatusOr<RetainedPage> page =
-          awaited->Wait(timeout + absl::Seconds(1), absl::StrFormat("node %d's retained commit records", node));
-      if (!page.ok()) {
-        return absl::Status(page.status().code(), absl::StrFormat("node %d's retained commit records: %s", node,
-                                                                  page.status().message()));
-      }
+      absl::StatusOr<RetainedPage> page = CallAndWait<RetainedPage>(
+          messenger_->thread(0), node, kTxRetainedMsgId, std::move(*request), timeout,
+          [](absl::string_view reply) { return DecodeRetainedPage(reply); },
+          absl::StrFormat("node %d's retained commit records", node));
+      if (!page.ok()) return page.status();
       query.first += static_cast<uint32_t>(page->records.size());
       for (LogRecord& r : page->records) records.push_back(std::move(r));
       if (query.first >= page->total || page->records.empty()) break;
@@ -159,24 +168,11 @@ absl::Status TxService::PushRetained(NodeId node, const std::vector<LogRecord>& 
     }
     absl::StatusOr<std::string> request = EncodeReconcile(touched, count, page);
     if (!request.ok()) return request.status();
-    auto awaited = std::make_shared<Awaited<bool>>();
-    MsgThread& thread = messenger_->thread(0);
-    thread.loop().Post([&thread, node, awaited, request = std::move(*request), timeout] {
-      absl::Status sent = thread.Call(
-          node, kTxReconcileMsgId, request,
-          [awaited](const absl::Status& s, absl::string_view) {
-            awaited->Set(s.ok() ? absl::StatusOr<bool>(true) : absl::StatusOr<bool>(s));
-          },
-          timeout);
-      if (!sent.ok()) awaited->Set(sent);
-    });
-    absl::StatusOr<bool> done =
-        awaited->Wait(timeout + absl::Seconds(1), absl::StrFormat("node %d's reconciliation", node));
-    if (!done.ok()) {
-      return absl::Status(done.status().code(), absl::StrFormat("node %d did not take the commit records to "
-                                                                "reconcile: %s",
-                                                                node, done.status().message()));
-    }
+    absl::StatusOr<bool> taken = CallAndWait<bool>(
+        messenger_->thread(0), node, kTxReconcileMsgId, std::move(*request), timeout,
+        [](absl::string_view) { return absl::StatusOr<bool>(true); },
+        absl::StrFormat("node %d taking the commit records to reconcile", node));
+    if (!taken.ok()) return taken.status();
   }
   return absl::OkStatus();
 }
