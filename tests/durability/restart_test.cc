@@ -7,7 +7,12 @@
 //     k until the workload completes without reaching it; then every file loses what was
 //     not synced), checkpoints of every node's log included: after restart every acknowledged transaction is present, and each
 //     transaction's writes are all present or all absent, including those left in doubt
-//     (their nodes ask the others and settle them);
+//     (their nodes ask the others and settle them), and every replica of each object
+//     holds what its primary holds;
+//   - a single-machine commit only the backups logged (the primary's disk failed), or
+//     whose backups' or primary's sync failed (written, maybe durable), is never
+//     reported aborted and after the restart is in every replica (each node its own
+//     disk: node_fs_);
 //   - a node refuses a directory whose log is corrupt before its tail, naming the file
 //     and offset; a torn tail is cut off and the records before it serve;
 //   - a full disk fails commits with ResourceExhausted while reads go on, and commits
