@@ -145,10 +145,9 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
       undecided[key->transaction] = i;
       result.outcomes[*key] = type == NodeLogType::kTxPrepared ? TxOutcome::kPrepared : TxOutcome::kCommitted;
       if (type == NodeLogType::kTxReplicated) {
+        // The header only: pass 2 decodes the record.
         ApplyRequest header;
-        LogRecordView view;
-        if (absl::Status s = DecodeApplyRequest(absl::string_view(r.payload.data(), r.payload.size()), &header,
-                                                &view);
+        if (absl::Status s = DecodeApplyHeader(absl::string_view(r.payload.data(), r.payload.size()), &header);
             !s.ok()) {
           return Damaged(r, s.message());
         }

@@ -143,8 +143,7 @@ absl::Status EncodeApplyRequest(const ApplyRequest& header, const LogRecord& rec
   return EncodeLogRecordAs(record, LogKind::kCommit, epoch, out);
 }
 
-absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogRecordView* record,
-                                absl::string_view* record_bytes) {
+absl::Status DecodeApplyHeader(absl::string_view in, ApplyRequest* header) {
   if (in.size() < kApplyHeaderBytes || static_cast<uint8_t>(in[0]) != kTxApplyFormat) {
     return absl::InvalidArgumentError(
         absl::StrFormat("malformed commit record request (%d bytes, format %d)", in.size(),
@@ -155,6 +154,12 @@ absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogR
   header->sender_boot = LoadLe<uint32_t>(in.data() + 8);
   header->sequence = LoadLe<uint64_t>(in.data() + 16);
   header->watermark = LoadLe<uint64_t>(in.data() + 24);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeApplyRequest(absl::string_view in, ApplyRequest* header, LogRecordView* record,
+                                absl::string_view* record_bytes) {
+  if (absl::Status s = DecodeApplyHeader(in, header); !s.ok()) return s;
   const absl::string_view bytes = in.substr(kApplyHeaderBytes);
   size_t used = 0;
   if (absl::Status s = DecodeLogRecordView(std::string_view(bytes.data(), bytes.size()), record, &used); !s.ok()) {

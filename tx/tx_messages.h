@@ -136,6 +136,9 @@ struct ApplyRequest {
 // `record`'s entries go as a commit record of `epoch`, whatever its own kind and epoch.
 absl::Status EncodeApplyRequest(const ApplyRequest& header, const LogRecord& record, uint64_t epoch,
                                 std::string* out);
+// The header alone (the record after it not looked at): InvalidArgument when short or
+// of another format.
+absl::Status DecodeApplyHeader(absl::string_view in, ApplyRequest* header);
 // Decodes `in` into `header` and `record` (a view of `in`: valid while it is);
 // `record_bytes` (optional) gets the record's encoding within `in`. InvalidArgument or
 // DataLoss for a malformed request, or a record that is not a commit.
