@@ -5,8 +5,10 @@
 // file with --flagfile=PATH (one --flag=value per line; see
 // deploy/farm-node.conf.example). Exits 0 after SIGTERM or SIGINT (services stopped,
 // leaving the cluster cleanly), non-zero with a one-line error when the node or a
-// service cannot start.
+// service cannot start (1; 2 for bad flags), and 3 when its log failed for good (a failed
+// sync: the node leaves the cluster at once, the others fail over its regions).
 #include <signal.h>
+#include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
 #include <cstdio>
@@ -165,6 +167,10 @@ absl::Status AddServices(farm::Host& host, farm::ServiceSet& services) {
   return services.Add(std::move(*service));
 }
 
+// Exit status of a node that stopped because its log failed (1: a start-up error;
+// 2: bad flags).
+constexpr int kExitLogFailed = 3;
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,6 +185,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, farm::node::TestFaults::kTriggerSignal);  // a test seam's trigger
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const uint32_t id = absl::GetFlag(FLAGS_node_id);
@@ -221,8 +228,12 @@ int main(int argc, char** argv) {
   o.join_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_join_timeout_ms));
   o.spin = absl::Microseconds(absl::GetFlag(FLAGS_spin_us));
   o.tx.readable_commits = absl::GetFlag(FLAGS_readable_commits);
-  if (absl::Status s = farm::node::SetTestFault(absl::GetFlag(FLAGS_test_fault), &o); !s.ok()) {
-    std::fprintf(stderr, "farm_node: --test_fault: %s\n", std::string(s.message()).c_str());
+  // The node has left the cluster already (node.h): wake the wait below to stop it.
+  o.on_log_failure = [](const absl::Status&) { ::kill(::getpid(), SIGTERM); };
+  absl::StatusOr<std::unique_ptr<farm::node::TestFaults>> faults =
+      farm::node::SetTestFaults(absl::GetFlag(FLAGS_test_fault), &o);
+  if (!faults.ok()) {
+    std::fprintf(stderr, "farm_node: --test_fault: %s\n", std::string(faults.status().message()).c_str());
     return 2;
   }
   if (!absl::GetFlag(FLAGS_test_fault).empty()) {
@@ -246,9 +257,24 @@ int main(int argc, char** argv) {
   FARM_LOG(kInfo, "node %u: ready; admin port %s, fabric %s", id, (*node)->admin_address(),
            (*node)->fabric().locator());
   int sig = 0;
-  sigwait(&stop_signals, &sig);
-  FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
+  for (;;) {
+    sigwait(&stop_signals, &sig);
+    if (sig != farm::node::TestFaults::kTriggerSignal) break;
+    if ((*faults)->Trigger()) {
+      FARM_LOG(kWarning, "node %u: test fault triggered: every sync fails from now on", id);
+    } else {
+      FARM_LOG(kWarning, "node %u: signal %d ignored (no test fault waits for it)", id, sig);
+    }
+  }
+  const absl::Status log_failure = (*node)->log_failure();
+  if (log_failure.ok()) FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
   services.StopAll();
   (*node)->Stop();
+  if (!log_failure.ok()) {
+    // Non-zero, so that a supervisor sees a failure; the data directory's log is not to
+    // be trusted until the disk is checked.
+    FARM_LOG(kError, "node %u: stopped: its log failed: %s", id, log_failure.ToString());
+    return kExitLogFailed;
+  }
   return 0;
 }

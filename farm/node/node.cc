@@ -304,6 +304,9 @@ absl::Status Node::Start() {
       !s.ok()) {
     return s;
   }
+  // From here a log failure takes the node out (a failure before it fails Start, or is
+  // heard at once here).
+  storage_->OnLogFailure([this](const absl::Status& failure) { LeaveOnLogFailure(failure); });
   started_up_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -621,7 +624,29 @@ absl::Status Node::AdoptRecoveredRegions() {
   return absl::OkStatus();
 }
 
+void Node::LeaveOnLogFailure(const absl::Status& failure) {
+  MutexLock lock(&fail_stop_mu_);
+  if (fail_stop_closed_ || fail_stop_.joinable()) return;
+  log_failure_ = failure;
+  fail_stop_ = std::thread([this, failure] {
+    FARM_LOG(kError, "node %u: the log failed (%s): leaving the cluster (a node that cannot log holds no replicas)",
+             options_.node_id, failure.ToString());
+    membership_->Stop();
+    if (options_.on_log_failure) options_.on_log_failure(failure);
+  });
+}
+
+absl::Status Node::log_failure() const {
+  MutexLock lock(&fail_stop_mu_);
+  return log_failure_;
+}
+
 void Node::Stop() {
+  {
+    MutexLock lock(&fail_stop_mu_);
+    fail_stop_closed_ = true;
+  }
+  if (fail_stop_.joinable()) fail_stop_.join();  // not started after the line above
   {
     MutexLock lock(&mu_);
     stopping_ = true;
@@ -668,6 +693,9 @@ NodeStats Node::Stats() const {
     s.set_session(m.session);
     s.set_manager(m.manager);
     s.set_last_error(m.last_error);
+    if (absl::Status failed = log_failure(); !failed.ok()) {
+      s.set_last_error(absl::StrCat("left the cluster: the log failed: ", failed.message()));
+    }
     s.set_locator(fabric_->locator());
     if (auto config = membership_->current()) {
       s.set_placement_digest(PlacementDigest(*config));

@@ -93,6 +93,14 @@ struct NodeOptions {
   // configurations still reach services. 1: at once.
   uint32_t min_members = 1;
   tx::TxOptions tx;
+  // The node's log failed for good (a failed sync: nothing it logs from then on can be
+  // promised durable). A node that cannot log must not hold replicas, so it leaves the
+  // cluster at once — its membership stops (with ZooKeeper the session closes: peers
+  // fail over its regions and settle its commits from the copies that logged them) and
+  // it serves nothing more — and then this runs, once, on a thread of the node's: the
+  // process's owner stops the node (farm_node exits non-zero). It must not call Stop
+  // itself. Null: the node stays out of the cluster until stopped.
+  std::function<void(const absl::Status&)> on_log_failure;
   // Test seam (test_faults.h, hold-region-copies): re-replication sends no copy.
   bool hold_region_copies = false;
 };
@@ -125,6 +133,9 @@ class Node {
 
   absl::Status Start();
   void Stop();  // idempotent
+  // The log's failure for good, if it failed (the node has then left the cluster:
+  // NodeOptions::on_log_failure); OK otherwise.
+  absl::Status log_failure() const;
 
   NodeStats Stats() const;
   // True once the node has linked to every member of a configuration and holds its
@@ -188,6 +199,9 @@ class Node {
   absl::Status ReconcileRecoveredRegions(const membership::Placement& placement);
   void SetPlacementLocked(std::shared_ptr<const membership::Placement> placement)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The log failed for good: leaves the cluster on fail_stop_ (NodeOptions::
+  // on_log_failure). Called with the log's locks held.
+  void LeaveOnLogFailure(const absl::Status& failure);
 
   // --- Failover (failover.cc) ---
   // Before `next` (of `config`) is used, after `previous` (of `previous_config`): fences
@@ -284,6 +298,12 @@ class Node {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<RegionId> arrived_ ABSL_GUARDED_BY(mu_);  // copies received whole (OnCopyArrived)
   std::thread connector_;
+  // Leaving on a log failure: one thread, started at most once, never after Stop began
+  // (which joins it before stopping membership itself).
+  mutable Mutex fail_stop_mu_;
+  bool fail_stop_closed_ ABSL_GUARDED_BY(fail_stop_mu_) = false;
+  absl::Status log_failure_ ABSL_GUARDED_BY(fail_stop_mu_);
+  std::thread fail_stop_;
   // Set once Start has built everything: the admin thread reads only after it.
   std::atomic<bool> started_up_{false};
   std::atomic<bool> linked_{false};

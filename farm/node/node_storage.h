@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "alloc/backup_regions.h"
 #include "farm/base/mutex.h"
@@ -89,6 +90,11 @@ class NodeStorage {
   // The log, or null with --log_sync=off. After Start.
   storage::RecordLog* log() const { return writer_.get(); }
   LogState State() const;
+  // `listener` hears the log fail for good (LogWriter::OnFailure: once, with the log's
+  // locks held — hand off only). Nothing with --log_sync=off. After Start.
+  void OnLogFailure(absl::AnyInvocable<void(const absl::Status&)> listener) {
+    if (writer_ != nullptr) writer_->OnFailure(std::move(listener));
+  }
   // Takes a checkpoint now (tests; the checkpointer thread does this by itself).
   absl::Status CheckpointNow();
   // Stops the checkpointer, writes and syncs what is queued; later appends fail.

@@ -12,19 +12,47 @@
 //   hold-region-copies     failover's re-replication sends no copy: the copies stay due
 //                          and their regions frozen, until a restart without the seam
 //                          (tests/failover/copies_due_restart_test.cc)
+//   log-fails-on-signal    the node's disk is the real one, except that once the process
+//                          gets SIGUSR1 (TestFaults::Trigger) every sync fails, as on a
+//                          disk gone bad: the log fails for good
+//                          (tests/failover/log_failure_test.cc)
 // Several seams: their names separated by commas.
 #ifndef FARM_NODE_TEST_FAULTS_H_
 #define FARM_NODE_TEST_FAULTS_H_
 
-#include "absl/status/status.h"
+#include <signal.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/node/node.h"
+#include "farm/storage/file_system.h"
 
 namespace farm::node {
 
-// Sets the seams named in `names` (comma-separated; empty: none) in `options`.
-// InvalidArgument for an unknown name.
-absl::Status SetTestFault(absl::string_view names, NodeOptions* options);
+// What the seams keep for the node's life (the disk a seam puts in its options) and the
+// trigger a signal pulls.
+class TestFaults {
+ public:
+  TestFaults();
+  ~TestFaults();
+  // The signal the process's owner hands to Trigger: SIGUSR1.
+  static constexpr int kTriggerSignal = SIGUSR1;
+  // Pulls the triggered seams (log-fails-on-signal: every later sync fails). False when
+  // no seam waits for it.
+  bool Trigger();
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<TestFaults>> SetTestFaults(absl::string_view names, NodeOptions* options);
+  class FailingSyncs;
+  std::unique_ptr<FailingSyncs> disk_;  // log-fails-on-signal
+};
+
+// Sets the seams named in `names` (comma-separated; empty: none) in `options`, which
+// may then point into the result: keep it as long as the node. InvalidArgument for an
+// unknown name.
+absl::StatusOr<std::unique_ptr<TestFaults>> SetTestFaults(absl::string_view names, NodeOptions* options);
 
 }  // namespace farm::node
 

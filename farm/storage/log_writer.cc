@@ -249,12 +249,22 @@ void LogWriter::AppendDirect(uint8_t type, absl::string_view payload, Durable du
   durable(result);
 }
 
+void LogWriter::OnFailure(absl::AnyInvocable<void(const absl::Status&)> listener) {
+  MutexLock lock(&mu_);
+  on_failure_ = std::move(listener);
+  if (!failed_.ok() && on_failure_) on_failure_(failed_);
+}
+
+void LogWriter::FailLocked(absl::Status error) {
+  if (!failed_.ok()) return;
+  failed_ = std::move(error);
+  if (on_failure_) on_failure_(failed_);
+}
+
 absl::Status LogWriter::FailSync(const absl::Status& synced) {
   MutexLock lock(&mu_);
-  if (failed_.ok()) {
-    failed_ = absl::Status(synced.code(), absl::StrCat(path_, ": sync failed, the log is no longer trusted: ",
-                                                       synced.message()));
-  }
+  FailLocked(absl::Status(synced.code(),
+                          absl::StrCat(path_, ": sync failed, the log is no longer trusted: ", synced.message())));
   return failed_;
 }
 
@@ -295,8 +305,8 @@ absl::Status LogWriter::WriteBatch(const std::string& bytes) {
           cut.ok() ? fs_->OpenForAppend(path_) : absl::StatusOr<std::unique_ptr<WritableFile>>(cut);
       if (!reopened.ok()) {
         MutexLock lock(&mu_);
-        failed_ = absl::DataLossError(absl::StrCat(path_, ": a failed write could not be undone: ",
-                                                   reopened.status().message()));
+        FailLocked(absl::DataLossError(
+            absl::StrCat(path_, ": a failed write could not be undone: ", reopened.status().message())));
         return failed_;
       }
       file_ = std::move(*reopened);

@@ -23,6 +23,7 @@
 // (status() says which); the owner must stop acknowledging on it. The records of the
 // write whose sync failed were written, though, and a restart may replay them: their
 // error says so (MaybeDurable, record_log.h) — their outcome is unknown, not refused.
+// OnFailure tells the owner the moment the log fails for good.
 //
 // Threads: Append from any thread. `durable` callbacks run in append order: under
 // `always` on the flusher thread, never inside Append (except for an Append after
@@ -104,6 +105,11 @@ class LogWriter final : public RecordLog {
 
   absl::Status status() const;
   LogWriterStats stats() const;
+  // `listener` runs once, the first time the log fails for good (a failed sync, or a
+  // failed write that could not be undone: what status() then returns) — at once, here,
+  // if it has failed already. It runs with the log's locks held, on whichever thread
+  // found the failure: it must only hand off (no call back into the log). Set it once.
+  void OnFailure(absl::AnyInvocable<void(const absl::Status&)> listener);
 
  private:
   LogWriter(FileSystem* fs, uint64_t identity, std::string path, std::unique_ptr<WritableFile> file,
@@ -118,6 +124,8 @@ class LogWriter final : public RecordLog {
   // interval, none: writes the unwaited records ahead of `bytes` (or alone).
   absl::Status WriteWithUnwaited(std::string bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
   absl::Status FailSync(const absl::Status& synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(file_mu_);
+  // Fails the log for good with `error` (the first failure stands) and tells the listener.
+  void FailLocked(absl::Status error) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   FileSystem* const fs_;
   const uint64_t identity_;
@@ -135,6 +143,7 @@ class LogWriter final : public RecordLog {
   std::string unwaited_ ABSL_GUARDED_BY(mu_);  // interval, none: written before the next write
   std::vector<Durable> waiting_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  absl::AnyInvocable<void(const absl::Status&)> on_failure_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;  // interval: written since the last sync
   LogWriterStats stats_ ABSL_GUARDED_BY(mu_);

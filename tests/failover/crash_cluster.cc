@@ -161,4 +161,10 @@ bool CrashClusterTest::ReapKilled(NodeId node, absl::Duration timeout) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
+int CrashClusterTest::ReapExited(NodeId node, absl::Duration timeout) {
+  const int code = ExitCode(pids_[node - 1], timeout);
+  pids_[node - 1] = 0;
+  return code;
+}
+
 }  // namespace farm::testing

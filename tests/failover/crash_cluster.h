@@ -61,6 +61,9 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   // Node `node`'s process, reaped here (its pid is then 0): true when a SIGKILL ended it
   // within `timeout`.
   bool ReapKilled(NodeId node, absl::Duration timeout);
+  // The same for a process that exits: its exit status (testing::ExitCode: -1 when a
+  // signal ended it, -2 when it had not exited within `timeout` and was SIGKILLed).
+  int ReapExited(NodeId node, absl::Duration timeout);
 
   const std::string node_binary_;
   const std::string name_;

@@ -572,6 +572,8 @@ TEST(LogFileTest, AFullDiskFailsAppendsWithoutLosingAnyAndTheLogGoesOn) {
   ASSERT_TRUE(fs.CreateDir(kDir).ok());
   Recorder rec;
   std::unique_ptr<LogWriter> w = MustOpen(fs);
+  bool failed_for_good = false;
+  w->OnFailure([&failed_for_good](const absl::Status&) { failed_for_good = true; });
   for (int i = 0; i < 3; ++i) w->Append(0, Payload(i), rec.Track(i));
   rec.WaitAll();
   fs.set_capacity(0);  // full
@@ -579,6 +581,7 @@ TEST(LogFileTest, AFullDiskFailsAppendsWithoutLosingAnyAndTheLogGoesOn) {
   rec.WaitAll();
   EXPECT_EQ(rec.results()[3].code(), absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(w->status().ok()) << "a full disk does not fail the log";
+  EXPECT_FALSE(failed_for_good) << "nor tells its owner it failed";
   fs.set_capacity(UINT64_MAX);
   w->Append(0, Payload(4), rec.Track(4));
   rec.WaitAll();
@@ -595,6 +598,8 @@ TEST(LogFileTest, AFailedSyncFailsTheLogForGood) {
   ASSERT_TRUE(fs.CreateDir(kDir).ok());
   Recorder rec;
   std::unique_ptr<LogWriter> w = MustOpen(fs);
+  std::vector<absl::Status> told;  // the failure listener's calls (under the log's lock)
+  w->OnFailure([&told](const absl::Status& s) { told.push_back(s); });
   w->Append(0, Payload(0), rec.Track(0));
   rec.WaitAll();
   fs.FailNextSync(absl::InternalError("EIO"));
@@ -602,6 +607,12 @@ TEST(LogFileTest, AFailedSyncFailsTheLogForGood) {
   rec.WaitAll();
   w->Append(0, Payload(2), rec.Track(2));
   rec.WaitAll();
+  ASSERT_EQ(told.size(), 1u) << "the owner hears the failure once";
+  EXPECT_EQ(told[0], w->status());
+  // An owner that listens only later hears it at once.
+  int late = 0;
+  w->OnFailure([&late](const absl::Status& s) { late += s.ok() ? 0 : 1; });
+  EXPECT_EQ(late, 1);
   const std::vector<absl::Status> r = rec.results();
   EXPECT_TRUE(r[0].ok());
   EXPECT_FALSE(r[1].ok());
