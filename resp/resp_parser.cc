@@ -1,6 +1,7 @@
 #include "resp/resp_parser.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -13,10 +14,6 @@ constexpr size_t kCompactAfterBytes = 4096;
 // Buffers that grew for one big request give their memory back once idle.
 constexpr size_t kMaxIdleCapacity = 1 << 20;
 constexpr size_t kMaxRetainedArgCapacity = 64 * 1024;
-
-bool IsInlineSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
 
 void AssignArg(std::string& arg, const char* data, size_t len) {
   if (arg.capacity() > kMaxRetainedArgCapacity && len < arg.capacity() / 4) {
@@ -169,17 +166,75 @@ RespParser::Result RespParser::ParseInline() {
     scanned_ = available;
     return Result::kNeedMore;
   }
-  const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
+  size_t len = static_cast<size_t>(static_cast<const char*>(nl) - begin);
   Advance(len + 1);
-  size_t i = 0;
-  while (i < len) {
-    while (i < len && IsInlineSpace(begin[i])) ++i;
-    if (i == len) break;
-    const size_t start = i;
-    while (i < len && !IsInlineSpace(begin[i])) ++i;
-    AssignArg(NextArg(), begin + start, i - start);
-  }
+  if (len > 0 && begin[len - 1] == '\r') --len;
+  if (!SplitInline(absl::string_view(begin, len))) return Fail("unbalanced quotes in request");
   return Result::kRequest;
+}
+
+bool RespParser::SplitInline(absl::string_view line) {
+  // Redis's sdssplitargs: words between spaces; "..." with \n \r \t \b \a \xHH and
+  // \<any> escapes; '...' with \' only; a quote opens inside a word too; a closing
+  // quote must end the word; a NUL byte ends the line (as a C string would).
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  auto hex_value = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  for (;;) {
+    while (p < end && *p != '\0' && space(*p)) ++p;
+    if (p == end || *p == '\0') return true;
+    std::string& arg = NextArg();
+    arg.clear();
+    enum { kBare, kDouble, kSingle } quote = kBare;
+    for (bool done = false; !done;) {
+      const char c = p < end ? *p : '\0';
+      if (quote == kDouble) {
+        if (c == '\\' && end - p >= 4 && p[1] == 'x' && hex(p[2]) && hex(p[3])) {
+          arg.push_back(static_cast<char>(hex_value(p[2]) * 16 + hex_value(p[3])));
+          p += 3;
+        } else if (c == '\\' && end - p >= 2 && p[1] != '\0') {
+          ++p;
+          switch (*p) {
+            case 'n': arg.push_back('\n'); break;
+            case 'r': arg.push_back('\r'); break;
+            case 't': arg.push_back('\t'); break;
+            case 'b': arg.push_back('\b'); break;
+            case 'a': arg.push_back('\a'); break;
+            default: arg.push_back(*p); break;
+          }
+        } else if (c == '"') {
+          if (end - p >= 2 && p[1] != '\0' && !space(p[1])) return false;
+          done = true;
+        } else if (c == '\0') {
+          return false;  // unterminated
+        } else {
+          arg.push_back(c);
+        }
+      } else if (quote == kSingle) {
+        if (c == '\\' && end - p >= 2 && p[1] == '\'') {
+          ++p;
+          arg.push_back('\'');
+        } else if (c == '\'') {
+          if (end - p >= 2 && p[1] != '\0' && !space(p[1])) return false;
+          done = true;
+        } else if (c == '\0') {
+          return false;
+        } else {
+          arg.push_back(c);
+        }
+      } else {
+        switch (c) {
+          case ' ': case '\n': case '\r': case '\t': case '\0': done = true; break;
+          case '"': quote = kDouble; break;
+          case '\'': quote = kSingle; break;
+          default: arg.push_back(c); break;
+        }
+      }
+      if (p < end && *p != '\0') ++p;
+    }
+  }
 }
 
 }  // namespace farm::resp

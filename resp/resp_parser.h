@@ -3,7 +3,12 @@
 // Two request forms, as in Redis:
 //   - multibulk:  *<n>\r\n  then n times  $<len>\r\n<len bytes>\r\n
 //   - inline:     words separated by spaces/tabs, ended by \n (a \r before it is
-//                 dropped). Quoting is not interpreted: "a b" is two words.
+//                 dropped), quoted as Redis quotes them (sdssplitargs): "a b" is one
+//                 word, with the escapes \n \r \t \b \a \xHH and \<any>; 'a b' too,
+//                 with \' only; a closing quote must end its word. A NUL byte ends
+//                 the line's words, as in sdssplitargs (departure: Redis itself
+//                 never completes such a line — it looks for the \n with strchr —
+//                 until it is too big).
 // Bytes arrive in any split (Feed); several requests may arrive in one Feed
 // (pipelining). Parse returns one request at a time.
 //
@@ -16,6 +21,8 @@
 //       -> "ERR Protocol error: too big mbulk count string" / "too big bulk count string"
 //   - an inline request longer than max_inline_bytes without \n
 //       -> "ERR Protocol error: too big inline request"
+//   - an inline quote not closed, or closed inside a word
+//       -> "ERR Protocol error: unbalanced quotes in request"
 //   - a multibulk request whose arguments total more than max_request_bytes
 //       -> "ERR Protocol error: request too big"
 //   - anything else malformed (no '$', a header not ended by \r\n, bulk data not
@@ -89,6 +96,8 @@ class RespParser {
 
  private:
   Result ParseInline();
+  // The words of one inline line into args_; false for unbalanced quotes.
+  bool SplitInline(absl::string_view line);
   Result ParseMultibulk();
   // Finds a "\r\n"-terminated line starting at pos_; returns kNeedMore/kError, or
   // kRequest with *line set (pos_ is not moved).

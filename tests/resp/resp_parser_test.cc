@@ -1,9 +1,13 @@
 #include "resp/resp_parser.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
@@ -56,8 +60,65 @@ TEST(RespParserTest, Inline) {
   EXPECT_EQ(ParseWhole("PING\r\n"), (Requests{{"PING"}}));
   EXPECT_EQ(ParseWhole("PING\n"), (Requests{{"PING"}}));
   EXPECT_EQ(ParseWhole("  SET \t k  v \r\n"), (Requests{{"SET", "k", "v"}}));
-  // Quotes are not interpreted.
-  EXPECT_EQ(ParseWhole("SET k \"a b\"\n"), (Requests{{"SET", "k", "\"a", "b\""}}));
+}
+
+// As Redis splits an inline line (sdssplitargs).
+TEST(RespParserTest, InlineQuotes) {
+  using std::string_literals::operator""s;
+  EXPECT_EQ(ParseWhole("SET k \"a b\"\n"), (Requests{{"SET", "k", "a b"}}));
+  EXPECT_EQ(ParseWhole("SET k 'a b'\r\n"), (Requests{{"SET", "k", "a b"}}));
+  EXPECT_EQ(ParseWhole("ECHO \"\\n\\r\\t\\b\\a\\x41\\x7a\\\"\\q\"\n"),
+            (Requests{{"ECHO", "\n\r\t\b\aAz\"q"}}));
+  EXPECT_EQ(ParseWhole("ECHO \"\\x00\\xZZ\"\n"), (Requests{{"ECHO", "\0xZZ"s}}));
+  EXPECT_EQ(ParseWhole("ECHO 'it\\'s' '\\n'\n"), (Requests{{"ECHO", "it's", "\\n"}}));
+  EXPECT_EQ(ParseWhole("ECHO \"\" ''\n"), (Requests{{"ECHO", "", ""}}));
+  // A quote opens inside a word, and the word goes on to its end.
+  EXPECT_EQ(ParseWhole("ECHO ab\"c d\" e\n"), (Requests{{"ECHO", "abc d", "e"}}));
+  // A closing quote followed by a space of any kind (\v here).
+  EXPECT_EQ(ParseWhole("ECHO \"a\"\vb\n"), (Requests{{"ECHO", "a", "b"}}));
+  // A NUL byte ends the line.
+  EXPECT_EQ(ParseWhole("ECHO a\0b c\n"s), (Requests{{"ECHO", "a"}}));
+  for (const std::string& bad : {"ECHO \"abc\n"s, "ECHO 'abc\n"s, "ECHO \"a\"b\n"s, "ECHO 'a'b\n"s,
+                                 "ECHO \"a\\\"\n"s, "ECHO \"a\0\"\n"s, "ECHO 'a\0'\n"s}) {
+    EXPECT_EQ(ErrorOf(bad), "ERR Protocol error: unbalanced quotes in request") << bad;
+  }
+  // The requests before it are answered.
+  RespParser parser;
+  parser.Feed("PING\r\nECHO \"open\r\nPING\r\n");
+  Requests requests;
+  EXPECT_EQ(ParseAll(parser, &requests), RespParser::Result::kError);
+  EXPECT_EQ(requests, (Requests{{"PING"}}));
+}
+
+// Any bytes survive inline quoting: random words, each written "..." with \xHH for every
+// byte that is not a letter or digit, or '...' when it has no ', \, NUL or newline, come
+// back as they were.
+TEST(RespParserTest, InlineQuotingRoundTripsAnyBytes) {
+  std::mt19937 rng(20261202);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> words(1 + rng() % 5);
+    std::string line;
+    for (std::string& w : words) {
+      w.resize(rng() % 12);
+      for (char& c : w) c = static_cast<char>(rng() % 4 == 0 ? "'\\\" \n"[rng() % 5] : rng() % 256);
+      if (!line.empty()) line += " \t"[rng() % 2];
+      if (w.find_first_of(std::string("'\\\0\n", 4)) == std::string::npos && rng() % 3 == 0) {
+        absl::StrAppend(&line, "'", w, "'");
+        continue;
+      }
+      line += '"';
+      for (char c : w) {
+        if (absl::ascii_isalnum(static_cast<unsigned char>(c))) {
+          line += c;
+        } else {
+          absl::StrAppendFormat(&line, "\\x%02X", static_cast<unsigned char>(c));
+        }
+      }
+      line += '"';
+    }
+    EXPECT_EQ(ParseWhole(line + "\r\n"), (Requests{words})) << absl::CHexEscape(line);
+    if (HasFailure()) break;
+  }
 }
 
 TEST(RespParserTest, EmptyRequestsAreSkipped) {

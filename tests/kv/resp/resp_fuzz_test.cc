@@ -19,9 +19,11 @@
 //     protocol error, whose reply is last; after that the session is closed;
 //   - on unmutated streams, ECHO markers come back in request order;
 //   - memory stays bounded: unparsed input, reply slots and output have limits.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +33,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -204,10 +207,38 @@ std::string RandomStoredValue(Rng& rng) {
 }
 
 bool InlineSafe(const std::vector<std::string>& words) {
+  using std::string_literals::operator""s;
   for (const std::string& w : words) {
-    if (w.empty() || w.find_first_of(" \t\r\n\v\f\"") != std::string::npos) return false;
+    if (w.empty() || w.find_first_of(" \t\r\n\v\f\"'\0"s) != std::string::npos) return false;
   }
   return true;
+}
+
+// `words` as one inline line with every word quoted as Redis unquotes it ("..." with
+// \xHH for any byte but printable ASCII, '...' for some words), or nothing when the
+// line would be long.
+std::optional<std::string> QuotedInline(Rng& rng, const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& w : words) {
+    if (!line.empty()) line += OneIn(rng, 2) ? " " : " \t ";
+    const bool single = w.find_first_of("'\\") == std::string::npos && OneIn(rng, 3) &&
+                        std::all_of(w.begin(), w.end(), [](char c) { return c >= ' ' && c <= '~'; });
+    if (single) {
+      absl::StrAppend(&line, "'", w, "'");
+      continue;
+    }
+    line += '"';
+    for (char c : w) {
+      if (c >= ' ' && c <= '~' && c != '"' && c != '\\') {
+        line += c;
+      } else {
+        absl::StrAppendFormat(&line, "\\x%02x", static_cast<unsigned char>(c));
+      }
+    }
+    line += '"';
+  }
+  if (line.size() > 16 * 1024) return std::nullopt;
+  return line;
 }
 
 // A valid stream with ECHO markers #0, #1, ... between random commands.
@@ -219,8 +250,11 @@ std::string ValidStream(Rng& rng) {
     std::vector<std::string> words =
         OneIn(rng, 4) ? std::vector<std::string>{"ECHO", absl::StrCat("#", marker++)}
                       : RandomCommand(rng);
+    std::optional<std::string> quoted;
     if (InlineSafe(words) && OneIn(rng, 8)) {
       out += absl::StrJoin(words, " ") + (OneIn(rng, 2) ? "\r\n" : "\n");
+    } else if (OneIn(rng, 8) && (quoted = QuotedInline(rng, words)).has_value()) {
+      out += *quoted + (OneIn(rng, 2) ? "\r\n" : "\n");
     } else {
       out += Multibulk(words);
     }
