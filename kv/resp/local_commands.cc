@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kv/resp/command_command.h"
 #include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
 
@@ -156,8 +157,7 @@ std::string RunLocalCommand(const CommandSpec& spec, absl::Span<const std::strin
     case CommandId::kConfig:
       return Config(args, env);
     case CommandId::kCommand:
-      w.ArrayHeader(0);
-      return reply;
+      return CommandCommandReply(args);
     default:
       return ErrorReply(absl::StrCat("ERR '", spec.name, "' is not a local command"));
   }

@@ -9,7 +9,7 @@
 //   CONFIG GET pattern.. pairs for the matching ones of: save "", appendonly "no",
 //                        databases "1", maxclients, port, proto-max-bulk-len
 //                        (what redis-benchmark and redis-cli ask for)
-//   COMMAND [...]       an empty array (no command documentation)
+//   COMMAND [...]       command_command.h (COUNT, LIST, INFO, DOCS)
 #ifndef FARM_KV_RESP_LOCAL_COMMANDS_H_
 #define FARM_KV_RESP_LOCAL_COMMANDS_H_
 

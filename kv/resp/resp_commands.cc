@@ -55,6 +55,8 @@ constexpr CommandSpec kExtensionSpec = {"(extension)", CommandId::kExtension, -1
 
 const CommandSpec& ExtensionCommandSpec() { return kExtensionSpec; }
 
+absl::Span<const CommandSpec> AllCommands() { return kCommands; }
+
 const CommandSpec* FindCommand(absl::string_view name) {
   for (const CommandSpec& spec : kCommands) {
     if (spec.name.size() == name.size() && absl::EqualsIgnoreCase(spec.name, name)) return &spec;

@@ -82,6 +82,8 @@ struct CommandSpec {
 
 // Case-insensitive lookup; nullptr for an unknown command.
 const CommandSpec* FindCommand(absl::string_view name);
+// Every command of the table, in its order (COMMAND lists them).
+absl::Span<const CommandSpec> AllCommands();
 // The spec of every command a session's CommandExtension handles: exclusive, any arity
 // (the extension checks its own), no keys of this store.
 const CommandSpec& ExtensionCommandSpec();

@@ -1,6 +1,7 @@
 // RespSession on a FakeStore: every command, errors, AUTH, pipelining and ordering,
 // back-pressure, closing. (MULTI/EXEC/WATCH: resp_session_txn_test.cc.)
 #include "kv/resp/resp_session.h"
+#include "kv/resp/resp_commands.h"
 #include "kv/resp/write_combiner.h"
 
 #include <string>
@@ -186,12 +187,37 @@ TEST_F(RespSessionTest, SelectClientConfigCommand) {
   EXPECT_THAT(Run({"CONFIG", "SET", "save", ""}), ElementsAre("-ERR CONFIG SET is not supported"));
   EXPECT_THAT(Run({"CONFIG", "foo"}),
               ElementsAre("-ERR unknown subcommand 'foo'. Try CONFIG HELP."));
-  EXPECT_THAT(Run({"COMMAND"}), ElementsAre("[]"));
   EXPECT_THAT(Run({"COMMAND", "DOCS"}), ElementsAre("[]"));
+}
+
+// COMMAND as Redis 7 answers it, for the kv commands: where each command's keys are.
+TEST_F(RespSessionTest, CommandDescribesEveryCommand) {
+  const std::string count = std::to_string(AllCommands().size());
+  EXPECT_THAT(Run({"COMMAND", "COUNT"}), ElementsAre(":" + count));
+  EXPECT_THAT(Run({"command", "count", "x"}),
+              ElementsAre("-ERR wrong number of arguments for 'command|count' command"));
+  EXPECT_THAT(Run({"COMMAND", "INFO", "get", "MSET", "nosuch", "auth"}),
+              ElementsAre("[[get, :2, [+readonly], :1, :1, :1, [], [], [], []], "
+                          "[mset, :-3, [+write], :1, :-1, :2, [], [], [], []], (nil array), "
+                          "[auth, :-2, [+no-auth], :0, :0, :0, [], [], [], []]]"));
+  const std::vector<std::string> list = Run({"COMMAND", "LIST"});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(list[0], "[get, set, ping,")) << list[0];
+  EXPECT_THAT(Run({"COMMAND", "LIST", "FILTERBY", "MODULE", "x"}), ElementsAre("-ERR syntax error"));
+  // Every command, as COMMAND INFO gives each.
+  const std::vector<std::string> all = Run({"COMMAND"});
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all, Run({"COMMAND", "INFO"}));
+  EXPECT_TRUE(absl::StartsWith(all[0], "[[get, :2, [+readonly], :1, :1, :1,")) << all[0];
+  EXPECT_TRUE(absl::StrContains(all[0], "[watch, :-2, [], :1, :-1, :1,")) << all[0];
+  EXPECT_THAT(Run({"COMMAND", "FOO"}), ElementsAre("-ERR unknown subcommand 'FOO'. Try COMMAND HELP."));
 }
 
 TEST_F(RespSessionTest, InlineCommands) {
   EXPECT_THAT(Send("SET k hello\r\nGET k\nEXISTS k\r\n"), ElementsAre("+OK", "hello", ":1"));
+  EXPECT_THAT(Send("SET \"k 2\" 'a b'\r\nGET \"k\\x202\"\r\n"), ElementsAre("+OK", "a b"));
+  EXPECT_THAT(Send("GET \"k\r\n"), ElementsAre("-ERR Protocol error: unbalanced quotes in request"));
+  EXPECT_TRUE(session_->close_requested());
 }
 
 TEST_F(RespSessionTest, QuitRepliesThenCloses) {
