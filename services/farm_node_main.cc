@@ -193,6 +193,12 @@ int main(int argc, char** argv) {
     FARM_LOG(kError, "farm_node %u: %s", id, s.ToString());
     return 1;
   };
+  // Non-zero, and not 1, so that a supervisor does not restart it onto the same disk:
+  // the data directory's log is not to be trusted until the disk is checked.
+  auto log_failed = [id](const absl::Status& s) {
+    FARM_LOG(kError, "node %u: stopped: its log failed: %s", id, s.ToString());
+    return kExitLogFailed;
+  };
   absl::StatusOr<std::string> secret = farm::ReadSecretFile(absl::GetFlag(FLAGS_secret_file));
   if (!secret.ok()) return fail(secret.status());
 
@@ -247,6 +253,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = AddServices(host, services); !s.ok()) return fail(s);
   if (absl::Status s = (*node)->Start(); !s.ok()) {
     (*node)->Stop();
+    if (!(*node)->log_failure().ok()) return log_failed((*node)->log_failure());
     return fail(s);
   }
   if (absl::Status s = services.StartAll(); !s.ok()) {
@@ -266,15 +273,10 @@ int main(int argc, char** argv) {
       FARM_LOG(kWarning, "node %u: signal %d ignored (no test fault waits for it)", id, sig);
     }
   }
-  const absl::Status log_failure = (*node)->log_failure();
-  if (log_failure.ok()) FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
+  if ((*node)->log_failure().ok()) FARM_LOG(kInfo, "node %u: signal %d, leaving the cluster", id, sig);
   services.StopAll();
   (*node)->Stop();
-  if (!log_failure.ok()) {
-    // Non-zero, so that a supervisor sees a failure; the data directory's log is not to
-    // be trusted until the disk is checked.
-    FARM_LOG(kError, "node %u: stopped: its log failed: %s", id, log_failure.ToString());
-    return kExitLogFailed;
-  }
+  // A failure while stopping counts too (the last records' sync).
+  if (!(*node)->log_failure().ok()) return log_failed((*node)->log_failure());
   return 0;
 }

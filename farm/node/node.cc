@@ -626,8 +626,8 @@ absl::Status Node::AdoptRecoveredRegions() {
 
 void Node::LeaveOnLogFailure(const absl::Status& failure) {
   MutexLock lock(&fail_stop_mu_);
+  if (log_failure_.ok()) log_failure_ = failure;  // heard while stopping too
   if (fail_stop_closed_ || fail_stop_.joinable()) return;
-  log_failure_ = failure;
   fail_stop_ = std::thread([this, failure] {
     FARM_LOG(kError, "node %u: the log failed (%s): leaving the cluster (a node that cannot log holds no replicas)",
              options_.node_id, failure.ToString());
@@ -637,8 +637,12 @@ void Node::LeaveOnLogFailure(const absl::Status& failure) {
 }
 
 absl::Status Node::log_failure() const {
-  MutexLock lock(&fail_stop_mu_);
-  return log_failure_;
+  {
+    MutexLock lock(&fail_stop_mu_);
+    if (!log_failure_.ok()) return log_failure_;
+  }
+  // Failed before the node listened (its start record), or never heard (no Start).
+  return storage_ != nullptr ? storage_->LogStatus() : absl::OkStatus();
 }
 
 void Node::Stop() {

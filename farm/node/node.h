@@ -133,8 +133,8 @@ class Node {
 
   absl::Status Start();
   void Stop();  // idempotent
-  // The log's failure for good, if it failed (the node has then left the cluster:
-  // NodeOptions::on_log_failure); OK otherwise.
+  // The log's failure for good, if it failed (once the node runs, it has then left the
+  // cluster: NodeOptions::on_log_failure) — during Start or Stop too; OK otherwise.
   absl::Status log_failure() const;
 
   NodeStats Stats() const;

@@ -95,6 +95,8 @@ class NodeStorage {
   void OnLogFailure(absl::AnyInvocable<void(const absl::Status&)> listener) {
     if (writer_ != nullptr) writer_->OnFailure(std::move(listener));
   }
+  // The log's failure for good, if it failed (OK without a log, or before Start).
+  absl::Status LogStatus() const { return writer_ != nullptr ? writer_->status() : absl::OkStatus(); }
   // Takes a checkpoint now (tests; the checkpointer thread does this by itself).
   absl::Status CheckpointNow();
   // Stops the checkpointer, writes and syncs what is queued; later appends fail.

@@ -82,7 +82,8 @@ class LogFailureTest : public testing::CrashClusterTest {
         << "node " << failing << " did not stop when its log failed" << Logs();
     ASSERT_TRUE(WaitUntilGone(failing, absl::Seconds(15))) << "the configuration still lists node " << failing
                                                            << Logs();
-    const std::string tail = testing::FileTail(LogOf(failing), 6000);
+    // The whole log (a failed primary logs a retry of its append every 100 ms until it stops).
+    const std::string tail = testing::FileTail(LogOf(failing), 16 << 20);
     EXPECT_TRUE(absl::StrContains(tail, "leaving the cluster")) << tail;
     EXPECT_TRUE(absl::StrContains(tail, "sync failed")) << tail;
 
@@ -102,13 +103,7 @@ class LogFailureTest : public testing::CrashClusterTest {
     EXPECT_EQ(now[0].balance, kInitialBalance - kAmount);
 
     // The region takes writes again, on the replicas left.
-    absl::Status again;
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    do {
-      again = testing::Transfer(member_->node(), accounts[1], accounts[0], 2 * kAmount, /*seq=*/2);
-      if (again.ok()) break;
-      absl::SleepFor(absl::Milliseconds(50));
-    } while (absl::Now() < deadline);
+    const absl::Status again = TransferUntilCommitted(accounts[1], accounts[0], 2 * kAmount, /*seq=*/2);
     ASSERT_TRUE(again.ok()) << "a transfer after the node left did not commit: " << again << Logs();
     now = ReadAccounts(accounts, absl::Seconds(5));
     ASSERT_EQ(now.size(), 2u);
@@ -116,6 +111,21 @@ class LogFailureTest : public testing::CrashClusterTest {
     EXPECT_EQ(now[1].balance, kInitialBalance - kAmount);
     EXPECT_EQ(now[0].last, 2);
     EXPECT_EQ(now[1].last, 2);
+  }
+
+  // Transfer `seq`, tried again (for 30 s) while refused or while its outcome is unknown
+  // and a read does not show it: never applied twice.
+  absl::Status TransferUntilCommitted(FatPtr from, FatPtr to, int64_t amount, int64_t seq) {
+    absl::Status s;
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    do {
+      s = testing::Transfer(member_->node(), from, to, amount, seq);
+      if (s.ok()) return s;
+      absl::SleepFor(absl::Milliseconds(50));
+      absl::StatusOr<std::vector<std::string>> seen = testing::ReadAllInOneTx(member_->node(), {from});
+      if (seen.ok() && testing::DecodeAccount((*seen)[0]).last == seq) return absl::OkStatus();
+    } while (absl::Now() < deadline);
+    return s;
   }
 
   std::vector<FatPtr> accounts_;
@@ -142,13 +152,7 @@ TEST_P(LogFailureTest, ABackupWhoseLogFailsLeavesAndTheCommitGoesOn) {
   };
   while (!listed() && absl::Now() < joined_by) absl::SleepFor(absl::Milliseconds(20));
   ASSERT_TRUE(listed()) << "node " << failed << " did not rejoin" << Logs();
-  absl::Status again;
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  do {
-    again = testing::Transfer(member_->node(), accounts_[0], accounts_[1], kAmount, /*seq=*/3);
-    if (again.ok()) break;
-    absl::SleepFor(absl::Milliseconds(50));
-  } while (absl::Now() < deadline);
+  const absl::Status again = TransferUntilCommitted(accounts_[0], accounts_[1], kAmount, /*seq=*/3);
   ASSERT_TRUE(again.ok()) << "a transfer after the node rejoined did not commit: " << again << Logs();
   std::vector<BankAccount> now = ReadAccounts(accounts_, absl::Seconds(5));
   ASSERT_EQ(now.size(), 2u);
