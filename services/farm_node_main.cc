@@ -259,6 +259,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = services.StartAll(); !s.ok()) {
     services.StopAll();
     (*node)->Stop();
+    if (!(*node)->log_failure().ok()) return log_failed((*node)->log_failure());
     return fail(s);
   }
   FARM_LOG(kInfo, "node %u: ready; admin port %s, fabric %s", id, (*node)->admin_address(),
