@@ -13,10 +13,10 @@
 // in both cases the transfer is there whole (the bank total unchanged) and the region
 // takes writes again. Then, as an operator would, the backup is started again: on its
 // old directory it is refused (the cluster moved on without it), on an empty one it
-// joins as a new member and the region commits with it. Before the fail-stop the failed node stayed a member: the commit
-// stayed "outcome unknown" with its objects locked (the primary's failure) or waiting
-// for the backup (a backup's failure), for as long as the node ran. Parameter: the
-// fabric.
+// joins as a new member and the region commits with it. Before the fail-stop the failed
+// node stayed a member: the commit stayed "outcome unknown" with its objects locked (the
+// primary's failure) or waiting for the backup (a backup's failure), for as long as the
+// node ran. Parameter: the fabric.
 #include <signal.h>
 
 #include <filesystem>
