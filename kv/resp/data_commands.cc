@@ -1,5 +1,6 @@
 #include "kv/resp/data_commands.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -48,8 +49,26 @@ std::optional<std::string> CheckStringSize(absl::string_view s, const StoreLimit
   return StoreErrorReply(status);
 }
 
-// The first key or value of `call` over the store's limits, as an error reply.
+// True for the commands that may create a key; the others only read or remove keys,
+// and answer for a key over the limit as for a missing one (OverKeyLimit).
+bool MayCreateKeys(CommandId id) {
+  switch (id) {
+    case CommandId::kSet:
+    case CommandId::kMSet:
+    case CommandId::kIncr:
+    case CommandId::kDecr:
+    case CommandId::kIncrBy:
+    case CommandId::kDecrBy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The first key or value of `call` over the store's limits, as an error reply, for a
+// command that may create keys.
 std::optional<std::string> CheckSizes(const DataEnv& env, const Call& call) {
+  if (!MayCreateKeys(call.spec->id)) return std::nullopt;
   std::optional<std::string> error;
   ForEachKey(*call.spec, call.args(), [&](const std::string& key) {
     if (!error) error = CheckKeySize(key, env.limits);
@@ -65,8 +84,40 @@ std::optional<std::string> CheckSizes(const DataEnv& env, const Call& call) {
   return std::nullopt;
 }
 
-void RunGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+// ops->MultiGet of `keys`, with each key over the store's limit answered as missing
+// without asking the store. `keys` stays valid until done has run.
+void MultiGetWithinLimit(const std::shared_ptr<KeyOps>& ops, absl::Span<const std::string> keys,
+                         const StoreLimits& limits, Done<absl::StatusOr<std::vector<Value>>> done) {
+  const auto over = [limits](const std::string& key) { return OverKeyLimit(key, limits); };
+  const size_t oversize = std::count_if(keys.begin(), keys.end(), over);
+  if (oversize == 0) return ops->MultiGet(keys, std::move(done));
+  // Rare: copy the keys the store can hold, and put the answers back in their places.
+  auto held = std::make_shared<std::vector<std::string>>();
+  held->reserve(keys.size() - oversize);
+  for (const std::string& key : keys) {
+    if (!over(key)) held->push_back(key);
+  }
+  auto expand = [keys, over, held,
+                 done = std::move(done)](absl::StatusOr<std::vector<Value>> found) mutable {
+    if (!found.ok()) return done(found.status());
+    std::vector<Value> values(keys.size());
+    size_t next = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!over(keys[i])) values[i] = std::move((*found)[next++]);
+    }
+    done(std::move(values));
+  };
+  if (held->empty()) return expand(std::vector<Value>{});
+  ops->MultiGet(*held, std::move(expand));
+}
+
+void RunGet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const absl::string_view key = call->args()[1];
+  if (OverKeyLimit(key, env.limits)) {
+    std::string reply;
+    RespWriter(&reply).NullBulk();
+    return done(std::move(reply));
+  }
   ops->Get(key, [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
     if (!v.ok()) return done(StoreErrorReply(v.status()));
     absl::StatusOr<std::optional<absl::string_view>> s = StringOf(*v);
@@ -82,7 +133,8 @@ void RunGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   });
 }
 
-void RunType(CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+void RunType(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+  if (OverKeyLimit(call->args()[1], env.limits)) return done(SimpleStringReply("none"));
   ops->Get(call->args()[1], [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
     if (!v.ok()) return done(StoreErrorReply(v.status()));
     if (!v->has_value()) return done(SimpleStringReply("none"));
@@ -158,7 +210,8 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
 
 void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const size_t keys = call->args().size() - 1;
-  CommandBody body = [call](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
+  const StoreLimits limits = env.limits;
+  CommandBody body = [call, limits](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
     struct State {
       int64_t removed = 0;
       absl::Status status;
@@ -169,8 +222,9 @@ void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
     const size_t n = call->args().size() - 1;
     RunSequentially(
         n,
-        [call, o, state](size_t i, absl::AnyInvocable<void()> next) {
-          if (!state->status.ok()) return next();
+        [call, o, limits, state](size_t i, absl::AnyInvocable<void()> next) {
+          // A key over the limit cannot exist: nothing to remove.
+          if (!state->status.ok() || OverKeyLimit(call->args()[i + 1], limits)) return next();
           o->Remove(call->args()[i + 1],
                     [call, o, state, next = std::move(next)](absl::StatusOr<bool> r) mutable {
                       if (!r.ok()) {
@@ -220,10 +274,12 @@ void RunMSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& op
 }
 
 // EXISTS (count == true) and MGET (nil for a key of another type, as Redis).
-void RunMultiGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, bool count, ReplyDone done) {
+void RunMultiGet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, bool count,
+                 ReplyDone done) {
   const auto keys = call->args().subspan(1);
-  ops->MultiGet(keys, [call, ops, count,
-                       done = std::move(done)](absl::StatusOr<std::vector<Value>> values) mutable {
+  // The callback holds `call`, which owns `keys`.
+  auto answer = [call, ops, count,
+                 done = std::move(done)](absl::StatusOr<std::vector<Value>> values) mutable {
     if (!values.ok()) return done(StoreErrorReply(values.status()));
     std::string reply;
     RespWriter w(&reply);
@@ -243,7 +299,8 @@ void RunMultiGet(CallPtr call, const std::shared_ptr<KeyOps>& ops, bool count, R
       }
     }
     done(std::move(reply));
-  });
+  };
+  MultiGetWithinLimit(ops, keys, env.limits, std::move(answer));
 }
 
 // After Increment found a value that is not an integer: WRONGTYPE when the key holds
@@ -330,17 +387,17 @@ void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
   if (auto error = CheckSizes(env, *call)) return done(std::move(*error));
   switch (id) {
     case CommandId::kGet:
-      return RunGet(std::move(call), ops, std::move(done));
+      return RunGet(env, std::move(call), ops, std::move(done));
     case CommandId::kType:
-      return RunType(std::move(call), ops, std::move(done));
+      return RunType(env, std::move(call), ops, std::move(done));
     case CommandId::kSet:
       return RunSet(env, std::move(call), ops, std::move(done));
     case CommandId::kDel:
       return RunDel(env, std::move(call), ops, std::move(done));
     case CommandId::kExists:
-      return RunMultiGet(std::move(call), ops, /*count=*/true, std::move(done));
+      return RunMultiGet(env, std::move(call), ops, /*count=*/true, std::move(done));
     case CommandId::kMGet:
-      return RunMultiGet(std::move(call), ops, /*count=*/false, std::move(done));
+      return RunMultiGet(env, std::move(call), ops, /*count=*/false, std::move(done));
     case CommandId::kMSet:
       return RunMSet(env, std::move(call), ops, std::move(done));
     case CommandId::kIncr:

@@ -15,7 +15,9 @@
 // nil for it; SET and MSET overwrite any type; DEL, EXISTS count every key. A string
 // that begins with 0xFF is stored escaped and read back as it was.
 //
-// Keys and values over the store's limits are refused before anything is stored.
+// Keys and values over the store's limits are refused, before anything is stored, by
+// the commands that may create a key; the others answer for a key over the limit as
+// for a missing one (store_replies.h OverKeyLimit).
 //
 // The hash commands (hash_commands.h) are data commands too: RunDataCommand hands them
 // on, so the session and EXEC treat every command on keys alike.

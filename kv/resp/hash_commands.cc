@@ -197,6 +197,37 @@ absl::StatusOr<std::string> HIncrBy(const Call& call, HashValue& h, std::string&
   return IntegerReply(next);
 }
 
+// For a key over the store's limit, which cannot exist: the reply of a read or HDEL
+// of a missing key; an error for the writes, which would create it.
+void ReplyForOversizeKey(const Call& call, const StoreLimits& limits, ReplyDone done) {
+  ReadReply read = nullptr;
+  switch (call.spec->id) {
+    case CommandId::kHGet:
+      read = HGet;
+      break;
+    case CommandId::kHMGet:
+      read = HMGet;
+      break;
+    case CommandId::kHGetAll:
+      read = HGetAll;
+      break;
+    case CommandId::kHLen:
+      read = HLen;
+      break;
+    case CommandId::kHExists:
+      read = HExists;
+      break;
+    case CommandId::kHDel:
+      return done(IntegerReply(0));
+    default:
+      return done(*CheckKeySize(call.args()[1], limits));
+  }
+  std::string out;
+  RespWriter w(&out);
+  absl::Status s = read(call, std::nullopt, w);
+  done(s.ok() ? std::move(out) : StoreErrorReply(s));
+}
+
 }  // namespace
 
 bool IsHashCommand(CommandId id) {
@@ -228,7 +259,8 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
   if (id == CommandId::kHIncrBy && !ParseStrictInt64(args[3], &delta)) {
     return done(NotAnIntegerReply());
   }
-  if (auto error = CheckKeySize(args[1], env.limits)) return done(std::move(*error));
+  if (OverKeyLimit(args[1], env.limits))
+    return ReplyForOversizeKey(*call, env.limits, std::move(done));
   switch (id) {
     case CommandId::kHSet:
     case CommandId::kHMSet:

@@ -8,7 +8,8 @@
 //   one StoreTxn, retried on Aborted, through DataEnv::combiner (combined with the
 //   thread's other writes of the key); inside EXEC, in EXEC's transaction.
 // A key holding a string answers WRONGTYPE; a missing key is an empty hash (HDEL of the
-// last field deletes the key). A hash whose encoding would exceed the store's value
+// last field deletes the key; a key over the store's key limit is a missing key to the
+// reads and HDEL, and refused by the writes). A hash whose encoding would exceed the store's value
 // limit is refused ("-ERR value is too large (...)") and nothing is stored. A corrupt
 // encoding answers an error naming it; nothing is read past its end.
 #ifndef FARM_KV_RESP_HASH_COMMANDS_H_

@@ -136,7 +136,7 @@ void RespSession::StartWatch(const CommandSpec& spec) {
                    [call, txn, limits, state](size_t i, absl::AnyInvocable<void()> next) {
                      const std::string& key = call->args()[i + 1];
                      // A key over the limit cannot exist or be written: nothing to watch.
-                     if (!state->status.ok() || CheckKeySize(key, limits)) return next();
+                     if (!state->status.ok() || OverKeyLimit(key, limits)) return next();
                      // Reading the key in the transaction records its version: a later
                      // change makes Commit fail.
                      txn->Get(key, [call, txn, state,

@@ -152,8 +152,12 @@ std::string NotAnIntegerReply() {
   return ErrorReply("ERR value is not an integer or out of range");
 }
 
+bool OverKeyLimit(absl::string_view key, const StoreLimits& limits) {
+  return limits.max_key_bytes != 0 && key.size() > limits.max_key_bytes;
+}
+
 std::optional<std::string> CheckKeySize(absl::string_view key, const StoreLimits& limits) {
-  if (limits.max_key_bytes == 0 || key.size() <= limits.max_key_bytes) return std::nullopt;
+  if (!OverKeyLimit(key, limits)) return std::nullopt;
   return ErrorReply(absl::StrCat("ERR key is too large (", key.size(),
                                  " bytes; this store's limit is ", limits.max_key_bytes, ")"));
 }

@@ -42,6 +42,12 @@ bool IsNotAnInteger(const absl::Status& status);
 // "-ERR value is not an integer or out of range": an argument that is not an integer.
 std::string NotAnIntegerReply();
 
+// True when `key` is longer than the store can hold (a limit of 0: the store states
+// none). No such key can exist: commands that only read or remove keys answer as for a
+// missing key (Redis has no key limit, so GET of one is nil there too); commands that
+// may create one refuse it (CheckKeySize).
+bool OverKeyLimit(absl::string_view key, const StoreLimits& limits);
+
 // An error reply when `key` / `value` exceeds the store's limits, else nullopt. A limit
 // of 0 means the store states none.
 std::optional<std::string> CheckKeySize(absl::string_view key, const StoreLimits& limits);

@@ -339,8 +339,15 @@ TEST_F(RespHashTest, LimitsRefuseBigHashesAndStoreNothing) {
   EXPECT_FALSE(small.cluster().Peek("new").has_value());
   EXPECT_THAT(small.Command(*s, {"HSET", "123456789", "f", "v"}),
               ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
-  EXPECT_THAT(small.Command(*s, {"HGET", "123456789", "f"}),
+  EXPECT_THAT(small.Command(*s, {"HINCRBY", "123456789", "f", "1"}),
               ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  // No such key can exist: the reads and HDEL answer as for a missing key.
+  EXPECT_THAT(small.Command(*s, {"HGET", "123456789", "f"}), ElementsAre("(nil)"));
+  EXPECT_THAT(small.Command(*s, {"HMGET", "123456789", "f", "g"}), ElementsAre("[(nil), (nil)]"));
+  EXPECT_THAT(small.Command(*s, {"HGETALL", "123456789"}), ElementsAre("[]"));
+  EXPECT_THAT(small.Command(*s, {"HLEN", "123456789"}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"HEXISTS", "123456789", "f"}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"HDEL", "123456789", "f"}), ElementsAre(":0"));
   // An escaped string is one byte longer than it looks.
   EXPECT_THAT(
       small.Command(*s, {"SET", "k", std::string(32, '\xFF')}),

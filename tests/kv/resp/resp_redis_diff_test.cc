@@ -271,5 +271,64 @@ TEST_F(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
   });
 }
 
+// Keys over our store's key limit cannot be stored here (Redis has no key limit), so
+// the commands that only read or remove keys must answer for one as Redis does for a
+// key it does not hold — alone, next to keys that exist, in a pipeline and inside
+// EXEC. (The commands that would create one answer "key is too large": not compared.)
+TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
+  RedisConnection& redis = this->redis();
+  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+  SessionEnv env({}, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
+  auto session = env.NewSession();
+  const std::string big(9, 'k'), bigger(9000, 'K');
+  const std::vector<Words> commands = {
+      {"SET", "a", "1"},
+      {"HSET", "h", "f", "v"},
+      {"GET", big},
+      {"MGET", "a", big, "h", bigger, "missing"},
+      {"MGET", big, bigger},
+      {"EXISTS", big, "a", bigger, "h"},
+      {"TYPE", big},
+      {"DEL", big, bigger},
+      {"HGET", big, "f"},
+      {"HMGET", bigger, "f", "g"},
+      {"HGETALL", big},
+      {"HLEN", big},
+      {"HEXISTS", big, "f"},
+      {"HDEL", big, "f", "g"},
+      {"WATCH", big, "a"},
+      {"MULTI"},
+      {"GET", big},
+      {"MGET", big, "a"},
+      {"HGET", big, "f"},
+      {"DEL", big, "a"},
+      {"EXEC"},
+      {"EXISTS", "a", big},
+      {"DEL", "h", big},
+      {"GET", "h"},
+  };
+  std::string expected, pipeline;
+  for (const Words& words : commands) {
+    const std::string reply = redis.Call(words);
+    // One command at a time...
+    session->Feed(Multibulk(words));
+    ASSERT_TRUE(env.Drain());
+    EXPECT_EQ(std::string(session->output()), reply) << Printable(words);
+    session->ConsumeOutput(session->output().size());
+    expected += reply;
+    pipeline += Multibulk(words);
+  }
+  // ...and all of them as one pipeline, from the start again on both.
+  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+  std::string redis_again;
+  for (const Words& words : commands) redis_again += redis.Call(words);
+  ASSERT_EQ(redis_again, expected);
+  SessionEnv fresh({}, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
+  auto pipelined = fresh.NewSession();
+  pipelined->Feed(pipeline);
+  ASSERT_TRUE(fresh.Drain());
+  EXPECT_EQ(std::string(pipelined->output()), expected);
+}
+
 }  // namespace
 }  // namespace farm::kv::resp

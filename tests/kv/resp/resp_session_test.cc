@@ -268,6 +268,36 @@ TEST_F(RespSessionTest, ValuesOverTheStoreLimitsAreRefused) {
   EXPECT_THAT(small.Command(*s, {"GET", "k"}), ElementsAre(std::string(16, 'v')));
 }
 
+TEST_F(RespSessionTest, KeysOverTheStoreLimitAreMissingToReads) {
+  SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
+  auto s = small.NewSession();
+  const std::string big = "123456789";
+  EXPECT_THAT(small.Command(*s, {"SET", "k", "v"}), ElementsAre("+OK"));
+  EXPECT_THAT(small.Command(*s, {"INCR", big}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  EXPECT_THAT(small.Command(*s, {"MSET", "a", "1", big, "2"}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  EXPECT_FALSE(small.cluster().Peek("a").has_value());
+  EXPECT_THAT(small.Command(*s, {"GET", big}), ElementsAre("(nil)"));
+  EXPECT_THAT(small.Command(*s, {"TYPE", big}), ElementsAre("+none"));
+  EXPECT_THAT(small.Command(*s, {"MGET", big, "k", big + "0", "x"}),
+              ElementsAre("[(nil), v, (nil), (nil)]"));
+  EXPECT_THAT(small.Command(*s, {"MGET", big, big}), ElementsAre("[(nil), (nil)]"));
+  EXPECT_THAT(small.Command(*s, {"EXISTS", big, "k", "k"}), ElementsAre(":2"));
+  EXPECT_THAT(small.Command(*s, {"DEL", big}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"DEL", big, "k"}), ElementsAre(":1"));
+  EXPECT_EQ(small.cluster().Stats().keys, 0u);
+  // The same in a pipeline (lookups batched) and inside EXEC.
+  EXPECT_THAT(small.Exchange(*s, absl::StrCat(Multibulk({"SET", "k", "w"}), Multibulk({"GET", big}),
+                                              Multibulk({"GET", "k"}),
+                                              Multibulk({"MGET", "k", big}))),
+              ElementsAre("+OK", "(nil)", "w", "[w, (nil)]"));
+  EXPECT_THAT(small.Exchange(*s, absl::StrCat(Multibulk({"WATCH", big}), Multibulk({"MULTI"}),
+                                              Multibulk({"GET", big}), Multibulk({"DEL", big, "k"}),
+                                              Multibulk({"EXEC"}))),
+              ElementsAre("+OK", "+OK", "+QUEUED", "+QUEUED", "[(nil), :1]"));
+}
+
 TEST_F(RespSessionTest, StoreErrorsAreReportedAndTheConnectionGoesOn) {
   env_.cluster().InjectError(absl::UnavailableError("node 3 did not answer"));
   EXPECT_THAT(Run({"GET", "k"}), ElementsAre("-ERR a node did not answer"));
