@@ -334,9 +334,11 @@ void AllocService::OnCopyBegin(MsgThread& thread, const Message& message) {
   }
   auto start = [this, &thread, m = ToAnswerLater(message), begin = *begin](absl::Status admitted) mutable {
     if (!admitted.ok()) return Answer(thread, m, admitted);
-    if (absl::Status s = copy_receiver_.Begin(m.from, begin); !s.ok()) return Answer(thread, m, s);
+    absl::StatusOr<uint64_t> copy = copy_receiver_.Begin(m.from, begin);
+    if (!copy.ok()) return Answer(thread, m, copy.status());
     logs_[thread.index()]->Append(
-        storage::NodeLogType::kRegionReset, EncodeRegionCreated({begin.region, begin.bytes, m.from}),
+        storage::NodeLogType::kRegionReset,
+        EncodeRegionCreated({.region = begin.region, .bytes = begin.bytes, .primary = m.from, .copy = *copy}),
         [this, &thread, m, region = begin.region](const absl::Status& s) {
           if (!s.ok()) copy_receiver_.Abandon(m.from, region);
           Answer(thread, m, s);
@@ -374,12 +376,18 @@ void AllocService::OnCopyEnd(MsgThread& thread, const Message& message) {
   // (node_log_types.h). Without it the replayed copy is partial: never promoted.
   copy_receiver_.End(
       message.from, *end,
-      [this, &thread, m = ToAnswerLater(message), region = end->region](const absl::Status& ended) mutable {
+      [this, &thread, m = ToAnswerLater(message), region = end->region](absl::Status ended,
+                                                                         uint64_t number) mutable {
         if (!ended.ok()) return Answer(thread, m, ended);
+        // The copy's number tells this end from another copy's of the sender: another
+        // thread may log the reset of the sender's next copy before this record.
         const Region* copy = backups_->Find(region);
         logs_[thread.index()]->Append(
             storage::NodeLogType::kRegionCopied,
-            EncodeRegionCreated({region, copy != nullptr ? copy->size() : 0, m.from}),
+            EncodeRegionCreated({.region = region,
+                                 .bytes = copy != nullptr ? copy->size() : 0,
+                                 .primary = m.from,
+                                 .copy = number}),
             [this, &thread, m, region](const absl::Status& logged) {
               if (logged.ok() && on_copy_complete_) on_copy_complete_(region);
               Answer(thread, m, logged);

@@ -7,21 +7,23 @@
 
 namespace farm::alloc {
 
-absl::Status RegionCopyReceiver::Begin(NodeId from, const CopyBegin& begin) {
+absl::StatusOr<uint64_t> RegionCopyReceiver::Begin(NodeId from, const CopyBegin& begin) {
   Done replaced;
+  uint64_t copy = 0;
   {
     MutexLock lock(&mu_);
     if (absl::Status s = copies_->Reset(begin.region, begin.bytes, from); !s.ok()) return s;
     if (in_progress_.contains(begin.region)) {
       replaced = FinishLocked(begin.region, /*complete=*/false);
     }
-    in_progress_[begin.region] = InProgress{.from = from, .copy = next_copy_++};
+    copy = next_copy_++;
+    in_progress_[begin.region] = InProgress{.from = from, .copy = copy};
     incomplete_.insert(begin.region);
   }
   if (replaced) {
     replaced(absl::AbortedError(absl::StrFormat("a new copy of region %d began (from node %d)", begin.region, from)));
   }
-  return absl::OkStatus();
+  return copy;
 }
 
 absl::StatusOr<CopyChunkAccepted> RegionCopyReceiver::Data(NodeId from, const RegionImage& chunk) {
@@ -75,29 +77,35 @@ void RegionCopyReceiver::Logged(const CopyChunkTicket& chunk, const absl::Status
   ended(outcome);
 }
 
-void RegionCopyReceiver::End(NodeId from, const CopyEnd& end, Done done) {
+void RegionCopyReceiver::End(NodeId from, const CopyEnd& end, EndDone done) {
   absl::Status outcome;
+  uint64_t number = 0;
   {
     MutexLock lock(&mu_);
     auto it = in_progress_.find(end.region);
     if (it == in_progress_.end() || it->second.from != from || it->second.ended) {
       outcome = absl::FailedPreconditionError(absl::StrFormat(
           "no copy of region %d from node %d is in progress here to end", end.region, from));
-    } else if (InProgress& copy = it->second; copy.bytes != end.bytes_sent || copy.crc != end.crc) {
-      outcome = absl::DataLossError(absl::StrFormat(
-          "the copy of region %d from node %d does not match: node %d sent %d bytes (CRC-32C %08x), "
-          "%d bytes arrived in %d chunks (CRC-32C %08x)",
-          end.region, from, from, end.bytes_sent, end.crc, copy.bytes, copy.chunks, copy.crc));
-      (void)FinishLocked(end.region, outcome.ok());
-    } else if (copy.unlogged_bytes > 0) {
-      copy.ended = std::move(done);  // Logged finishes it
-      return;
     } else {
-      outcome = copy.log_error;
-      (void)FinishLocked(end.region, outcome.ok());
+      InProgress& copy = it->second;
+      number = copy.copy;
+      if (copy.bytes != end.bytes_sent || copy.crc != end.crc) {
+        outcome = absl::DataLossError(absl::StrFormat(
+            "the copy of region %d from node %d does not match: node %d sent %d bytes (CRC-32C %08x), "
+            "%d bytes arrived in %d chunks (CRC-32C %08x)",
+            end.region, from, from, end.bytes_sent, end.crc, copy.bytes, copy.chunks, copy.crc));
+        (void)FinishLocked(end.region, /*complete=*/false);
+      } else if (copy.unlogged_bytes > 0) {
+        // Logged finishes it.
+        copy.ended = [done = std::move(done), number](absl::Status s) mutable { done(std::move(s), number); };
+        return;
+      } else {
+        outcome = copy.log_error;
+        (void)FinishLocked(end.region, outcome.ok());
+      }
     }
   }
-  done(outcome);
+  done(outcome, number);
 }
 
 RegionCopyReceiver::Done RegionCopyReceiver::FinishLocked(RegionId region, bool complete) {

@@ -64,9 +64,11 @@ class RegionCopyReceiver {
   explicit RegionCopyReceiver(BackupRegions* copies, uint64_t max_unlogged_bytes = kDefaultMaxUnloggedBytes)
       : copies_(copies), max_unlogged_bytes_(max_unlogged_bytes) {}
 
-  // BackupRegions::Reset's errors (the copy in progress, if any, is kept then). A copy
-  // in progress whose End waits for its records is answered Aborted.
-  absl::Status Begin(NodeId from, const CopyBegin& begin);
+  // Returns the copy's number: never 0, and distinct from every other copy this receiver
+  // began (its kRegionReset and kRegionCopied records carry it). BackupRegions::Reset's
+  // errors (the copy in progress, if any, is kept then). A copy in progress whose End
+  // waits for its records is answered Aborted.
+  absl::StatusOr<uint64_t> Begin(NodeId from, const CopyBegin& begin);
   // FailedPrecondition when no copy of the region from `from` is in progress (or its End
   // came); InvalidArgument for a chunk that is empty, runs past the copy, or starts
   // before the end of the previous one; the first log error of the copy, once one came.
@@ -80,7 +82,9 @@ class RegionCopyReceiver {
   // is durable (the copy is complete from then on); FailedPrecondition as Data's;
   // DataLoss naming the mismatch when the bytes or the CRC differ from what arrived;
   // the first log error; Aborted when a new Begin or Abandon replaced the copy first.
-  void End(NodeId from, const CopyEnd& end, absl::AnyInvocable<void(absl::Status)> done);
+  // `copy` is the number Begin gave the copy ended (0 when none was in progress).
+  using EndDone = absl::AnyInvocable<void(absl::Status status, uint64_t copy)>;
+  void End(NodeId from, const CopyEnd& end, EndDone done);
   // Forgets the copy of `region` in progress from `from` (its BEGIN was not made
   // durable): its DATA are refused from now on.
   void Abandon(NodeId from, RegionId region);

@@ -8,7 +8,10 @@
 namespace farm::alloc {
 
 std::string EncodeRegionCreated(const RegionCreated& r) {
-  return WireWriter().Put(kAllocWireFormat).Put(r.region).Put(r.bytes).Put(r.primary).Take();
+  WireWriter w;
+  w.Put(kAllocWireFormat).Put(r.region).Put(r.bytes).Put(r.primary);
+  if (r.copy != 0) w.Put(r.copy);
+  return w.Take();
 }
 
 absl::StatusOr<RegionCreated> DecodeRegionCreated(absl::string_view payload) {
@@ -16,7 +19,7 @@ absl::StatusOr<RegionCreated> DecodeRegionCreated(absl::string_view payload) {
   uint8_t format = 0;
   RegionCreated r;
   if (!in.Get(&format) || format != kAllocWireFormat || !in.Get(&r.region) || !in.Get(&r.bytes) ||
-      !in.Get(&r.primary) || !in.done()) {
+      !in.Get(&r.primary) || (!in.done() && (!in.Get(&r.copy) || r.copy == 0)) || !in.done()) {
     return absl::DataLossError(absl::StrFormat("malformed region record (%d bytes)", payload.size()));
   }
   return r;

@@ -5,6 +5,10 @@
 // backups build theirs (BackupRegions).
 //
 //   kRegionCreated  u8 format (kAllocWireFormat) | u32 region | u64 bytes | u32 primary
+//                   [| u64 copy: in kRegionReset and kRegionCopied, the receiver's
+//                   number for the copy (RegionCopyReceiver::Begin), so that a copy's
+//                   end is told from another's of the same sender; absent (0) in logs
+//                   written before 2026-12-02, and in the other records]
 //   kBlockWords     u8 format | u32 region | u32 first unit | u32 count | count × u64
 //                   (the payload of a kBlockStateMsgId request, logged as received)
 //   kRegionReset    the payload of kRegionCreated: a copy received from `primary`
@@ -33,6 +37,7 @@ struct RegionCreated {
   RegionId region = 0;
   uint64_t bytes = 0;
   NodeId primary = 0;
+  uint64_t copy = 0;  // encoded only when not 0
 };
 std::string EncodeRegionCreated(const RegionCreated& r);
 absl::StatusOr<RegionCreated> DecodeRegionCreated(absl::string_view payload);

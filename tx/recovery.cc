@@ -128,8 +128,13 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
                                            ReplayMode mode, alloc::BackupRegions* copies) {
   const bool compact = mode == ReplayMode::kCompact;
   ReplayResult result;
-  // Copies reset and not (yet) received whole, and the sender each last reset came from.
-  absl::flat_hash_map<RegionId, NodeId> partial;
+  // Copies reset and not (yet) received whole: the sender and the copy number of each
+  // region's last reset.
+  struct Reset {
+    NodeId primary = 0;
+    uint64_t copy = 0;  // 0: a log from before copies were numbered
+  };
+  absl::flat_hash_map<RegionId, Reset> partial;
   absl::flat_hash_map<RegionId, std::vector<NodeId>> due;  // copies owed, as last logged
   // Pass 1: the fate of every transaction record — the first decision after it. A
   // decision names the id only: it decides the latest undecided record of that id.
@@ -236,17 +241,22 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
         if (absl::Status s = copies->Reset(c->region, c->bytes, c->primary); !s.ok()) return Damaged(r, s.message());
-        partial[c->region] = c->primary;
+        partial[c->region] = Reset{c->primary, c->copy};
         due.erase(c->region);  // another node is its primary now
         break;
       }
       case NodeLogType::kRegionCopied: {  // ... and ends here, whole
         absl::StatusOr<alloc::RegionCreated> c = alloc::DecodeRegionCreated(r.payload);
         if (!c.ok()) return Damaged(r, c.status().message());
-        // Only the copy the last reset began: a copy that another sender's reset replaced
-        // while its end was being logged stays partial. (Dropped meanwhile, maybe: then
-        // nothing to mark.)
-        if (auto it = partial.find(c->region); it != partial.end() && it->second == c->primary) partial.erase(it);
+        // Only the copy the last reset began: a copy whose reset (another sender's, or
+        // the same sender's next copy) was logged while this end was being logged stays
+        // partial. (Dropped meanwhile, maybe: then nothing to mark.) A record without a
+        // number (an older log) goes by the sender alone.
+        if (auto it = partial.find(c->region);
+            it != partial.end() && it->second.primary == c->primary &&
+            (it->second.copy == c->copy || it->second.copy == 0 || c->copy == 0)) {
+          partial.erase(it);
+        }
         break;
       }
       case NodeLogType::kRegionPromoted: {  // failover made this node the region's primary
@@ -379,8 +389,10 @@ absl::StatusOr<ReplayResult> ReplayNodeLog(absl::Span<const storage::LogRecordVi
     }
   }
 
-  for (const auto& [region, sender] : partial) {
-    if (copies->Find(region) != nullptr) result.partial_copies.push_back(region);
+  for (const auto& [region, reset] : partial) {
+    if (copies->Find(region) == nullptr) continue;
+    result.partial_copies.push_back(region);
+    result.partial_copy_numbers[region] = reset.copy;
   }
   std::sort(result.partial_copies.begin(), result.partial_copies.end());
   for (auto& [region, nodes] : due) {

@@ -34,7 +34,10 @@
 //   kRegionCopied   a region copy begun by the kRegionReset before it arrived whole: its END
 //                   matched and every kRegionImage of it was durable first (the payload
 //                   of kRegionCreated). A copy reset and neither copied nor promoted
-//                   after it is partial at replay: never promoted (copy_receiver.h)
+//                   after it is partial at replay: never promoted (copy_receiver.h).
+//                   Both records carry the receiver's number for the copy, and a
+//                   kRegionCopied ends only the copy its sender and number name: the
+//                   end of an earlier copy can be logged after the next copy's reset
 //   kRegionCopiesDue the members that must still receive a copy of a region this node is
 //                   the primary of (alloc/durable_records.h): replay restores the list,
 //                   and the region stays frozen until they have it (farm/node failover)

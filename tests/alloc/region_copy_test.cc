@@ -318,8 +318,10 @@ class RegionCopyTest : public ::testing::Test {
   }
 
   // The receiver's log as segment 0 of a directory, checkpointed, and the checkpoint
-  // replayed (`result` as Replay's).
-  std::unique_ptr<BackupRegions> ReplayCheckpoint(tx::ReplayResult* result = nullptr) {
+  // replayed (`result` as Replay's), followed by `after` as segment 1 (records logged
+  // after the checkpoint's prefix).
+  std::unique_ptr<BackupRegions> ReplayCheckpoint(tx::ReplayResult* result = nullptr,
+                                                  const std::vector<RecordingLog::Record>& after = {}) {
     std::string dir = "/tmp/farm-region-copy-XXXXXX";
     EXPECT_NE(::mkdtemp(dir.data()), nullptr);
     constexpr uint64_t kIdentity = 0x5eed;
@@ -330,6 +332,13 @@ class RegionCopyTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<storage::WritableFile>> f =
         fs->OpenForAppend(storage::SegmentPath(dir, 0));
     EXPECT_TRUE(f.ok() && (*f)->Append(bytes).ok() && (*f)->Sync().ok());
+    if (!after.empty()) {
+      std::string later = storage::EncodeLogHeader(kIdentity);
+      for (const RecordingLog::Record& r : after) storage::EncodeRecord(r.type, r.payload, &later);
+      absl::StatusOr<std::unique_ptr<storage::WritableFile>> g =
+          fs->OpenForAppend(storage::SegmentPath(dir, 1));
+      EXPECT_TRUE(g.ok() && (*g)->Append(later).ok() && (*g)->Sync().ok());
+    }
     node::CheckpointRequest request;
     request.fs = fs.get();
     request.dir = dir;
@@ -409,6 +418,7 @@ TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterAC
   std::unique_ptr<Region> region = NewRegion(kRegion, kBytes);
   WriteContent(*region, 1);
   ASSERT_TRUE(Copy(*region, {.chunk_bytes = 16 << 10}).status.ok());
+  const RecordingLog::Record copied = log_.records().back();
   // Stopped before the copy's last record was written: the bytes are all there, but
   // nothing says the copy matched at END.
   log_.DropLast();
@@ -420,6 +430,17 @@ TEST_F(RegionCopyTest, ACopyTheReceiverStoppedInIsPartialAfterARestartAndAfterAC
   std::unique_ptr<BackupRegions> checkpointed = ReplayCheckpoint(&replay);
   ASSERT_NE(checkpointed->Find(kRegion), nullptr);
   EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion}) << "a checkpoint keeps the copy partial";
+  // Its kRegionCopied logged after the checkpoint's prefix still ends it (the checkpoint
+  // keeps the copy's number); another copy's does not.
+  ASSERT_EQ(copied.type, TypeByte(NodeLogType::kRegionCopied));
+  ASSERT_GT(DecodeRegionCreated(copied.payload)->copy, 0u) << "the record names its copy";
+  replay.partial_copies.clear();
+  (void)ReplayCheckpoint(&replay, {copied});
+  EXPECT_TRUE(replay.partial_copies.empty()) << "the copy's own end, after a checkpoint";
+  RegionCreated other = *DecodeRegionCreated(copied.payload);
+  ++other.copy;
+  (void)ReplayCheckpoint(&replay, {{copied.type, EncodeRegionCreated(other)}});
+  EXPECT_EQ(replay.partial_copies, std::vector<RegionId>{kRegion}) << "another copy's end, after a checkpoint";
   // Stopped half-way through the images: partial too.
   while (log_.records().back().type == TypeByte(NodeLogType::kRegionImage) && Logged(NodeLogType::kRegionImage) > 2) {
     log_.DropLast();
@@ -720,28 +741,65 @@ TEST_F(RegionCopyTest, RefusesARegionTheReceiverIsThePrimaryOf) {
 // the first one's kRegionCopied was being logged, the log reads Reset(A) Reset(B)
 // Copied(A), and B's copy must replay partial (it was taken for whole, and could be
 // promoted with a half of B's data).
-TEST(RegionCopyReplayTest, AnEndOfAnotherSendersCopyLeavesTheLastCopyPartial) {
-  auto record = [](storage::NodeLogType type, NodeId primary) {
-    return std::pair<uint8_t, std::string>(storage::TypeByte(type), EncodeRegionCreated({kRegion, kBytes, primary}));
+//
+// The same for two copies from one sender: the end of the first can be logged (by the
+// thread whose log completion ran it) after the reset of the second (by the thread that
+// received its BEGIN). The copy numbers tell them apart. Records without a number, as
+// logs before them have, go by the sender alone.
+TEST(RegionCopyReplayTest, AnEndOfAnotherCopyLeavesTheLastCopyPartial) {
+  auto record = [](storage::NodeLogType type, NodeId primary, uint64_t copy) {
+    return std::pair<uint8_t, std::string>(storage::TypeByte(type),
+                                           EncodeRegionCreated({kRegion, kBytes, primary, copy}));
   };
-  const std::vector<std::vector<std::pair<uint8_t, std::string>>> logs = {
-      {record(storage::NodeLogType::kRegionReset, 1), record(storage::NodeLogType::kRegionReset, 3),
-       record(storage::NodeLogType::kRegionCopied, 1)},
-      {record(storage::NodeLogType::kRegionReset, 3), record(storage::NodeLogType::kRegionCopied, 3)},
+  constexpr auto kReset = storage::NodeLogType::kRegionReset;
+  constexpr auto kCopied = storage::NodeLogType::kRegionCopied;
+  struct Case {
+    std::string what;
+    std::vector<std::pair<uint8_t, std::string>> log;
+    bool partial;
   };
-  for (size_t case_index = 0; case_index < logs.size(); ++case_index) {
+  const std::vector<Case> cases = {
+      {"another sender's end", {record(kReset, 1, 1), record(kReset, 3, 2), record(kCopied, 1, 1)}, true},
+      {"its own end", {record(kReset, 3, 1), record(kCopied, 3, 1)}, false},
+      {"the sender's previous copy's end", {record(kReset, 1, 1), record(kReset, 1, 2), record(kCopied, 1, 1)}, true},
+      {"its own end after another copy's", {record(kReset, 1, 1), record(kReset, 1, 2), record(kCopied, 1, 1),
+                                            record(kCopied, 1, 2)}, false},
+      {"an unnumbered end (an older log)", {record(kReset, 1, 0), record(kCopied, 1, 0)}, false},
+      {"an unnumbered end of another sender", {record(kReset, 1, 0), record(kReset, 3, 0), record(kCopied, 1, 0)},
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
     std::vector<storage::LogRecordView> views;
-    for (size_t i = 0; i < logs[case_index].size(); ++i) {
-      views.push_back({logs[case_index][i].first, logs[case_index][i].second, i, "recorded"});
-    }
+    for (size_t i = 0; i < c.log.size(); ++i) views.push_back({c.log[i].first, c.log[i].second, i, "recorded"});
     BackupRegions copies(kSmallPages);
     absl::StatusOr<tx::ReplayResult> r = tx::ReplayNodeLog(views, kReceiver, tx::ReplayMode::kRestart, &copies);
     ASSERT_TRUE(r.ok()) << r.status();
-    if (case_index == 0) {
-      EXPECT_EQ(r->partial_copies, std::vector<RegionId>{kRegion}) << "the first sender's end made the second's copy whole";
+    if (c.partial) {
+      EXPECT_EQ(r->partial_copies, std::vector<RegionId>{kRegion}) << "an end of another copy made the last whole";
     } else {
       EXPECT_TRUE(r->partial_copies.empty()) << "its own end makes a copy whole";
     }
+  }
+}
+
+TEST(RegionCopyReplayTest, RegionRecordsDecodeWithAndWithoutACopyNumber) {
+  const std::string numbered = EncodeRegionCreated({.region = 7, .bytes = 1 << 20, .primary = 3, .copy = 9});
+  absl::StatusOr<RegionCreated> r = DecodeRegionCreated(numbered);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->region, 7u);
+  EXPECT_EQ(r->bytes, uint64_t{1} << 20);
+  EXPECT_EQ(r->primary, 3u);
+  EXPECT_EQ(r->copy, 9u);
+  const std::string plain = EncodeRegionCreated({.region = 7, .bytes = 1 << 20, .primary = 3});
+  EXPECT_EQ(plain.size() + 8, numbered.size()) << "records without a copy keep their old size";
+  r = DecodeRegionCreated(plain);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->copy, 0u);
+  // Anything else is refused, never misread.
+  for (const std::string& bad : {plain.substr(0, plain.size() - 1), plain + std::string(4, '\1'),
+                                 plain + std::string(8, '\0'), numbered + "x"}) {
+    EXPECT_EQ(DecodeRegionCreated(bad).status().code(), absl::StatusCode::kDataLoss) << bad.size();
   }
 }
 
