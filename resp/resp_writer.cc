@@ -66,4 +66,16 @@ std::string SimpleStringReply(absl::string_view text) {
   return out;
 }
 
+std::string IntegerReply(int64_t value) {
+  std::string out;
+  RespWriter(&out).Integer(value);
+  return out;
+}
+
+std::string NullBulkReply() {
+  std::string out;
+  RespWriter(&out).NullBulk();
+  return out;
+}
+
 }  // namespace farm::resp

@@ -57,6 +57,8 @@ class RespWriter {
 // Convenience: one encoded reply.
 std::string ErrorReply(absl::string_view message);
 std::string SimpleStringReply(absl::string_view text);
+std::string IntegerReply(int64_t value);
+std::string NullBulkReply();
 
 }  // namespace farm::resp
 

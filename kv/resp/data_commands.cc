@@ -11,43 +11,14 @@
 #include "kv/resp/hash_commands.h"
 #include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
+#include "kv/resp/string_commands.h"
+#include "kv/resp/string_value.h"
 #include "kv/resp/typed_value.h"
 
 namespace farm::kv::resp {
 namespace {
 
 using CallPtr = std::shared_ptr<const Call>;
-
-std::string IntegerReply(int64_t v) {
-  std::string out;
-  RespWriter(&out).Integer(v);
-  return out;
-}
-
-// The string a stored value holds: nullopt for a missing key, WRONGTYPE for another
-// type, DataLoss for a corrupt type tag. The view points into `v`.
-absl::StatusOr<std::optional<absl::string_view>> StringOf(const Value& v) {
-  if (!v.has_value()) return std::nullopt;
-  absl::StatusOr<TypedView> typed = DecodeStored(*v);
-  if (!typed.ok()) return typed.status();
-  if (typed->type != ValueType::kString) return WrongTypeError();
-  return typed->body;
-}
-
-// The bytes to store for string `s`: `s` itself, or its escaped copy, which *holder then
-// owns (keep it until the Put's callback has run).
-absl::string_view StoredString(absl::string_view s, std::shared_ptr<std::string>* holder) {
-  if (!NeedsEscape(s)) return s;
-  *holder = std::make_shared<std::string>(EscapeString(s));
-  return **holder;
-}
-
-std::optional<std::string> CheckStringSize(absl::string_view s, const StoreLimits& limits) {
-  if (!NeedsEscape(s)) return CheckValueSize(s, limits);
-  absl::Status status = CheckStoredSize(StoredStringSize(s), limits);
-  if (status.ok()) return std::nullopt;
-  return StoreErrorReply(status);
-}
 
 // True for the commands that may create a key; the others only read or remove keys,
 // and answer for a key over the limit as for a missing one (OverKeyLimit).
@@ -113,11 +84,7 @@ void MultiGetWithinLimit(const std::shared_ptr<KeyOps>& ops, absl::Span<const st
 
 void RunGet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const absl::string_view key = call->args()[1];
-  if (OverKeyLimit(key, env.limits)) {
-    std::string reply;
-    RespWriter(&reply).NullBulk();
-    return done(std::move(reply));
-  }
+  if (OverKeyLimit(key, env.limits)) return done(NullBulkReply());
   ops->Get(key, [call, ops, done = std::move(done)](absl::StatusOr<Value> v) mutable {
     if (!v.ok()) return done(StoreErrorReply(v.status()));
     absl::StatusOr<std::optional<absl::string_view>> s = StringOf(*v);
@@ -358,15 +325,20 @@ bool IsDataCommand(CommandId id) {
     case CommandId::kType:
       return true;
     default:
-      return IsHashCommand(id);
+      return IsHashCommand(id) || IsStringCommand(id);
   }
 }
 
 bool WritesThroughCombiner(CommandId id) {
   switch (id) {
     case CommandId::kSet:
+    case CommandId::kSetNx:
+    case CommandId::kGetSet:
+    case CommandId::kGetDel:
+    case CommandId::kAppend:
     case CommandId::kHSet:
     case CommandId::kHMSet:
+    case CommandId::kHSetNx:
     case CommandId::kHDel:
     case CommandId::kHIncrBy:
       return true;
@@ -380,6 +352,9 @@ void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
   const CommandId id = call->spec->id;
   if (IsHashCommand(id)) {
     return RunHashCommand(env, std::move(call), std::move(ops), std::move(done));
+  }
+  if (IsStringCommand(id)) {
+    return RunStringCommand(env, std::move(call), std::move(ops), std::move(done));
   }
   if (id == CommandId::kMSet && call->args().size() % 2 == 0) {
     return done(ErrorReply(ArityMessage("mset")));

@@ -19,8 +19,9 @@
 // the commands that may create a key; the others answer for a key over the limit as
 // for a missing one (store_replies.h OverKeyLimit).
 //
-// The hash commands (hash_commands.h) are data commands too: RunDataCommand hands them
-// on, so the session and EXEC treat every command on keys alike.
+// The hash commands (hash_commands.h) and the other string commands (string_commands.h)
+// are data commands too: RunDataCommand hands them on, so the session and EXEC treat
+// every command on keys alike.
 #ifndef FARM_KV_RESP_DATA_COMMANDS_H_
 #define FARM_KV_RESP_DATA_COMMANDS_H_
 
@@ -34,9 +35,10 @@ namespace farm::kv::resp {
 
 bool IsDataCommand(CommandId id);
 
-// Commands whose write outside a transaction goes through DataEnv::combiner (SET, HSET,
-// HMSET, HDEL, HINCRBY: writes of one key, a Put or a read-modify-write), which applies
-// a thread's writes of a key in the order submitted.
+// Commands whose write outside a transaction goes through DataEnv::combiner (SET, SETNX,
+// GETSET, GETDEL, APPEND, HSET, HMSET, HSETNX, HDEL, HINCRBY: writes of one key, a Put
+// or a read-modify-write), which applies a thread's writes of a key in the order
+// submitted.
 bool WritesThroughCombiner(CommandId id);
 
 // Runs data command call->spec->id on `ops`. `done` gets the reply exactly once:

@@ -95,6 +95,40 @@ absl::Status HGetAll(const Call&, std::optional<absl::string_view> hash, RespWri
   });
 }
 
+// HKEYS (values == false) and HVALS.
+absl::Status HKeysOrVals(const Call&, std::optional<absl::string_view> hash, RespWriter& w, bool values) {
+  if (!hash) {
+    w.ArrayHeader(0);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> n = HashLength(*hash);
+  if (!n.ok()) return n.status();
+  w.ArrayHeader(*n);
+  return ForEachField(*hash, [&w, values](absl::string_view field, absl::string_view value) {
+    w.Bulk(values ? value : field);
+    return true;
+  });
+}
+
+absl::Status HKeys(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  return HKeysOrVals(call, hash, w, /*values=*/false);
+}
+
+absl::Status HVals(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  return HKeysOrVals(call, hash, w, /*values=*/true);
+}
+
+absl::Status HStrLen(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  size_t length = 0;
+  if (hash) {
+    absl::StatusOr<std::optional<absl::string_view>> value = FindField(*hash, call.args()[2]);
+    if (!value.ok()) return value.status();
+    if (value->has_value()) length = (*value)->size();
+  }
+  w.Integer(static_cast<int64_t>(length));
+  return absl::OkStatus();
+}
+
 absl::Status HMGet(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
   const auto fields = call.args().subspan(2);
   HashValue h;
@@ -157,12 +191,6 @@ void RunWrite(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& o
   RunAtomicallyOnKey(env, ops, key, std::move(body), std::move(done));
 }
 
-std::string IntegerReply(int64_t v) {
-  std::string out;
-  RespWriter(&out).Integer(v);
-  return out;
-}
-
 absl::StatusOr<std::string> HSet(const Call& call, HashValue& h, std::string&, bool* changed) {
   const auto args = call.args();
   int64_t added = 0;
@@ -170,6 +198,13 @@ absl::StatusOr<std::string> HSet(const Call& call, HashValue& h, std::string&, b
   *changed = true;
   if (call.spec->id == CommandId::kHMSet) return SimpleStringReply("OK");
   return IntegerReply(added);
+}
+
+absl::StatusOr<std::string> HSetNx(const Call& call, HashValue& h, std::string&, bool* changed) {
+  const auto args = call.args();
+  *changed = !h.Get(args[2]).has_value();
+  if (*changed) h.Set(args[2], args[3]);
+  return IntegerReply(*changed ? 1 : 0);
 }
 
 absl::StatusOr<std::string> HDel(const Call& call, HashValue& h, std::string&, bool* changed) {
@@ -217,6 +252,15 @@ void ReplyForOversizeKey(const Call& call, const StoreLimits& limits, ReplyDone 
     case CommandId::kHExists:
       read = HExists;
       break;
+    case CommandId::kHKeys:
+      read = HKeys;
+      break;
+    case CommandId::kHVals:
+      read = HVals;
+      break;
+    case CommandId::kHStrLen:
+      read = HStrLen;
+      break;
     case CommandId::kHDel:
       return done(IntegerReply(0));
     default:
@@ -241,6 +285,10 @@ bool IsHashCommand(CommandId id) {
     case CommandId::kHLen:
     case CommandId::kHExists:
     case CommandId::kHIncrBy:
+    case CommandId::kHSetNx:
+    case CommandId::kHKeys:
+    case CommandId::kHVals:
+    case CommandId::kHStrLen:
       return true;
     default:
       return false;
@@ -269,6 +317,8 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
       return RunWrite(env, std::move(call), ops, HDel, std::move(done));
     case CommandId::kHIncrBy:
       return RunWrite(env, std::move(call), ops, HIncrBy, std::move(done));
+    case CommandId::kHSetNx:
+      return RunWrite(env, std::move(call), ops, HSetNx, std::move(done));
     case CommandId::kHGet:
       return RunRead(std::move(call), ops, HGet, std::move(done));
     case CommandId::kHMGet:
@@ -279,6 +329,12 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
       return RunRead(std::move(call), ops, HLen, std::move(done));
     case CommandId::kHExists:
       return RunRead(std::move(call), ops, HExists, std::move(done));
+    case CommandId::kHKeys:
+      return RunRead(std::move(call), ops, HKeys, std::move(done));
+    case CommandId::kHVals:
+      return RunRead(std::move(call), ops, HVals, std::move(done));
+    case CommandId::kHStrLen:
+      return RunRead(std::move(call), ops, HStrLen, std::move(done));
     default:
       return done(ErrorReply(absl::StrCat("ERR '", call->spec->name, "' is not a hash command")));
   }

@@ -11,6 +11,8 @@
 namespace farm::kv::resp {
 
 using ::farm::resp::ErrorReply;
+using ::farm::resp::IntegerReply;
+using ::farm::resp::NullBulkReply;
 using ::farm::resp::ParseStrictInt64;
 using ::farm::resp::RespCounters;
 using ::farm::resp::RespParser;

@@ -1,6 +1,7 @@
 #include "tests/kv/resp/random_commands.h"
 
 #include <initializer_list>
+#include <iterator>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -73,7 +74,7 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
     return FocusedCommand(rng, o);
   }
   const std::string k = Key(rng, o);
-  switch (Uniform(rng, 0, 32)) {
+  switch (Uniform(rng, 0, 42)) {
     case 0:
     case 1: {
       Words w = {"HSET", k};
@@ -142,13 +143,38 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
     case 29:
       if (!o.store_wide) return {"ECHO", Value(rng)};
       return {"DBSIZE"};
-    case 30: {            // too few words
-      static const char* const kNames[] = {"HSET", "HMSET", "HGET",    "HMGET",   "HGETALL",
-                                           "HDEL", "HLEN",  "HEXISTS", "HINCRBY", "TYPE"};
-      return {kNames[Uniform(rng, 0, 9)]};
+    case 30: {  // too few words
+      static const char* const kNames[] = {"HSET",   "HMSET",  "HGET",   "HMGET",  "HGETALL", "HDEL",
+                                           "HLEN",   "HEXISTS", "HINCRBY", "TYPE",  "SETNX",   "GETSET",
+                                           "GETDEL", "APPEND", "STRLEN", "MSETNX", "HSETNX",  "HKEYS",
+                                           "HVALS",  "HSTRLEN"};
+      return {kNames[Uniform(rng, 0, std::size(kNames) - 1)]};
     }
     case 31:
       return {"HINCRBY", k, Field(rng), Increment(rng), "extra"};
+    case 32:
+      return {"SETNX", k, Value(rng)};
+    case 33:
+      return {"GETSET", k, Value(rng)};
+    case 34:
+      return {"GETDEL", k};
+    case 35:
+      return {"APPEND", k, Value(rng)};
+    case 36:
+      return {"STRLEN", k};
+    case 37: {
+      Words w = {"MSETNX", k, Value(rng), Key(rng, o), Value(rng)};
+      if (Uniform(rng, 0, 7) == 0) w.pop_back();  // an odd count
+      return w;
+    }
+    case 38:
+      return {"HSETNX", k, Field(rng), Value(rng)};
+    case 39:
+      return {"HKEYS", k};
+    case 40:
+      return {"HVALS", k};
+    case 41:
+      return {"HSTRLEN", k, Field(rng)};
     default:
       return {"DEL", k, Key(rng, o)};
   }

@@ -97,7 +97,7 @@ std::string RandomValue(Rng& rng) {
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 38)) {
+  switch (Uniform(rng, 0, 48)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -182,6 +182,29 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {"TYPE", k};
     case 37:
       return {OneIn(rng, 2) ? "HSET" : "HINCRBY", k};  // too few words
+    case 38:
+      return {"SETNX", k, RandomValue(rng)};
+    case 39:
+      return {"GETSET", k, RandomValue(rng)};
+    case 40:
+      return {"GETDEL", k};
+    case 41:
+      return {"APPEND", k, RandomValue(rng)};
+    case 42:
+      return {"STRLEN", k};
+    case 43: {
+      std::vector<std::string> w = {"MSETNX", k, RandomValue(rng), RandomKey(rng), RandomValue(rng)};
+      if (OneIn(rng, 10)) w.pop_back();  // an odd count: an arity error
+      return w;
+    }
+    case 44:
+      return {"HSETNX", k, RandomField(rng), RandomValue(rng)};
+    case 45:
+      return {OneIn(rng, 2) ? "HKEYS" : "HVALS", k};
+    case 46:
+      return {"HSTRLEN", k, RandomField(rng)};
+    case 47:
+      return {OneIn(rng, 2) ? "APPEND" : "MSETNX", k};  // too few words
     default:
       return {"INFO"};
   }

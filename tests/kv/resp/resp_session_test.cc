@@ -268,6 +268,31 @@ TEST_F(RespSessionTest, ValuesOverTheStoreLimitsAreRefused) {
   EXPECT_THAT(small.Command(*s, {"GET", "k"}), ElementsAre(std::string(16, 'v')));
 }
 
+TEST_F(RespSessionTest, StringEditsKeepTheValueLimitAndTheEscape) {
+  SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
+  auto s = small.NewSession();
+  EXPECT_THAT(small.Command(*s, {"APPEND", "k", std::string(10, 'a')}), ElementsAre(":10"));
+  EXPECT_THAT(small.Command(*s, {"APPEND", "k", std::string(7, 'b')}),
+              ElementsAre("-ERR value is too large (17 bytes as stored; this store's limit is 16)"));
+  EXPECT_THAT(small.Command(*s, {"GET", "k"}), ElementsAre(std::string(10, 'a'))) << "unchanged";
+  EXPECT_THAT(small.Command(*s, {"SETNX", "n", std::string(17, 'v')}),
+              ElementsAre("-ERR value is too large (17 bytes; this store's limit is 16)"));
+  EXPECT_FALSE(small.cluster().Peek("n").has_value());
+  // A string that begins with 0xFF is stored escaped, and reads back as it was.
+  EXPECT_THAT(small.Command(*s, {"APPEND", "e", "\xFF"}), ElementsAre(":1"));
+  EXPECT_THAT(small.Command(*s, {"APPEND", "e", "x"}), ElementsAre(":2"));
+  EXPECT_EQ(small.cluster().Peek("e"), "\xFF\xFFx");
+  EXPECT_THAT(small.Command(*s, {"STRLEN", "e"}), ElementsAre(":2"));
+  EXPECT_THAT(small.Command(*s, {"GETSET", "e", "plain"}), ElementsAre("\xFFx"));
+  EXPECT_THAT(small.Command(*s, {"GETDEL", "e"}), ElementsAre("plain"));
+  EXPECT_FALSE(small.cluster().Peek("e").has_value());
+  // MSETNX sets all or nothing.
+  EXPECT_THAT(small.Command(*s, {"MSETNX", "x", "1", "k", "2"}), ElementsAre(":0"));
+  EXPECT_FALSE(small.cluster().Peek("x").has_value());
+  EXPECT_THAT(small.Command(*s, {"MSETNX", "x", "1", "y", "2"}), ElementsAre(":1"));
+  EXPECT_THAT(small.Command(*s, {"MGET", "x", "y"}), ElementsAre("[1, 2]"));
+}
+
 TEST_F(RespSessionTest, KeysOverTheStoreLimitAreMissingToReads) {
   SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
   auto s = small.NewSession();
@@ -285,6 +310,15 @@ TEST_F(RespSessionTest, KeysOverTheStoreLimitAreMissingToReads) {
   EXPECT_THAT(small.Command(*s, {"MGET", big, big}), ElementsAre("[(nil), (nil)]"));
   EXPECT_THAT(small.Command(*s, {"EXISTS", big, "k", "k"}), ElementsAre(":2"));
   EXPECT_THAT(small.Command(*s, {"DEL", big}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"STRLEN", big}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"GETDEL", big}), ElementsAre("(nil)"));
+  for (const std::vector<std::string>& creates :
+       {std::vector<std::string>{"SETNX", big, "v"}, {"GETSET", big, "v"}, {"APPEND", big, "v"},
+        {"MSETNX", "a", "1", big, "v"}}) {
+    EXPECT_THAT(small.Command(*s, creates),
+                ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"))
+        << creates[0];
+  }
   EXPECT_THAT(small.Command(*s, {"DEL", big, "k"}), ElementsAre(":1"));
   EXPECT_EQ(small.cluster().Stats().keys, 0u);
   // The same in a pipeline (lookups batched) and inside EXEC.
