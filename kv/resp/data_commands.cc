@@ -213,29 +213,7 @@ void RunDel(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
 void RunMSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const size_t pairs = (call->args().size() - 1) / 2;
   CommandBody body = [call](std::shared_ptr<KeyOps> o, Done<CommandResult> d) {
-    struct State {
-      absl::Status status;
-      Done<CommandResult> done;
-    };
-    auto state = std::make_shared<State>();
-    state->done = std::move(d);
-    RunSequentially(
-        (call->args().size() - 1) / 2,
-        [call, o, state](size_t i, absl::AnyInvocable<void()> next) {
-          if (!state->status.ok()) return next();
-          const auto args = call->args();
-          std::shared_ptr<std::string> escaped;
-          const absl::string_view stored = StoredString(args[2 + 2 * i], &escaped);
-          o->Put(args[1 + 2 * i], stored,
-                 [call, o, state, escaped, next = std::move(next)](absl::Status s) mutable {
-                   if (!s.ok()) state->status = s;
-                   next();
-                 });
-        },
-        [state] {
-          if (!state->status.ok()) return state->done(state->status);
-          state->done(SimpleStringReply("OK"));
-        });
+    PutPairs(call, std::move(o), SimpleStringReply("OK"), std::move(d));
   };
   RunAtomically(env, ops, /*needs_txn=*/pairs > 1, std::move(body), std::move(done));
 }

@@ -49,11 +49,12 @@ CommandBody GetSet(CallPtr call) {
       std::string reply = BulkOrNullReply(*s);
       std::shared_ptr<std::string> escaped;
       const absl::string_view stored = StoredString(call->args()[2], &escaped);
-      o->Put(call->args()[1], stored,
-             [call, o, escaped, reply = std::move(reply), d = std::move(d)](absl::Status s) mutable {
-               if (!s.ok()) return d(s);
-               d(std::move(reply));
-             });
+      o->Put(
+          call->args()[1], stored,
+          [call, o, escaped, reply = std::move(reply), d = std::move(d)](absl::Status s) mutable {
+            if (!s.ok()) return d(s);
+            d(std::move(reply));
+          });
     });
   };
 }
@@ -67,11 +68,11 @@ CommandBody GetDel(CallPtr call) {
       if (!s.ok()) return d(s.status());
       if (!s->has_value()) return d(NullBulkReply());
       std::string reply = BulkOrNullReply(*s);
-      o->Remove(call->args()[1],
-                [call, o, reply = std::move(reply), d = std::move(d)](absl::StatusOr<bool> r) mutable {
-                  if (!r.ok()) return d(r.status());
-                  d(std::move(reply));
-                });
+      o->Remove(call->args()[1], [call, o, reply = std::move(reply),
+                                  d = std::move(d)](absl::StatusOr<bool> r) mutable {
+        if (!r.ok()) return d(r.status());
+        d(std::move(reply));
+      });
     });
   };
 }
@@ -85,13 +86,15 @@ CommandBody Append(CallPtr call, const StoreLimits& limits) {
       if (!s.ok()) return d(s.status());
       auto value = std::make_shared<std::string>(s->value_or(""));
       value->append(call->args()[2]);
-      if (absl::Status size = CheckStoredSize(StoredStringSize(*value), limits); !size.ok()) return d(size);
+      if (absl::Status size = CheckStoredSize(StoredStringSize(*value), limits); !size.ok())
+        return d(size);
       const int64_t length = static_cast<int64_t>(value->size());
       if (NeedsEscape(*value)) *value = EscapeString(*value);
-      o->Put(call->args()[1], *value, [call, o, value, length, d = std::move(d)](absl::Status s) mutable {
-        if (!s.ok()) return d(s);
-        d(IntegerReply(length));
-      });
+      o->Put(call->args()[1], *value,
+             [call, o, value, length, d = std::move(d)](absl::Status s) mutable {
+               if (!s.ok()) return d(s);
+               d(IntegerReply(length));
+             });
     });
   };
 }
@@ -103,34 +106,14 @@ CommandBody MSetNx(CallPtr call) {
     auto keys = std::make_shared<std::vector<std::string>>();
     const auto args = call->args();
     for (size_t i = 1; i < args.size(); i += 2) keys->push_back(args[i]);
-    o->MultiGet(*keys, [call, o, keys, d = std::move(d)](absl::StatusOr<std::vector<Value>> found) mutable {
-      if (!found.ok()) return d(found.status());
-      for (const Value& v : *found) {
-        if (v.has_value()) return d(IntegerReply(0));
-      }
-      struct State {
-        absl::Status status;
-        Done<CommandResult> done;
-      };
-      auto state = std::make_shared<State>();
-      state->done = std::move(d);
-      RunSequentially(
-          keys->size(),
-          [call, o, state](size_t i, absl::AnyInvocable<void()> next) {
-            if (!state->status.ok()) return next();
-            const auto args = call->args();
-            std::shared_ptr<std::string> escaped;
-            const absl::string_view stored = StoredString(args[2 + 2 * i], &escaped);
-            o->Put(args[1 + 2 * i], stored, [call, o, state, escaped, next = std::move(next)](absl::Status s) mutable {
-              if (!s.ok()) state->status = s;
-              next();
-            });
-          },
-          [state] {
-            if (!state->status.ok()) return state->done(state->status);
-            state->done(IntegerReply(1));
-          });
-    });
+    o->MultiGet(
+        *keys, [call, o, keys, d = std::move(d)](absl::StatusOr<std::vector<Value>> found) mutable {
+          if (!found.ok()) return d(found.status());
+          for (const Value& v : *found) {
+            if (v.has_value()) return d(IntegerReply(0));
+          }
+          PutPairs(call, o, IntegerReply(1), std::move(d));
+        });
   };
 }
 

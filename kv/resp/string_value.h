@@ -1,7 +1,9 @@
 // Strings as the data commands store and read them (typed_value.h's codec): what a
-// stored value holds as a string, the bytes to store for one, and the size check.
+// stored value holds as a string, the bytes to store for one, the size check, and
+// several of them stored.
 //
-// Pure functions; any thread. Views returned point into the arguments.
+// Pure functions but PutPairs (KeyOps's thread rules); views returned point into the
+// arguments.
 #ifndef FARM_KV_RESP_STRING_VALUE_H_
 #define FARM_KV_RESP_STRING_VALUE_H_
 
@@ -12,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kv/resp/key_ops.h"
+#include "kv/resp/resp_commands.h"
 #include "kv/store.h"
 
 namespace farm::kv::resp {
@@ -26,6 +29,12 @@ absl::string_view StoredString(absl::string_view s, std::shared_ptr<std::string>
 
 // An error reply when string `s`, as stored, is over the store's value limit.
 std::optional<std::string> CheckStringSize(absl::string_view s, const StoreLimits& limits);
+
+// Puts the strings of call->args() = name k1 v1 k2 v2 ... on `ops`, one after another
+// (MSET, MSETNX); then done(reply), or done(the first error) — the Puts after it are
+// skipped.
+void PutPairs(std::shared_ptr<const Call> call, std::shared_ptr<KeyOps> ops, std::string reply,
+              Done<absl::StatusOr<std::string>> done);
 
 }  // namespace farm::kv::resp
 
