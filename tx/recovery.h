@@ -98,8 +98,8 @@ struct ReplayResult {
   // nor a kRegionPromoted: a copy the node was receiving when it stopped. Their bytes
   // are not the region's; a checkpoint keeps them partial. Sorted.
   std::vector<RegionId> partial_copies;
-  // The copy number of each partial copy's last kRegionReset (0 when it named none), for
-  // a checkpoint to keep: the copy's kRegionCopied may come in a later segment.
+  // The same copies, each with the number of its last kRegionReset (0 when it named
+  // none), for a checkpoint to keep: the copy's kRegionCopied may come in a later segment.
   absl::flat_hash_map<RegionId, uint64_t> partial_copy_numbers;
   // This node's own regions (primary) with copies still due to members, as the last
   // kRegionCopiesDue of each left them (failover's re-replication the node stopped in).

@@ -86,11 +86,9 @@ absl::Status WriteContents(const CheckpointRequest& request, const tx::ReplayRes
     alloc::RegionCreated created{id, copy->size(), scratch.CreatorOf(id)};
     // A partial copy stays one: reset (and never copied) replays as partial. Its number
     // stays too, so that its own kRegionCopied, in a later segment, still ends it.
-    const bool partial = std::binary_search(replay.partial_copies.begin(), replay.partial_copies.end(), id);
-    if (auto number = replay.partial_copy_numbers.find(id);
-        partial && number != replay.partial_copy_numbers.end()) {
-      created.copy = number->second;
-    }
+    const auto number = replay.partial_copy_numbers.find(id);
+    const bool partial = number != replay.partial_copy_numbers.end();
+    if (partial) created.copy = number->second;
     if (absl::Status s = out->Add(partial ? NodeLogType::kRegionReset : NodeLogType::kRegionCreated,
                                   alloc::EncodeRegionCreated(created));
         !s.ok()) {
