@@ -71,17 +71,20 @@ absl::Status ZkMembership::Start(ConfigCallback on_config) {
   thread_ = std::thread([this] { Run(); });
   bool joined = false, stopped = false;
   std::string last_error;
+  absl::Status refused;
   {
     MutexLock lock(&mu_);
     // Joined: a configuration lists this node with this session (the gate checks it).
     joined = cv_.WaitFor(&mu_, options_.join_timeout, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return stopping_ || gate_.member();
+      return stopping_ || gate_.member() || !refused_.ok();
     });
     stopped = stopping_;
     last_error = last_error_;
+    refused = refused_;
   }
-  if (joined && !stopped) return absl::OkStatus();
+  if (joined && !stopped && refused.ok()) return absl::OkStatus();
   Stop();  // leave: no registration or election node outlives a failed Start
+  if (!refused.ok()) return refused;
   if (stopped) return absl::CancelledError("membership stopped while joining");
   return absl::DeadlineExceededError(absl::StrFormat(
       "node %d registered but no configuration included it within %s (is a configuration "
@@ -161,10 +164,10 @@ absl::Status ZkMembership::Join() {
 }
 
 // Removal markers: ROOT/removed/<id>, a persistent znode holding the epoch of the first
-// configuration without that member, written by a manager that published it while the
-// cluster ran on — one that was itself a member (this process) of the configuration it
-// replaced. A manager of a cold start (every member restarting) writes none: the members
-// missing from its first configurations have not failed, they are not back yet.
+// configuration without that member, written by a survivor (zk_membership.h). A cold
+// start (every member restarting) writes none: a member's first configuration has no
+// predecessor it applied, and the members missing from it have not failed, they are not
+// back yet.
 absl::Status ZkMembership::CheckNotRemoved() {
   const std::string marker = absl::StrCat(root_, "/removed/", options_.self.id);
   if (!options_.holds_data) {
@@ -180,29 +183,30 @@ absl::Status ZkMembership::CheckNotRemoved() {
       options_.self.id, options_.cluster, removed->data));
 }
 
-void ZkMembership::MarkRemoved(const Configuration& applied, const Configuration& next) {
-  const Member* self = applied.Find(options_.self.id);
-  if (self == nullptr || self->incarnation != options_.self.incarnation) return;  // a cold start
-  if (options_.failover_active && !options_.failover_active()) return;  // nothing moves on yet
-  // Regions move on only to a member that holds data and lived through the change. With
-  // none left (every data node failed at once; a compute-only manager remains), nothing
-  // moved on: their next start is a cold start.
-  const bool survivor = std::any_of(next.members.begin(), next.members.end(), [&](const Member& m) {
-    const Member* before = applied.Find(m.id);
-    return !m.compute_only && before != nullptr && before->incarnation == m.incarnation;
-  });
-  if (!survivor) return;
-  for (const Member& m : applied.members) {
-    if (m.compute_only) continue;  // holds no data that could go stale
-    const Member* now = next.Find(m.id);
-    if (now != nullptr && now->incarnation == m.incarnation) continue;
-    absl::StatusOr<std::string> created = client_->Create(absl::StrCat(root_, "/removed/", m.id),
-                                                          absl::StrCat(next.epoch), ZkNodeMode::kPersistent);
-    if (!created.ok() && !absl::IsAlreadyExists(created.status())) {
-      SetError(absl::Status(created.status().code(),
-                            absl::StrCat("removal marker of node ", m.id, ": ", created.status().message())));
-    }
+absl::Status ZkMembership::MarkDeparted(const Configuration& applied, const Configuration& next, int32_t version) {
+  if (options_.self.compute_only) return absl::OkStatus();  // holds nothing that moves on
+  const Member* before = applied.Find(options_.self.id);
+  const Member* now = next.Find(options_.self.id);
+  // Only a member of both runs on from one to the other.
+  if (before == nullptr || now == nullptr || before->incarnation != options_.self.incarnation ||
+      now->incarnation != options_.self.incarnation) {
+    return absl::OkStatus();
   }
+  const std::string config_path = absl::StrCat(root_, "/config");
+  for (const Member& m : applied.members) {
+    // A member back as another process is not marked: no configuration without it came
+    // in between here, so its regions stayed with it (placement is by node id).
+    if (m.compute_only || next.Find(m.id) != nullptr) continue;
+    const std::string marker = absl::StrCat(root_, "/removed/", m.id);
+    absl::Status s = client_->Multi({ZkOp{ZkOp::Kind::kCheck, config_path, "", version},
+                                     ZkOp{ZkOp::Kind::kCreate, marker, absl::StrCat(next.epoch), -1}});
+    if (absl::IsAlreadyExists(s)) continue;  // another survivor's (or an earlier run's)
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("removal marker of node ", m.id, ": ", s.message()));
+    }
+    Log(absl::StrFormat("marked node %d removed: epoch %d runs on without it", m.id, next.epoch));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ZkMembership::Register() {
@@ -367,7 +371,7 @@ void ZkMembership::Refresh() {
     SetError(manager.status());
     return;
   }
-  if (*manager) {
+  if (*manager && !config_pending_) {
     if (absl::Status s = Reconcile(); !s.ok()) SetError(s);
   }
 }
@@ -410,6 +414,27 @@ absl::Status ZkMembership::ReadConfig() {
   config_valid_ = true;
   auto config = std::make_shared<const Configuration>(std::move(*decoded));
   const Member* me = config->Find(options_.self.id);
+  config_pending_ = true;
+  if (me != nullptr && me->incarnation == options_.self.incarnation && options_.holds_data && !removal_checked_) {
+    // Listed for the first time: a survivor that ran on without this node marked it
+    // before this configuration was published (zk_membership.h).
+    if (absl::Status s = CheckNotRemoved(); !s.ok()) {
+      if (absl::IsFailedPrecondition(s)) {
+        MutexLock lock(&mu_);
+        refused_ = s;
+        cv_.SignalAll();
+      }
+      return s;
+    }
+    removal_checked_ = true;
+  }
+  const bool fails_over = !options_.failover_active || options_.failover_active();
+  if (previous != nullptr && fails_over) {
+    absl::Status marked = MarkDeparted(*previous, *config, node->version);
+    if (absl::IsFailedPrecondition(marked)) return ReadConfig();  // a newer one was published
+    if (!marked.ok()) return marked;  // applied at the next refresh
+  }
+  config_pending_ = false;
   gate_.Apply(*config);  // a member only with our current session; lifts a fence then
   {
     MutexLock lock(&mu_);
@@ -492,10 +517,7 @@ absl::Status ZkMembership::Reconcile() {
   if (absl::IsFailedPrecondition(s) || absl::IsAlreadyExists(s) || absl::IsNotFound(s)) {
     return absl::OkStatus();  // lost a race with another publisher: the watch brings it
   }
-  if (s.ok()) {
-    Log(absl::StrCat("published ", next.Summary()));
-    if (applied != nullptr) MarkRemoved(*applied, next);
-  }
+  if (s.ok()) Log(absl::StrCat("published ", next.Summary()));
   return s;
 }
 

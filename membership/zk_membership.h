@@ -6,6 +6,8 @@
 //   election/m-<seq>    ephemeral sequential, "<node id>/<session>"; the owner of
 //                       the lowest is the configuration manager (CM).
 //   config              persistent, a ConfigurationProto: the current configuration.
+//   removed/<node id>   persistent, a removal marker: the cluster ran on without that
+//                       member, so the data it holds is stale (below).
 //
 // The CM keeps `config` equal to the registered member set: on every change it
 // publishes epoch + 1 with one atomic multi-op that checks its own election node (so a
@@ -13,6 +15,17 @@
 // both win). Every node watches `config` and applies each newer epoch in order; a
 // configuration that does not decode or validate is rejected with an error and the
 // node keeps the one it had.
+//
+// Removal markers. A member that holds data, is up with failover active, and applies a
+// configuration that drops a data-holding member of the one it applied before marks
+// that member removed — before it acts on the configuration (fails over), in a multi-op
+// that checks the configuration's znode version (so it marks only while the
+// configuration is current; else it reads the newer one). So a member is marked only
+// if a survivor really ran on without it: when every data node fails at once, none is.
+// A node restarting on its data checks its marker before it registers, and again when
+// the first configuration lists it: any survivor that ran on without it marked it before
+// that configuration was published, so the second check sees the marker even when the
+// node restarted before its old session had expired.
 //
 // Leases: the ZooKeeper session is the lease. The server expires a session no sooner
 // than the session timeout T after it last heard from the client, and the manager then
@@ -73,14 +86,15 @@ struct ZkMembershipOptions {
   // rejoins when restarted with an empty data directory).
   bool rejoin_after_expiry = true;
   // This node starts on data of an earlier run (its data directory held regions). It
-  // refuses to join (FailedPrecondition) when the cluster removed it while it ran on
-  // without it (a removal marker, below): that data is stale. A node that starts
-  // without data clears its marker: it joins as a new member.
+  // refuses to join (Start fails with FailedPrecondition) when the cluster removed it
+  // while it ran on without it (a removal marker, above): that data is stale. A node
+  // that starts without data clears its marker: it joins as a new member.
   bool holds_data = false;
-  // Whether the cluster moves a member's regions on when it fails (the node runs
-  // failover: it is up with its min_members). A manager writes removal markers only
-  // then, and only when a member that holds data lived through the change (else nothing
-  // moved on). Empty: always. Called on the membership thread.
+  // Whether this node fails over (moves departed members' regions on) for the
+  // configuration it is about to deliver: asked once for each one, just before
+  // on_config, on the same thread, and the node must fail over for that configuration
+  // exactly when it answered true. A member that holds data writes removal markers only
+  // then. Empty: always.
   std::function<bool()> failover_active;
 };
 
@@ -110,10 +124,11 @@ class ZkMembership final : public Membership {
   absl::Status Register();
   // Creates this session's election znode (ephemeral sequential), once, through timeouts.
   absl::StatusOr<std::string> CreateElectionNode();
-  // Removal markers (zk_membership.cc): refuses a start on stale data; written for the
-  // members a warm manager's configuration dropped.
+  // Removal markers (above): refuses a start on stale data (FailedPrecondition); written
+  // by a survivor for the members `next` (znode version `version`) dropped from
+  // `applied`. FailedPrecondition from MarkDeparted: `config` changed meanwhile.
   absl::Status CheckNotRemoved();
-  void MarkRemoved(const Configuration& applied, const Configuration& next);
+  absl::Status MarkDeparted(const Configuration& applied, const Configuration& next, int32_t version);
   // Reads config, election and (as CM) members, re-arming their watches.
   void Refresh();
   absl::Status ReadConfig();
@@ -132,6 +147,10 @@ class ZkMembership final : public Membership {
   std::string election_node_;         // our election znode's full path
   int32_t config_version_ = -1;       // znode version of the config we read; -1: none
   bool config_valid_ = false;         // that znode decoded: else the CM overwrites it
+  // A newer configuration was read and not applied yet (its markers are not written):
+  // as CM, publish nothing on the applied one meanwhile.
+  bool config_pending_ = false;
+  bool removal_checked_ = false;      // holds_data: the marker was checked once listed
   std::thread thread_;
 
   mutable Mutex mu_;
@@ -142,6 +161,7 @@ class ZkMembership final : public Membership {
   ZkSessionState session_ ABSL_GUARDED_BY(mu_) = ZkSessionState::kClosed;
   bool manager_ ABSL_GUARDED_BY(mu_) = false;
   std::string last_error_ ABSL_GUARDED_BY(mu_);
+  absl::Status refused_ ABSL_GUARDED_BY(mu_);  // a removal marker found once listed: Start fails
 };
 
 }  // namespace farm::membership

@@ -315,8 +315,12 @@ absl::Status Node::CreateMembership() {
     zo.rejoin_after_expiry = options_.compute_only;
     // Started on regions of an earlier run: refused if the cluster removed this node.
     zo.holds_data = !backups_->Held().empty();
-    // The same condition as failover's (OnConfiguration): data moves on only then.
-    zo.failover_active = [this] { return linked_.load(std::memory_order_acquire); };
+    // The same answer as failover's (OnConfiguration): data moves on only then.
+    zo.failover_active = [this] {
+      const bool active = linked_.load(std::memory_order_acquire);
+      failover_on_delivery_.store(active, std::memory_order_release);
+      return active;
+    };
     absl::StatusOr<std::unique_ptr<membership::ZkMembership>> zk = membership::ZkMembership::Create(zo);
     if (!zk.ok()) return zk.status();
     membership_ = std::move(*zk);
@@ -425,7 +429,9 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
     // whole again only once min_members are back, and a member missing until then has
     // not failed — it comes back with its data (failover would promote its regions
     // elsewhere, and two copies would serve).
-    if (previous != nullptr && previous_config != nullptr && linked_.load(std::memory_order_acquire)) {
+    // Decided as membership saw it before delivery: the removal markers it wrote (or
+    // did not) match what this node does (zk_membership.h).
+    if (previous != nullptr && previous_config != nullptr && failover_on_delivery_.load(std::memory_order_acquire)) {
       recover = PrepareFailover(*previous_config, *config, *previous, *next);
     }
     tx_service_->Fenced(next->epoch());

@@ -307,6 +307,11 @@ class Node {
   // Set once Start has built everything: the admin thread reads only after it.
   std::atomic<bool> started_up_{false};
   std::atomic<bool> linked_{false};
+  // linked_ as membership last asked it (ZkMembershipOptions::failover_active), just
+  // before it delivered the configuration OnConfiguration handles: failover then runs
+  // exactly when membership wrote the removal markers it owes first. Static membership
+  // never asks (its one configuration has nothing to fail over).
+  std::atomic<bool> failover_on_delivery_{false};
 };
 
 }  // namespace farm::node

@@ -342,6 +342,128 @@ TEST_F(ZkMembershipTest, NoMemberIsMarkedRemovedWhenNoMemberHoldingDataRemains) 
   EXPECT_TRUE(started.ok()) << "a member was marked removed with no member holding data left: " << started;
 }
 
+// Holds a member's ZooKeeper events (and so its synchronous calls: the C client
+// completes them on the same thread) while stalled: it applies nothing meanwhile.
+struct EventStall {
+  std::atomic<bool> on{false};
+  absl::Notification release;
+  ~EventStall() { Release(); }
+  void Release() {
+    if (!release.HasBeenNotified()) release.Notify();
+  }
+  std::function<void()> Seam() {
+    return [this] {
+      if (on.load()) release.WaitForNotification();
+    };
+  }
+};
+
+// A marker is written by a survivor that runs on without the member, before it acts on
+// that configuration, never by the manager that published it: while the only survivor
+// holding data has not applied the configuration, nothing moved on.
+TEST_F(ZkMembershipTest, ASurvivorMarksADepartedMemberBeforeItAppliesTheConfiguration) {
+  ZkMembershipOptions compute = Options(10);
+  compute.self.compute_only = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
+  ASSERT_TRUE(manager.ok());
+  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto a = Join(1);
+  EventStall stall;
+  ZkMembershipOptions survivor = Options(2);
+  survivor.on_zookeeper_event = stall.Seam();
+  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
+  ASSERT_TRUE(a && b.ok());
+  ASSERT_TRUE((*b)->Start(nullptr).ok());
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
+  absl::SleepFor(absl::Milliseconds(300));  // b handles the events queued so far
+  stall.on.store(true);
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {2, 10}); }));
+  std::unique_ptr<ZkClient> raw = RawClient();
+  ASSERT_TRUE(raw);
+  const std::string marker = absl::StrCat(ZkMembership::Root(cluster_), "/removed/1");
+  absl::SleepFor(absl::Milliseconds(300));
+  absl::StatusOr<bool> early = raw->Exists(marker, false);
+  ASSERT_TRUE(early.ok()) << early.status();
+  EXPECT_FALSE(*early) << "node 1 was marked removed before any member holding data ran on without it";
+  stall.Release();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get()}, {2, 10}); }));
+  absl::StatusOr<bool> marked = raw->Exists(marker, false);
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_TRUE(*marked) << "node 2 applied a configuration without node 1 and left no marker";
+}
+
+// A node restarted on its data before its old session expired passes the check at
+// registration (nobody has marked it yet), but a survivor runs on without it meanwhile:
+// the first configuration that lists it finds the marker, and it refuses to join.
+TEST_F(ZkMembershipTest, ANodeRestartedBeforeItsOldSessionEndedIsRefusedOnceASurvivorRanOn) {
+  ZkMembershipOptions compute = Options(10);
+  compute.self.compute_only = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
+  ASSERT_TRUE(manager.ok());
+  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto a = Join(1), b = Join(2);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b.get()}, {1, 2, 10}); }));
+  ZkMembershipOptions again = Options(1);
+  again.self.incarnation = 5001;
+  again.holds_data = true;
+  bool ran_on = false;
+  // Between the check at registration and the registration: the old process goes, and
+  // the survivor applies the configuration without it.
+  again.before_register = [&] {
+    a->Stop();
+    ran_on = WaitFor([&] { return Agree({b.get()}, {2, 10}); });
+  };
+  absl::StatusOr<std::unique_ptr<ZkMembership>> back = ZkMembership::Create(again);
+  ASSERT_TRUE(back.ok());
+  absl::Status started = (*back)->Start(nullptr);
+  ASSERT_TRUE(ran_on);
+  EXPECT_EQ(started.code(), absl::StatusCode::kFailedPrecondition) << started;
+  EXPECT_NE(started.message().find("was removed from cluster"), std::string::npos) << started;
+  EXPECT_FALSE((*back)->gate().serving());
+  // It left: the survivors go on without it.
+  EXPECT_TRUE(WaitFor([&] { return Agree({manager->get(), b.get()}, {2, 10}); }));
+}
+
+// A survivor that missed the configuration without a member, and applies the next one,
+// where the member is back as another process, did not run on without it: no marker,
+// and the member, restarted on its data, joins.
+TEST_F(ZkMembershipTest, AMemberBackBeforeASurvivorRanOnWithoutItIsNotMarked) {
+  ZkMembershipOptions compute = Options(10);
+  compute.self.compute_only = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
+  ASSERT_TRUE(manager.ok());
+  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto a = Join(1);
+  EventStall stall;
+  ZkMembershipOptions survivor = Options(2);
+  survivor.on_zookeeper_event = stall.Seam();
+  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
+  ASSERT_TRUE(a && b.ok());
+  ASSERT_TRUE((*b)->Start(nullptr).ok());
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
+  absl::SleepFor(absl::Milliseconds(300));
+  stall.on.store(true);
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {2, 10}); }));
+  ZkMembershipOptions again = Options(1);
+  again.self.incarnation = 5001;
+  again.holds_data = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> back = ZkMembership::Create(again);
+  ASSERT_TRUE(back.ok());
+  absl::Status started = (*back)->Start(nullptr);
+  EXPECT_TRUE(started.ok()) << "no member holding data ran on without node 1: " << started;
+  stall.Release();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), back->get(), b->get()}, {1, 2, 10}); }));
+  EXPECT_EQ(b->get()->current()->Find(1)->incarnation, 5001u);
+  std::unique_ptr<ZkClient> raw = RawClient();
+  ASSERT_TRUE(raw);
+  absl::StatusOr<bool> marked = raw->Exists(absl::StrCat(ZkMembership::Root(cluster_), "/removed/1"), false);
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_FALSE(*marked) << "node 2 skipped the configuration without node 1, yet marked it";
+}
+
 TEST_F(ZkMembershipTest, ASecondLiveProcessWithTheSameIdIsRefused) {
   auto a = Join(1);
   ASSERT_TRUE(a);
