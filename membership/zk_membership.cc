@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "farm/base/log.h"
 #include "membership/lease_clock.h"
 
@@ -183,30 +185,61 @@ absl::Status ZkMembership::CheckNotRemoved() {
       options_.self.id, options_.cluster, removed->data));
 }
 
-absl::Status ZkMembership::MarkDeparted(const Configuration& applied, const Configuration& next, int32_t version) {
+absl::Status ZkMembership::MarkDeparted(const Configuration& next, int32_t version) {
   if (options_.self.compute_only) return absl::OkStatus();  // holds nothing that moves on
-  const Member* before = applied.Find(options_.self.id);
-  const Member* now = next.Find(options_.self.id);
-  // Only a member of both runs on from one to the other.
-  if (before == nullptr || now == nullptr || before->incarnation != options_.self.incarnation ||
-      now->incarnation != options_.self.incarnation) {
-    return absl::OkStatus();
+  const Member* self = next.Find(options_.self.id);
+  if (self == nullptr || self->incarnation != options_.self.incarnation) return absl::OkStatus();
+  // Every data member seen since this process started, and not since marked, that
+  // `next` lacks: failover may promote its regions here now — also when it left in a
+  // configuration applied before failover was active (nothing was marked then).
+  std::vector<NodeId> unmarked;
+  for (NodeId id : seen_data_members_) {
+    if (next.Find(id) == nullptr && !marked_.contains(id)) unmarked.push_back(id);
   }
+  std::sort(unmarked.begin(), unmarked.end());
   const std::string config_path = absl::StrCat(root_, "/config");
-  for (const Member& m : applied.members) {
-    // A member back as another process is not marked: no configuration without it came
-    // in between here, so its regions stayed with it (placement is by node id).
-    if (m.compute_only || next.Find(m.id) != nullptr) continue;
-    const std::string marker = absl::StrCat(root_, "/removed/", m.id);
-    absl::Status s = client_->Multi({ZkOp{ZkOp::Kind::kCheck, config_path, "", version},
-                                     ZkOp{ZkOp::Kind::kCreate, marker, absl::StrCat(next.epoch), -1}});
-    if (absl::IsAlreadyExists(s)) continue;  // another survivor's (or an earlier run's)
-    if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("removal marker of node ", m.id, ": ", s.message()));
+  const std::string removed_dir = absl::StrCat(root_, "/removed");
+  for (int attempt = 0; !unmarked.empty(); ++attempt) {
+    // All in one multi-op with the check: marked only while `next` is current, all or
+    // none (a configuration that brings one back must not find it marked).
+    std::vector<ZkOp> ops = {ZkOp{ZkOp::Kind::kCheck, config_path, "", version}};
+    std::vector<NodeId> creating;
+    for (NodeId id : unmarked) {
+      const std::string marker = absl::StrCat(removed_dir, "/", id);
+      absl::StatusOr<bool> exists = client_->Exists(marker, false);
+      if (!exists.ok()) return exists.status();
+      if (*exists) {
+        marked_.insert(id);  // another survivor's (or one from before this node ran)
+        continue;
+      }
+      ops.push_back(ZkOp{ZkOp::Kind::kCreate, marker, absl::StrCat(next.epoch), -1});
+      creating.push_back(id);
     }
-    Log(absl::StrFormat("marked node %d removed: epoch %d runs on without it", m.id, next.epoch));
+    if (creating.empty()) break;
+    absl::Status s = client_->Multi(ops);
+    if (s.ok()) {
+      for (NodeId id : creating) marked_.insert(id);
+      Log(absl::StrFormat("marked node(s) %s removed: epoch %d runs on without them", absl::StrJoin(creating, ","),
+                          next.epoch));
+      break;
+    }
+    const bool retry = attempt < 3 && (absl::IsAlreadyExists(s) || absl::IsNotFound(s));
+    if (!retry) return absl::Status(s.code(), absl::StrCat("removal markers: ", s.message()));
+    // Another survivor made one meanwhile; or the markers' directory went (made again
+    // here; a missing configuration fails the check again and is read anew).
+    if (absl::IsNotFound(s)) {
+      if (absl::Status made = client_->EnsurePath(removed_dir); !made.ok()) return made;
+    }
+    unmarked = std::move(creating);
   }
   return absl::OkStatus();
+}
+
+void ZkMembership::NoteMembers(const Configuration& applied) {
+  for (const Member& m : applied.members) {
+    if (!m.compute_only) seen_data_members_.insert(m.id);
+    marked_.erase(m.id);  // back: a later departure is marked anew
+  }
 }
 
 absl::Status ZkMembership::Register() {
@@ -377,6 +410,7 @@ void ZkMembership::Refresh() {
 }
 
 absl::Status ZkMembership::ReadConfig() {
+  config_pending_ = false;  // until a newer configuration waits for its markers
   const std::string path = absl::StrCat(root_, "/config");
   absl::StatusOr<ZkNodeData> node = client_->Get(path, /*watch=*/true);
   if (absl::IsNotFound(node.status())) {
@@ -429,12 +463,13 @@ absl::Status ZkMembership::ReadConfig() {
     removal_checked_ = true;
   }
   const bool fails_over = !options_.failover_active || options_.failover_active();
-  if (previous != nullptr && fails_over) {
-    absl::Status marked = MarkDeparted(*previous, *config, node->version);
+  if (fails_over) {
+    absl::Status marked = MarkDeparted(*config, node->version);
     if (absl::IsFailedPrecondition(marked)) return ReadConfig();  // a newer one was published
     if (!marked.ok()) return marked;  // applied at the next refresh
   }
   config_pending_ = false;
+  NoteMembers(*config);
   gate_.Apply(*config);  // a member only with our current session; lifts a fence then
   {
     MutexLock lock(&mu_);

@@ -17,11 +17,12 @@
 // node keeps the one it had.
 //
 // Removal markers. A member that holds data, is up with failover active, and applies a
-// configuration that drops a data-holding member of the one it applied before marks
-// that member removed — before it acts on the configuration (fails over), in a multi-op
-// that checks the configuration's znode version (so it marks only while the
-// configuration is current; else it reads the newer one). So a member is marked only
-// if a survivor really ran on without it: when every data node fails at once, none is.
+// configuration that lacks a data-holding member it has seen (in any configuration it
+// applied, also one before failover was active) marks that member removed — before it
+// acts on the configuration (fails over), in one multi-op that checks the
+// configuration's znode version (so it marks only while the configuration is current,
+// all or none; else it reads the newer one). So a member is marked only if a survivor
+// really ran on without it: when every data node fails at once, none is.
 // A node restarting on its data checks its marker before it registers, and again when
 // the first configuration lists it: any survivor that ran on without it marked it before
 // that configuration was published, so the second check sees the marker even when the
@@ -52,6 +53,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "farm/base/mutex.h"
 #include "membership/membership.h"
 #include "membership/zk_client.h"
@@ -125,10 +127,12 @@ class ZkMembership final : public Membership {
   // Creates this session's election znode (ephemeral sequential), once, through timeouts.
   absl::StatusOr<std::string> CreateElectionNode();
   // Removal markers (above): refuses a start on stale data (FailedPrecondition); written
-  // by a survivor for the members `next` (znode version `version`) dropped from
-  // `applied`. FailedPrecondition from MarkDeparted: `config` changed meanwhile.
+  // by a survivor about to fail over in `next` (znode version `version`) for the data
+  // members it saw that `next` lacks. FailedPrecondition from MarkDeparted: `config`
+  // changed meanwhile. NoteMembers records a delivered configuration's members.
   absl::Status CheckNotRemoved();
-  absl::Status MarkDeparted(const Configuration& applied, const Configuration& next, int32_t version);
+  absl::Status MarkDeparted(const Configuration& next, int32_t version);
+  void NoteMembers(const Configuration& applied);
   // Reads config, election and (as CM) members, re-arming their watches.
   void Refresh();
   absl::Status ReadConfig();
@@ -151,6 +155,10 @@ class ZkMembership final : public Membership {
   // as CM, publish nothing on the applied one meanwhile.
   bool config_pending_ = false;
   bool removal_checked_ = false;      // holds_data: the marker was checked once listed
+  // Data members in the configurations delivered by this process, and those of them
+  // absent now that are marked removed (membership thread only).
+  absl::flat_hash_set<NodeId> seen_data_members_;
+  absl::flat_hash_set<NodeId> marked_;
   std::thread thread_;
 
   mutable Mutex mu_;

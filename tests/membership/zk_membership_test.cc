@@ -393,6 +393,40 @@ TEST_F(ZkMembershipTest, ASurvivorMarksADepartedMemberBeforeItAppliesTheConfigur
   EXPECT_TRUE(*marked) << "node 2 applied a configuration without node 1 and left no marker";
 }
 
+// A survivor whose failover was not active yet when a member left (it was still
+// starting) fails over in a later configuration: it marks the member then, before it
+// promotes that member's regions.
+TEST_F(ZkMembershipTest, ASurvivorMarksAMemberThatLeftBeforeItsFailoverWasActive) {
+  ZkMembershipOptions compute = Options(10);
+  compute.self.compute_only = true;
+  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
+  ASSERT_TRUE(manager.ok());
+  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto a = Join(1);
+  std::atomic<bool> active{false};
+  ZkMembershipOptions survivor = Options(2);
+  survivor.failover_active = [&] { return active.load(); };
+  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
+  ASSERT_TRUE(a && b.ok());
+  ASSERT_TRUE((*b)->Start(nullptr).ok());
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
+  a->Stop();
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get()}, {2, 10}); }));
+  std::unique_ptr<ZkClient> raw = RawClient();
+  ASSERT_TRUE(raw);
+  const std::string marker = absl::StrCat(ZkMembership::Root(cluster_), "/removed/1");
+  absl::StatusOr<bool> early = raw->Exists(marker, false);
+  ASSERT_TRUE(early.ok()) << early.status();
+  EXPECT_FALSE(*early) << "marked by a member whose failover was not active";
+  active.store(true);
+  auto c = Join(3);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get(), c.get()}, {2, 3, 10}); }));
+  absl::StatusOr<bool> marked = raw->Exists(marker, false);
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_TRUE(*marked) << "node 2 failed over without node 1 and left no marker";
+}
+
 // A node restarted on its data before its old session expired passes the check at
 // registration (nobody has marked it yet), but a survivor runs on without it meanwhile:
 // the first configuration that lists it finds the marker, and it refuses to join.
