@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,8 @@ namespace farm::membership {
 namespace {
 
 using farm::testing::ZkTestServer;
+
+struct HeldSurvivor;  // below
 
 bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(10)) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -66,6 +69,37 @@ class ZkMembershipTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s;
     return std::move(*m);
   }
+
+  // A member started with `o` (ASSERT-style: null on failure).
+  std::unique_ptr<ZkMembership> JoinWith(const ZkMembershipOptions& o) {
+    absl::StatusOr<std::unique_ptr<ZkMembership>> m = ZkMembership::Create(o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return nullptr;
+    absl::Status s = (*m)->Start(nullptr);
+    EXPECT_TRUE(s.ok()) << s;
+    return s.ok() ? std::move(*m) : nullptr;
+  }
+
+  // A compute-only member, node 10: the first to join manages.
+  std::unique_ptr<ZkMembership> ComputeManager() {
+    ZkMembershipOptions o = Options(10);
+    o.self.compute_only = true;
+    return JoinWith(o);
+  }
+
+  // Whether node `id`'s removal marker exists (nullopt: ZooKeeper did not answer).
+  std::optional<bool> Marked(NodeId id) {
+    std::unique_ptr<ZkClient> raw = RawClient();
+    if (raw == nullptr) return std::nullopt;
+    absl::StatusOr<bool> exists = raw->Exists(absl::StrCat(ZkMembership::Root(cluster_), "/removed/", id), false);
+    EXPECT_TRUE(exists.ok()) << exists.status();
+    if (!exists.ok()) return std::nullopt;
+    return *exists;
+  }
+
+  // Nodes 10, 1 and 2 agree; node 2's events are held; node 1 stops and the manager
+  // publishes the configuration without it. Null after a failed check.
+  std::unique_ptr<HeldSurvivor> StopNode1WithNode2Held();
 
   static std::vector<NodeId> Ids(const ZkMembership& m) {
     std::vector<NodeId> ids;
@@ -358,87 +392,79 @@ struct EventStall {
   }
 };
 
+// A compute-only manager (node 10) and node 2, whose ZooKeeper events are held from the
+// moment node 1 has stopped: the manager has published the configuration without node
+// 1, and node 2 has applied nothing since.
+struct HeldSurvivor {
+  EventStall stall;
+  std::unique_ptr<ZkMembership> manager, survivor;
+  ~HeldSurvivor() {
+    stall.Release();  // before node 2 stops: its ZooKeeper thread must not be held then
+    survivor.reset();
+    manager.reset();
+  }
+};
+
+std::unique_ptr<HeldSurvivor> ZkMembershipTest::StopNode1WithNode2Held() {
+  auto held = std::make_unique<HeldSurvivor>();
+  held->manager = ComputeManager();
+  auto a = Join(1);
+  ZkMembershipOptions survivor = Options(2);
+  survivor.on_zookeeper_event = held->stall.Seam();
+  held->survivor = JoinWith(survivor);
+  if (!held->manager || !a || !held->survivor) return nullptr;
+  ZkMembership* b = held->survivor.get();
+  if (!WaitFor([&] { return Agree({held->manager.get(), a.get(), b}, {1, 2, 10}); })) return nullptr;
+  absl::SleepFor(absl::Milliseconds(300));  // node 2 handles the events queued so far
+  held->stall.on.store(true);
+  a->Stop();
+  if (!WaitFor([&] { return Agree({held->manager.get()}, {2, 10}); })) return nullptr;
+  return held;
+}
+
 // A marker is written by a survivor that runs on without the member, before it acts on
 // that configuration, never by the manager that published it: while the only survivor
 // holding data has not applied the configuration, nothing moved on.
 TEST_F(ZkMembershipTest, ASurvivorMarksADepartedMemberBeforeItAppliesTheConfiguration) {
-  ZkMembershipOptions compute = Options(10);
-  compute.self.compute_only = true;
-  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
-  ASSERT_TRUE(manager.ok());
-  ASSERT_TRUE((*manager)->Start(nullptr).ok());
-  auto a = Join(1);
-  EventStall stall;
-  ZkMembershipOptions survivor = Options(2);
-  survivor.on_zookeeper_event = stall.Seam();
-  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
-  ASSERT_TRUE(a && b.ok());
-  ASSERT_TRUE((*b)->Start(nullptr).ok());
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
-  absl::SleepFor(absl::Milliseconds(300));  // b handles the events queued so far
-  stall.on.store(true);
-  a->Stop();
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {2, 10}); }));
-  std::unique_ptr<ZkClient> raw = RawClient();
-  ASSERT_TRUE(raw);
-  const std::string marker = absl::StrCat(ZkMembership::Root(cluster_), "/removed/1");
+  std::unique_ptr<HeldSurvivor> held = StopNode1WithNode2Held();
+  ASSERT_TRUE(held);
   absl::SleepFor(absl::Milliseconds(300));
-  absl::StatusOr<bool> early = raw->Exists(marker, false);
-  ASSERT_TRUE(early.ok()) << early.status();
-  EXPECT_FALSE(*early) << "node 1 was marked removed before any member holding data ran on without it";
-  stall.Release();
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get()}, {2, 10}); }));
-  absl::StatusOr<bool> marked = raw->Exists(marker, false);
-  ASSERT_TRUE(marked.ok()) << marked.status();
-  EXPECT_TRUE(*marked) << "node 2 applied a configuration without node 1 and left no marker";
+  EXPECT_EQ(Marked(1), false) << "node 1 was marked removed before any member holding data ran on without it";
+  held->stall.Release();
+  ASSERT_TRUE(WaitFor([&] { return Agree({held->manager.get(), held->survivor.get()}, {2, 10}); }));
+  EXPECT_EQ(Marked(1), true) << "node 2 applied a configuration without node 1 and left no marker";
 }
 
 // A survivor whose failover was not active yet when a member left (it was still
 // starting) fails over in a later configuration: it marks the member then, before it
 // promotes that member's regions.
 TEST_F(ZkMembershipTest, ASurvivorMarksAMemberThatLeftBeforeItsFailoverWasActive) {
-  ZkMembershipOptions compute = Options(10);
-  compute.self.compute_only = true;
-  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
-  ASSERT_TRUE(manager.ok());
-  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto manager = ComputeManager();
   auto a = Join(1);
   std::atomic<bool> active{false};
   ZkMembershipOptions survivor = Options(2);
   survivor.failover_active = [&] { return active.load(); };
-  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
-  ASSERT_TRUE(a && b.ok());
-  ASSERT_TRUE((*b)->Start(nullptr).ok());
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
+  auto b = JoinWith(survivor);
+  ASSERT_TRUE(manager && a && b);
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager.get(), a.get(), b.get()}, {1, 2, 10}); }));
   a->Stop();
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get()}, {2, 10}); }));
-  std::unique_ptr<ZkClient> raw = RawClient();
-  ASSERT_TRUE(raw);
-  const std::string marker = absl::StrCat(ZkMembership::Root(cluster_), "/removed/1");
-  absl::StatusOr<bool> early = raw->Exists(marker, false);
-  ASSERT_TRUE(early.ok()) << early.status();
-  EXPECT_FALSE(*early) << "marked by a member whose failover was not active";
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager.get(), b.get()}, {2, 10}); }));
+  EXPECT_EQ(Marked(1), false) << "marked by a member whose failover was not active";
   active.store(true);
   auto c = Join(3);
   ASSERT_TRUE(c);
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), b->get(), c.get()}, {2, 3, 10}); }));
-  absl::StatusOr<bool> marked = raw->Exists(marker, false);
-  ASSERT_TRUE(marked.ok()) << marked.status();
-  EXPECT_TRUE(*marked) << "node 2 failed over without node 1 and left no marker";
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager.get(), b.get(), c.get()}, {2, 3, 10}); }));
+  EXPECT_EQ(Marked(1), true) << "node 2 failed over without node 1 and left no marker";
 }
 
 // A node restarted on its data before its old session expired passes the check at
 // registration (nobody has marked it yet), but a survivor runs on without it meanwhile:
 // the first configuration that lists it finds the marker, and it refuses to join.
 TEST_F(ZkMembershipTest, ANodeRestartedBeforeItsOldSessionEndedIsRefusedOnceASurvivorRanOn) {
-  ZkMembershipOptions compute = Options(10);
-  compute.self.compute_only = true;
-  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
-  ASSERT_TRUE(manager.ok());
-  ASSERT_TRUE((*manager)->Start(nullptr).ok());
+  auto manager = ComputeManager();
   auto a = Join(1), b = Join(2);
-  ASSERT_TRUE(a && b);
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b.get()}, {1, 2, 10}); }));
+  ASSERT_TRUE(manager && a && b);
+  ASSERT_TRUE(WaitFor([&] { return Agree({manager.get(), a.get(), b.get()}, {1, 2, 10}); }));
   ZkMembershipOptions again = Options(1);
   again.self.incarnation = 5001;
   again.holds_data = true;
@@ -457,45 +483,25 @@ TEST_F(ZkMembershipTest, ANodeRestartedBeforeItsOldSessionEndedIsRefusedOnceASur
   EXPECT_NE(started.message().find("was removed from cluster"), std::string::npos) << started;
   EXPECT_FALSE((*back)->gate().serving());
   // It left: the survivors go on without it.
-  EXPECT_TRUE(WaitFor([&] { return Agree({manager->get(), b.get()}, {2, 10}); }));
+  EXPECT_TRUE(WaitFor([&] { return Agree({manager.get(), b.get()}, {2, 10}); }));
 }
 
 // A survivor that missed the configuration without a member, and applies the next one,
 // where the member is back as another process, did not run on without it: no marker,
 // and the member, restarted on its data, joins.
 TEST_F(ZkMembershipTest, AMemberBackBeforeASurvivorRanOnWithoutItIsNotMarked) {
-  ZkMembershipOptions compute = Options(10);
-  compute.self.compute_only = true;
-  absl::StatusOr<std::unique_ptr<ZkMembership>> manager = ZkMembership::Create(compute);
-  ASSERT_TRUE(manager.ok());
-  ASSERT_TRUE((*manager)->Start(nullptr).ok());
-  auto a = Join(1);
-  EventStall stall;
-  ZkMembershipOptions survivor = Options(2);
-  survivor.on_zookeeper_event = stall.Seam();
-  absl::StatusOr<std::unique_ptr<ZkMembership>> b = ZkMembership::Create(survivor);
-  ASSERT_TRUE(a && b.ok());
-  ASSERT_TRUE((*b)->Start(nullptr).ok());
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), a.get(), b->get()}, {1, 2, 10}); }));
-  absl::SleepFor(absl::Milliseconds(300));
-  stall.on.store(true);
-  a->Stop();
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get()}, {2, 10}); }));
+  std::unique_ptr<HeldSurvivor> held = StopNode1WithNode2Held();
+  ASSERT_TRUE(held);
   ZkMembershipOptions again = Options(1);
   again.self.incarnation = 5001;
   again.holds_data = true;
-  absl::StatusOr<std::unique_ptr<ZkMembership>> back = ZkMembership::Create(again);
-  ASSERT_TRUE(back.ok());
-  absl::Status started = (*back)->Start(nullptr);
-  EXPECT_TRUE(started.ok()) << "no member holding data ran on without node 1: " << started;
-  stall.Release();
-  ASSERT_TRUE(WaitFor([&] { return Agree({manager->get(), back->get(), b->get()}, {1, 2, 10}); }));
-  EXPECT_EQ(b->get()->current()->Find(1)->incarnation, 5001u);
-  std::unique_ptr<ZkClient> raw = RawClient();
-  ASSERT_TRUE(raw);
-  absl::StatusOr<bool> marked = raw->Exists(absl::StrCat(ZkMembership::Root(cluster_), "/removed/1"), false);
-  ASSERT_TRUE(marked.ok()) << marked.status();
-  EXPECT_FALSE(*marked) << "node 2 skipped the configuration without node 1, yet marked it";
+  auto back = JoinWith(again);
+  ASSERT_TRUE(back) << "no member holding data ran on without node 1";
+  held->stall.Release();
+  ZkMembership* b = held->survivor.get();
+  ASSERT_TRUE(WaitFor([&] { return Agree({held->manager.get(), back.get(), b}, {1, 2, 10}); }));
+  EXPECT_EQ(b->current()->Find(1)->incarnation, 5001u);
+  EXPECT_EQ(Marked(1), false) << "node 2 skipped the configuration without node 1, yet marked it";
 }
 
 TEST_F(ZkMembershipTest, ASecondLiveProcessWithTheSameIdIsRefused) {
