@@ -319,6 +319,9 @@ bool WritesThroughCombiner(CommandId id) {
     case CommandId::kHSetNx:
     case CommandId::kHDel:
     case CommandId::kHIncrBy:
+    case CommandId::kHIncrByFloat:
+    case CommandId::kSetRange:
+    case CommandId::kIncrByFloat:
       return true;
     default:
       return false;

@@ -36,9 +36,9 @@ namespace farm::kv::resp {
 bool IsDataCommand(CommandId id);
 
 // Commands whose write outside a transaction goes through DataEnv::combiner (SET, SETNX,
-// GETSET, GETDEL, APPEND, HSET, HMSET, HSETNX, HDEL, HINCRBY: writes of one key, a Put
-// or a read-modify-write), which applies a thread's writes of a key in the order
-// submitted.
+// GETSET, GETDEL, APPEND, SETRANGE, INCRBYFLOAT, HSET, HMSET, HSETNX, HDEL, HINCRBY,
+// HINCRBYFLOAT: writes of one key, a Put or a read-modify-write), which applies a
+// thread's writes of a key in the order submitted.
 bool WritesThroughCombiner(CommandId id);
 
 // Runs data command call->spec->id on `ops`. `done` gets the reply exactly once:

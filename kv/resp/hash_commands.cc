@@ -1,10 +1,12 @@
 #include "kv/resp/hash_commands.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kv/resp/float_value.h"
 #include "kv/resp/hash_value.h"
 #include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
@@ -232,6 +234,25 @@ absl::StatusOr<std::string> HIncrBy(const Call& call, HashValue& h, std::string&
   return IntegerReply(next);
 }
 
+absl::StatusOr<std::string> HIncrByFloat(const Call& call, HashValue& h, std::string& scratch,
+                                         bool* changed) {
+  const auto args = call.args();
+  long double value = 0;
+  if (std::optional<absl::string_view> old = h.Get(args[2])) {
+    std::optional<long double> parsed = ParseRedisLongDouble(*old);
+    if (!parsed.has_value()) return RedisError("ERR hash value is not a float");
+    value = *parsed;
+  }
+  value += *ParseRedisLongDouble(args[3]);  // checked before the key was read
+  if (std::isnan(value) || std::isinf(value)) return RedisError("ERR increment would produce NaN or Infinity");
+  scratch = FormatRedisLongDouble(value);
+  h.Set(args[2], scratch);
+  *changed = true;
+  std::string reply;
+  RespWriter(&reply).Bulk(scratch);
+  return reply;
+}
+
 // For a key over the store's limit, which cannot exist: the reply of a read or HDEL
 // of a missing key; an error for the writes, which would create it.
 void ReplyForOversizeKey(const Call& call, const StoreLimits& limits, ReplyDone done) {
@@ -285,6 +306,7 @@ bool IsHashCommand(CommandId id) {
     case CommandId::kHLen:
     case CommandId::kHExists:
     case CommandId::kHIncrBy:
+    case CommandId::kHIncrByFloat:
     case CommandId::kHSetNx:
     case CommandId::kHKeys:
     case CommandId::kHVals:
@@ -299,13 +321,19 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
                     std::shared_ptr<KeyOps> ops, ReplyDone done) {
   const CommandId id = call->spec->id;
   const auto args = call->args();
-  // Redis's order: the pair count, then the increment, then the key's type.
+  // Redis's order: the pair count, then the increment (HINCRBYFLOAT's finite), then the
+  // key's type.
   if ((id == CommandId::kHSet || id == CommandId::kHMSet) && args.size() % 2 != 0) {
     return done(ErrorReply(ArityMessage(call->spec->name)));
   }
   int64_t delta = 0;
   if (id == CommandId::kHIncrBy && !ParseStrictInt64(args[3], &delta)) {
     return done(NotAnIntegerReply());
+  }
+  if (id == CommandId::kHIncrByFloat) {
+    const std::optional<long double> increment = ParseRedisLongDouble(args[3]);
+    if (!increment.has_value()) return done(ErrorReply("ERR value is not a valid float"));
+    if (std::isinf(*increment)) return done(ErrorReply("ERR value is NaN or Infinity"));
   }
   if (OverKeyLimit(args[1], env.limits))
     return ReplyForOversizeKey(*call, env.limits, std::move(done));
@@ -317,6 +345,8 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
       return RunWrite(env, std::move(call), ops, HDel, std::move(done));
     case CommandId::kHIncrBy:
       return RunWrite(env, std::move(call), ops, HIncrBy, std::move(done));
+    case CommandId::kHIncrByFloat:
+      return RunWrite(env, std::move(call), ops, HIncrByFloat, std::move(done));
     case CommandId::kHSetNx:
       return RunWrite(env, std::move(call), ops, HSetNx, std::move(done));
     case CommandId::kHGet:

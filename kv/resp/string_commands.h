@@ -1,20 +1,23 @@
 // The string commands beyond GET/SET/MGET/MSET/INCR.. (data_commands.h) — SETNX GETSET
-// GETDEL APPEND STRLEN MSETNX — with Redis 7's semantics and error texts, written
-// against KeyOps like the other data commands, so they run the same on the Store and
-// inside EXEC.
+// GETDEL APPEND STRLEN MSETNX GETRANGE SUBSTR SETRANGE INCRBYFLOAT — with Redis 7's
+// semantics and error texts, written against KeyOps like the other data commands, so
+// they run the same on the Store and inside EXEC.
 //
 // Mapping onto the Store:
-//   STRLEN -> one Get (a lock-free lookup);
-//   SETNX GETSET GETDEL APPEND -> a read-modify-write of the key in one StoreTxn,
-//   through DataEnv::combiner (combined with the thread's other writes of the key);
+//   STRLEN GETRANGE SUBSTR -> one Get (a lock-free lookup);
+//   SETNX GETSET GETDEL APPEND SETRANGE INCRBYFLOAT -> a read-modify-write of the key in
+//   one StoreTxn, through DataEnv::combiner (combined with the thread's other writes of
+//   the key);
 //   MSETNX -> the keys' Gets, then their Puts when none exists, in one StoreTxn.
 // Inside EXEC every operation goes to EXEC's transaction.
 //
-// Types, as in Redis: GETSET, GETDEL, APPEND and STRLEN of a hash answer WRONGTYPE (and
-// change nothing); SETNX and MSETNX count a key of any type as existing. A key over the
-// store's key limit is a missing key to STRLEN and GETDEL, and refused by the others
-// (they may create it); an APPEND whose result is over the value limit is refused and
-// changes nothing.
+// Types, as in Redis: GETSET, GETDEL, APPEND, STRLEN, GETRANGE, SETRANGE and INCRBYFLOAT
+// of a hash answer WRONGTYPE (and change nothing); SETNX and MSETNX count a key of any
+// type as existing. Integer arguments are checked before the key is read (GETRANGE's
+// indexes, SETRANGE's offset), as Redis does. A key over the store's key limit is a
+// missing key to STRLEN, GETDEL, GETRANGE and SETRANGE with an empty value, and refused
+// by the others (they may create it); an APPEND or SETRANGE whose result is over the
+// value limit is refused and changes nothing.
 #ifndef FARM_KV_RESP_STRING_COMMANDS_H_
 #define FARM_KV_RESP_STRING_COMMANDS_H_
 

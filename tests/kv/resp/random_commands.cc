@@ -45,6 +45,12 @@ std::string Increment(Rng& rng) {
                     "9223372036854775808"});
 }
 
+std::string FloatIncrement(Rng& rng) {
+  return Pick(rng, {"1.5", "-0.25", "1e3", "x", "inf", "0x10", "-0", "1e-20", "3", " 1", "1e400"});
+}
+std::string RangeIndex(Rng& rng) { return Pick(rng, {"0", "1", "-1", "5", "-100", "100", "x", "-3"}); }
+std::string RangeOffset(Rng& rng) { return Pick(rng, {"0", "1", "3", "10", "-1", "x"}); }
+
 Words FocusedCommand(Rng& rng, const RandomCommandOptions& o) {
   const std::string k = o.key_prefix + Pick(rng, {"s", "h"});
   switch (Uniform(rng, 0, 9)) {
@@ -74,7 +80,7 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
     return FocusedCommand(rng, o);
   }
   const std::string k = Key(rng, o);
-  switch (Uniform(rng, 0, 42)) {
+  switch (Uniform(rng, 0, 47)) {
     case 0:
     case 1: {
       Words w = {"HSET", k};
@@ -147,7 +153,8 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
       static const char* const kNames[] = {"HSET",   "HMSET",  "HGET",   "HMGET",  "HGETALL", "HDEL",
                                            "HLEN",   "HEXISTS", "HINCRBY", "TYPE",  "SETNX",   "GETSET",
                                            "GETDEL", "APPEND", "STRLEN", "MSETNX", "HSETNX",  "HKEYS",
-                                           "HVALS",  "HSTRLEN"};
+                                           "HVALS",  "HSTRLEN", "GETRANGE", "SUBSTR", "SETRANGE",
+                                           "INCRBYFLOAT", "HINCRBYFLOAT"};
       return {kNames[Uniform(rng, 0, std::size(kNames) - 1)]};
     }
     case 31:
@@ -175,6 +182,15 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
       return {"HVALS", k};
     case 41:
       return {"HSTRLEN", k, Field(rng)};
+    case 42:
+      return {Pick(rng, {"GETRANGE", "SUBSTR"}), k, RangeIndex(rng), RangeIndex(rng)};
+    case 43:
+    case 44:
+      return {"SETRANGE", k, RangeOffset(rng), Value(rng)};
+    case 45:
+      return {"INCRBYFLOAT", k, FloatIncrement(rng)};
+    case 46:
+      return {"HINCRBYFLOAT", k, Field(rng), FloatIncrement(rng)};
     default:
       return {"DEL", k, Key(rng, o)};
   }

@@ -94,10 +94,23 @@ std::string RandomValue(Rng& rng) {
   }
 }
 
+// An index or offset: small, negative, at the value limit, past Redis's string limit,
+// or not an integer.
+std::string RandomIndex(Rng& rng) {
+  static const char* const kIndexes[] = {"0",       "3",         "-1",       "-4000",  "1048575",
+                                         "1048576", "536870912", "9223372036854775807", "x"};
+  return kIndexes[Uniform(rng, 0, 8)];
+}
+
+std::string RandomFloat(Rng& rng) {
+  static const char* const kFloats[] = {"1.5", "-2", "1e308", "1e5000", "inf", "-inf", "nan", "0x1p-3", "", " 1", "1e"};
+  return kFloats[Uniform(rng, 0, 10)];
+}
+
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 48)) {
+  switch (Uniform(rng, 0, 53)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -205,6 +218,18 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {"HSTRLEN", k, RandomField(rng)};
     case 47:
       return {OneIn(rng, 2) ? "APPEND" : "MSETNX", k};  // too few words
+    case 48:
+      return {OneIn(rng, 2) ? "GETRANGE" : "SUBSTR", k, RandomIndex(rng), RandomIndex(rng)};
+    case 49:
+      return {"SETRANGE", k, RandomIndex(rng), RandomValue(rng)};
+    case 50:
+      return {"INCRBYFLOAT", k, RandomFloat(rng)};
+    case 51:
+      return {"HINCRBYFLOAT", k, RandomField(rng), RandomFloat(rng)};
+    case 52: {  // too few words
+      static const char* const kNames[] = {"GETRANGE", "SETRANGE", "INCRBYFLOAT", "HINCRBYFLOAT"};
+      return {kNames[Uniform(rng, 0, 3)], k};
+    }
     default:
       return {"INFO"};
   }

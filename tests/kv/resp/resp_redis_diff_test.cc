@@ -271,15 +271,40 @@ TEST_F(RespRedisDiffTest, PipelinedSameRepliesAsRedisServer) {
   });
 }
 
+// `commands` to redis-server and to a session over a store with `limits`, one at a time
+// and then, from the start again on both, as one pipeline: the same replies, byte for
+// byte.
+void ExpectSameRepliesOneByOneAndPipelined(RedisConnection& redis, const std::vector<Words>& commands,
+                                           const StoreLimits& limits) {
+  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+  SessionEnv env({}, limits);
+  auto session = env.NewSession();
+  std::string expected, pipeline;
+  for (const Words& words : commands) {
+    const std::string reply = redis.Call(words);
+    session->Feed(Multibulk(words));
+    ASSERT_TRUE(env.Drain());
+    EXPECT_EQ(std::string(session->output()), reply) << Printable(words);
+    session->ConsumeOutput(session->output().size());
+    expected += reply;
+    pipeline += Multibulk(words);
+  }
+  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
+  std::string redis_again;
+  for (const Words& words : commands) redis_again += redis.Call(words);
+  ASSERT_EQ(redis_again, expected);
+  SessionEnv fresh({}, limits);
+  auto pipelined = fresh.NewSession();
+  pipelined->Feed(pipeline);
+  ASSERT_TRUE(fresh.Drain());
+  EXPECT_EQ(std::string(pipelined->output()), expected);
+}
+
 // Keys over our store's key limit cannot be stored here (Redis has no key limit), so
 // the commands that only read or remove keys must answer for one as Redis does for a
 // key it does not hold — alone, next to keys that exist, in a pipeline and inside
 // EXEC. (The commands that would create one answer "key is too large": not compared.)
 TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
-  RedisConnection& redis = this->redis();
-  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
-  SessionEnv env({}, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
-  auto session = env.NewSession();
   const std::string big(9, 'k'), bigger(9000, 'K');
   const std::vector<Words> commands = {
       {"SET", "a", "1"},
@@ -301,6 +326,9 @@ TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
       {"HSTRLEN", big, "f"},
       {"STRLEN", big},
       {"GETDEL", bigger},
+      {"GETRANGE", big, "0", "-1"},
+      {"SUBSTR", bigger, "0", "3"},
+      {"SETRANGE", big, "3", ""},
       {"WATCH", big, "a"},
       {"MULTI"},
       {"GET", big},
@@ -313,27 +341,113 @@ TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
       {"DEL", "h", big},
       {"GET", "h"},
   };
-  std::string expected, pipeline;
-  for (const Words& words : commands) {
-    const std::string reply = redis.Call(words);
-    // One command at a time...
-    session->Feed(Multibulk(words));
-    ASSERT_TRUE(env.Drain());
-    EXPECT_EQ(std::string(session->output()), reply) << Printable(words);
-    session->ConsumeOutput(session->output().size());
-    expected += reply;
-    pipeline += Multibulk(words);
-  }
-  // ...and all of them as one pipeline, from the start again on both.
-  ASSERT_EQ(redis.Call({"FLUSHALL"}), "+OK\r\n");
-  std::string redis_again;
-  for (const Words& words : commands) redis_again += redis.Call(words);
-  ASSERT_EQ(redis_again, expected);
-  SessionEnv fresh({}, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
-  auto pipelined = fresh.NewSession();
-  pipelined->Feed(pipeline);
-  ASSERT_TRUE(fresh.Drain());
-  EXPECT_EQ(std::string(pipelined->output()), expected);
+  ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
+}
+
+// GETRANGE, SUBSTR, SETRANGE, INCRBYFLOAT and HINCRBYFLOAT at their edges: negative and
+// clamped ranges, padding, escaped strings, Redis's float syntax and formatting (17
+// decimals, trailing zeros cut, "-0" as "0"), the argument errors in Redis's order,
+// WRONGTYPE, and inside MULTI/EXEC.
+TEST_F(RespRedisDiffTest, StringRangesAndFloatsAsRedis) {
+  const std::string ff = "\xFF" "ab";
+  const std::vector<Words> commands = {
+      {"SET", "s", "Hello World"},
+      {"GETRANGE", "s", "0", "4"},
+      {"GETRANGE", "s", "-5", "-1"},
+      {"GETRANGE", "s", "-1", "-5"},
+      {"GETRANGE", "s", "5", "2"},
+      {"GETRANGE", "s", "0", "-100"},
+      {"GETRANGE", "s", "-100", "-50"},
+      {"GETRANGE", "s", "-50", "-100"},
+      {"GETRANGE", "s", "-100", "3"},
+      {"GETRANGE", "s", "3", "1000"},
+      {"GETRANGE", "s", "-9223372036854775808", "9223372036854775807"},
+      {"GETRANGE", "missing", "0", "-1"},
+      {"GETRANGE", "s", "x", "1"},
+      {"GETRANGE", "s", "0", "9223372036854775808"},
+      {"SUBSTR", "s", "1", "3"},
+      {"HSET", "h", "f", "1.5"},
+      {"GETRANGE", "h", "0", "1"},
+      {"GETRANGE", "h", "a", "1"},
+      {"SETRANGE", "s", "6", "Redis"},
+      {"GET", "s"},
+      {"SETRANGE", "n", "5", "x"},
+      {"GET", "n"},
+      {"STRLEN", "n"},
+      {"SETRANGE", "e", "3", ""},
+      {"EXISTS", "e"},
+      {"SETRANGE", "s", "3", ""},
+      {"SETRANGE", "h", "0", ""},
+      {"SETRANGE", "h", "0", "x"},
+      {"SETRANGE", "s", "-1", "x"},
+      {"SETRANGE", "s", "abc", "x"},
+      {"SETRANGE", "s", "536870912", "x"},
+      {"SETRANGE", "esc", "0", ff},
+      {"GET", "esc"},
+      {"GETRANGE", "esc", "0", "0"},
+      {"SETRANGE", "esc", "1", "Z"},
+      {"GET", "esc"},
+      {"SETRANGE", "esc2", "2", "\xFF"},
+      {"GET", "esc2"},
+      {"SETRANGE", "esc2", "0", "\xFF"},
+      {"GET", "esc2"},
+      {"INCRBYFLOAT", "f", "10.5"},
+      {"INCRBYFLOAT", "f", "0.1"},
+      {"INCRBYFLOAT", "f", "-5"},
+      {"INCRBYFLOAT", "f", "5.0e3"},
+      {"INCRBYFLOAT", "f", "1e-20"},
+      {"GET", "f"},
+      {"SET", "g", "3.0e3"},
+      {"INCRBYFLOAT", "g", "200"},
+      {"SET", "i", "17"},
+      {"INCRBYFLOAT", "i", "0x10"},
+      {"INCRBYFLOAT", "s", "1"},
+      {"INCRBYFLOAT", "f", "abc"},
+      {"INCRBYFLOAT", "f", "inf"},
+      {"INCRBYFLOAT", "f", "nan"},
+      {"INCRBYFLOAT", "f", " 1"},
+      {"INCRBYFLOAT", "f", "1 "},
+      {"INCRBYFLOAT", "f", ""},
+      {"INCRBYFLOAT", "h", "1"},
+      {"INCRBYFLOAT", "z", "-0"},
+      {"INCRBYFLOAT", "z2", "-0.0000000000000000001"},
+      {"INCRBYFLOAT", "big", "1e300"},
+      {"INCRBYFLOAT", "big", "-1e300"},
+      {"INCRBYFLOAT", "tiny", "1e-4950"},
+      {"INCRBYFLOAT", "huge", "1e5000"},
+      {"SET", "nul", "-77"},
+      {"SETRANGE", "nul", "5", "1"},
+      {"INCRBYFLOAT", "nul", "1"},
+      {"HSET", "hnul", "f", std::string("2\0", 2)},
+      {"HINCRBYFLOAT", "hnul", "f", "1"},
+      {"SET", "inf", "inf"},
+      {"INCRBYFLOAT", "inf", "1"},
+      {"HINCRBYFLOAT", "h", "f", "0.25"},
+      {"HINCRBYFLOAT", "h", "g", "3"},
+      {"HINCRBYFLOAT", "h", "f", "x"},
+      {"HSET", "h", "t", "text"},
+      {"HINCRBYFLOAT", "h", "t", "1"},
+      {"HINCRBYFLOAT", "s", "f", "1"},
+      {"HINCRBYFLOAT", "s", "f", "x"},
+      {"HINCRBYFLOAT", "s", "f", "inf"},
+      {"HINCRBYFLOAT", "h", "f", "inf"},
+      {"HINCRBYFLOAT", "nh", "f", "2.5e-3"},
+      {"HGETALL", "h"},
+      {"HGETALL", "nh"},
+      {"MULTI"},
+      {"INCRBYFLOAT", "f", "1"},
+      {"SETRANGE", "s", "0", "J"},
+      {"GETRANGE", "s", "0", "2"},
+      {"HINCRBYFLOAT", "h", "f", "1"},
+      {"INCRBYFLOAT", "s", "1"},
+      {"EXEC"},
+      {"GETRANGE", "s", "0"},
+      {"SETRANGE", "s", "0"},
+      {"INCRBYFLOAT", "f"},
+      {"HINCRBYFLOAT", "h", "f"},
+      {"SUBSTR", "s", "1"},
+  };
+  ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
 }
 
 }  // namespace

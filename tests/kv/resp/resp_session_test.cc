@@ -293,6 +293,42 @@ TEST_F(RespSessionTest, StringEditsKeepTheValueLimitAndTheEscape) {
   EXPECT_THAT(small.Command(*s, {"MGET", "x", "y"}), ElementsAre("[1, 2]"));
 }
 
+// SETRANGE past the value limit is refused before the padded string is made (an offset
+// of hundreds of MiB costs nothing) and changes nothing; a range that starts with 0xFF is
+// stored escaped; INCRBYFLOAT's result must fit too. Oversize keys: SETRANGE with an
+// empty value and GETRANGE read them as missing, the writes refuse them.
+TEST_F(RespSessionTest, RangeAndFloatEditsKeepTheLimits) {
+  SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
+  auto s = small.NewSession();
+  EXPECT_THAT(small.Command(*s, {"SET", "k", "abc"}), ElementsAre("+OK"));
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", "k", "16", "x"}),
+              ElementsAre("-ERR value is too large (17 bytes as stored; this store's limit is 16)"));
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", "k", "500000000", "x"}),
+              ElementsAre("-ERR value is too large (500000001 bytes as stored; this store's limit is 16)"));
+  EXPECT_EQ(small.cluster().Peek("k"), "abc") << "unchanged";
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", "k", "15", "x"}), ElementsAre(":16"));
+  EXPECT_EQ(small.cluster().Peek("k"), std::string("abc") + std::string(12, '\0') + "x");
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", "k", "0", "\xFF"}),
+              ElementsAre("-ERR value is too large (17 bytes as stored; this store's limit is 16)"))
+      << "16 bytes beginning with 0xFF are 17 as stored";
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", "e", "0", "\xFFz"}), ElementsAre(":2"));
+  EXPECT_EQ(small.cluster().Peek("e"), "\xFF\xFFz");
+  EXPECT_THAT(small.Command(*s, {"GETRANGE", "e", "0", "0"}), ElementsAre("\xFF"));
+  EXPECT_THAT(small.Command(*s, {"INCRBYFLOAT", "f", "0.1"}), ElementsAre("0.1"));
+  EXPECT_THAT(small.Command(*s, {"INCRBYFLOAT", "f", "1e10"}),
+              ElementsAre("-ERR value is too large (29 bytes as stored; this store's limit is 16)"));
+  EXPECT_EQ(small.cluster().Peek("f"), "0.1") << "unchanged";
+  const std::string big = "123456789";
+  EXPECT_THAT(small.Command(*s, {"GETRANGE", big, "0", "-1"}), ElementsAre(""));
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", big, "0", ""}), ElementsAre(":0"));
+  EXPECT_THAT(small.Command(*s, {"SETRANGE", big, "0", "x"}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  EXPECT_THAT(small.Command(*s, {"INCRBYFLOAT", big, "1"}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+  EXPECT_THAT(small.Command(*s, {"HINCRBYFLOAT", big, "f", "1"}),
+              ElementsAre("-ERR key is too large (9 bytes; this store's limit is 8)"));
+}
+
 TEST_F(RespSessionTest, KeysOverTheStoreLimitAreMissingToReads) {
   SessionEnv small({}, {.max_key_bytes = 8, .max_value_bytes = 16});
   auto s = small.NewSession();
