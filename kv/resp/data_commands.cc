@@ -111,6 +111,37 @@ void RunType(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& op
   });
 }
 
+constexpr absl::string_view kExpiryUnsupported =
+    "ERR syntax error: key expiry (EX, PX, EXAT, PXAT) is not supported";
+
+bool IsExpiryOption(absl::string_view opt) {
+  return absl::EqualsIgnoreCase(opt, "ex") || absl::EqualsIgnoreCase(opt, "px") ||
+         absl::EqualsIgnoreCase(opt, "exat") || absl::EqualsIgnoreCase(opt, "pxat");
+}
+
+// TTL PTTL EXPIRETIME PEXPIRETIME PERSIST: no key expires here, so each answers from
+// whether the key exists — -2 missing, -1 no expiry (PERSIST: 0, nothing removed).
+void RunExpiryRead(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+  const bool persist = call->spec->id == CommandId::kPersist;
+  const auto reply = [persist](bool exists) { return IntegerReply(persist ? 0 : exists ? -1 : -2); };
+  if (OverKeyLimit(call->args()[1], env.limits)) return done(reply(false));
+  ops->Get(call->args()[1], [call, ops, reply, done = std::move(done)](absl::StatusOr<Value> v) mutable {
+    if (!v.ok()) return done(StoreErrorReply(v.status()));
+    done(reply(v->has_value()));
+  });
+}
+
+// GETEX key [PERSIST]: GET, as no key has a time to live; the options that would set one
+// are refused.
+void RunGetEx(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
+  const auto args = call->args();
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (absl::EqualsIgnoreCase(args[i], "persist")) continue;
+    return done(ErrorReply(IsExpiryOption(args[i]) ? kExpiryUnsupported : "ERR syntax error"));
+  }
+  RunGet(env, std::move(call), ops, std::move(done));
+}
+
 void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops, ReplyDone done) {
   const auto args = call->args();
   bool nx = false, xx = false, get = false;
@@ -122,11 +153,10 @@ void RunSet(const DataEnv& env, CallPtr call, const std::shared_ptr<KeyOps>& ops
       xx = true;
     } else if (absl::EqualsIgnoreCase(opt, "get")) {
       get = true;
-    } else if (absl::EqualsIgnoreCase(opt, "ex") || absl::EqualsIgnoreCase(opt, "px") ||
-               absl::EqualsIgnoreCase(opt, "exat") || absl::EqualsIgnoreCase(opt, "pxat") ||
-               absl::EqualsIgnoreCase(opt, "keepttl")) {
-      return done(ErrorReply(
-          "ERR syntax error: key expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not supported"));
+    } else if (absl::EqualsIgnoreCase(opt, "keepttl")) {
+      // No key has a time to live here: keeping it is what SET does anyway.
+    } else if (IsExpiryOption(opt)) {
+      return done(ErrorReply(kExpiryUnsupported));
     } else {
       return done(ErrorReply("ERR syntax error"));
     }
@@ -301,6 +331,12 @@ bool IsDataCommand(CommandId id) {
     case CommandId::kIncrBy:
     case CommandId::kDecrBy:
     case CommandId::kType:
+    case CommandId::kTtl:
+    case CommandId::kPTtl:
+    case CommandId::kExpireTime:
+    case CommandId::kPExpireTime:
+    case CommandId::kPersist:
+    case CommandId::kGetEx:
       return true;
     default:
       return IsHashCommand(id) || IsStringCommand(id);
@@ -346,6 +382,14 @@ void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
       return RunGet(env, std::move(call), ops, std::move(done));
     case CommandId::kType:
       return RunType(env, std::move(call), ops, std::move(done));
+    case CommandId::kTtl:
+    case CommandId::kPTtl:
+    case CommandId::kExpireTime:
+    case CommandId::kPExpireTime:
+    case CommandId::kPersist:
+      return RunExpiryRead(env, std::move(call), ops, std::move(done));
+    case CommandId::kGetEx:
+      return RunGetEx(env, std::move(call), ops, std::move(done));
     case CommandId::kSet:
       return RunSet(env, std::move(call), ops, std::move(done));
     case CommandId::kDel:

@@ -1,9 +1,11 @@
 // The string and key commands — GET SET DEL EXISTS MGET MSET INCR DECR INCRBY DECRBY
-// TYPE — written once against KeyOps, so they run the same on the Store directly and
-// inside EXEC's transaction. Values go through the typed-value codec (typed_value.h).
+// TYPE, and for keys that never expire TTL PTTL EXPIRETIME PEXPIRETIME PERSIST GETEX —
+// written once against KeyOps, so they run the same on the Store directly and inside
+// EXEC's transaction. Values go through the typed-value codec (typed_value.h).
 //
 // Mapping onto the Store (outside a transaction):
-//   GET, TYPE -> Get;  EXISTS, MGET -> MultiGet;  INCR.. -> Increment;  SET -> Put;
+//   GET, GETEX, TYPE, TTL.., PERSIST -> Get;  EXISTS, MGET -> MultiGet;
+//   INCR.. -> Increment;  SET (KEEPTTL or not) -> Put;
 //   SET NX/XX/GET -> Get + Put in one StoreTxn;  DEL k -> Remove;  DEL k1 k2.. and
 //   MSET k1 v1 k2 v2.. -> Removes / Puts in one StoreTxn (atomic, as in Redis).
 // A command's own transaction is retried on Aborted (DataEnv::max_txn_attempts). Outside

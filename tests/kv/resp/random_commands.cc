@@ -80,7 +80,7 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
     return FocusedCommand(rng, o);
   }
   const std::string k = Key(rng, o);
-  switch (Uniform(rng, 0, 47)) {
+  switch (Uniform(rng, 0, 48)) {
     case 0:
     case 1: {
       Words w = {"HSET", k};
@@ -191,6 +191,19 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
       return {"INCRBYFLOAT", k, FloatIncrement(rng)};
     case 46:
       return {"HINCRBYFLOAT", k, Field(rng), FloatIncrement(rng)};
+    case 47:
+      switch (Uniform(rng, 0, 4)) {
+        case 0:
+          return {Pick(rng, {"TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"}), k};
+        case 1:
+          return {"PERSIST", k};
+        case 2:
+          return {"GETEX", k, Pick(rng, {"PERSIST", "persist", "bad"})};
+        case 3:
+          return {"GETEX", k};
+        default:
+          return {"SET", k, Value(rng), "KEEPTTL"};
+      }
     default:
       return {"DEL", k, Key(rng, o)};
   }

@@ -110,7 +110,7 @@ std::string RandomFloat(Rng& rng) {
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 53)) {
+  switch (Uniform(rng, 0, 54)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -226,6 +226,8 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {"INCRBYFLOAT", k, RandomFloat(rng)};
     case 51:
       return {"HINCRBYFLOAT", k, RandomField(rng), RandomFloat(rng)};
+    case 53:
+      return {OneIn(rng, 2) ? "TTL" : OneIn(rng, 2) ? "PERSIST" : "GETEX", k};
     case 52: {  // too few words
       static const char* const kNames[] = {"GETRANGE", "SETRANGE", "INCRBYFLOAT", "HINCRBYFLOAT"};
       return {kNames[Uniform(rng, 0, 3)], k};

@@ -329,6 +329,10 @@ TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
       {"GETRANGE", big, "0", "-1"},
       {"SUBSTR", bigger, "0", "3"},
       {"SETRANGE", big, "3", ""},
+      {"TTL", big},
+      {"PTTL", bigger},
+      {"PERSIST", big},
+      {"GETEX", big},
       {"WATCH", big, "a"},
       {"MULTI"},
       {"GET", big},
@@ -342,6 +346,46 @@ TEST_F(RespRedisDiffTest, KeysOverTheLimitReadAsMissing) {
       {"GET", "h"},
   };
   ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 8, .max_value_bytes = 1 << 20});
+}
+
+// No key expires here (EX and PX are refused, not compared), so the commands that read
+// or keep a time to live answer as Redis does for keys without one: TTL and friends -1
+// for a key of either type and -2 for a missing one, PERSIST 0, SET ... KEEPTTL as SET,
+// GETEX [PERSIST] as GET; and their syntax and arity errors.
+TEST_F(RespRedisDiffTest, TimesToLiveOfKeysWithoutExpiryAsRedis) {
+  const std::vector<Words> commands = {
+      {"SET", "s", "v", "KEEPTTL"},
+      {"SET", "s", "w", "KEEPTTL", "KEEPTTL"},
+      {"SET", "s", "x", "NX", "KEEPTTL", "GET"},
+      {"SET", "s", "y", "xx", "keepttl", "get"},
+      {"HSET", "h", "f", "1"},
+      {"TTL", "s"},
+      {"PTTL", "h"},
+      {"EXPIRETIME", "s"},
+      {"PEXPIRETIME", "missing"},
+      {"TTL", "missing"},
+      {"PTTL", "missing"},
+      {"PERSIST", "s"},
+      {"PERSIST", "missing"},
+      {"PERSIST", "h"},
+      {"GETEX", "s"},
+      {"GETEX", "s", "PERSIST"},
+      {"GETEX", "s", "persist", "PERSIST"},
+      {"GETEX", "missing"},
+      {"GETEX", "h"},
+      {"GETEX", "s", "foo"},
+      {"MULTI"},
+      {"TTL", "s"},
+      {"PERSIST", "h"},
+      {"GETEX", "s"},
+      {"SET", "t", "1", "KEEPTTL"},
+      {"PTTL", "t"},
+      {"EXEC"},
+      {"TTL"},
+      {"PERSIST", "a", "b"},
+      {"GETEX"},
+  };
+  ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
 }
 
 // GETRANGE, SUBSTR, SETRANGE, INCRBYFLOAT and HINCRBYFLOAT at their edges: negative and

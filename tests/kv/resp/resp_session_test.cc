@@ -74,8 +74,10 @@ TEST_F(RespSessionTest, SetOptions) {
   EXPECT_THAT(Run({"SET", "k", "7", "NX", "XX"}), ElementsAre("-ERR syntax error"));
   EXPECT_THAT(Run({"SET", "k", "7", "FOO"}), ElementsAre("-ERR syntax error"));
   EXPECT_THAT(Run({"SET", "k", "7", "EX", "10"}),
-              ElementsAre("-ERR syntax error: key expiry (EX, PX, EXAT, PXAT, KEEPTTL) is not "
-                          "supported"));
+              ElementsAre("-ERR syntax error: key expiry (EX, PX, EXAT, PXAT) is not supported"));
+  EXPECT_THAT(Run({"GETEX", "k", "PX", "10"}),
+              ElementsAre("-ERR syntax error: key expiry (EX, PX, EXAT, PXAT) is not supported"));
+  EXPECT_THAT(Run({"TTL", "k"}), ElementsAre(":-1")) << "unchanged: no time to live";
   EXPECT_THAT(Run({"GET", "k"}), ElementsAre("4"));
   EXPECT_FALSE(env_.cluster().Peek("other").has_value());
 }
