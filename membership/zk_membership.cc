@@ -190,11 +190,13 @@ absl::Status ZkMembership::MarkDeparted(const Configuration& next, int32_t versi
   const Member* self = next.Find(options_.self.id);
   if (self == nullptr || self->incarnation != options_.self.incarnation) return absl::OkStatus();
   // Every data member seen since this process started, and not since marked, that
-  // `next` lacks: failover may promote its regions here now — also when it left in a
+  // `next` lacks as a data member (gone, or back compute-only: placed nothing either
+  // way): failover may promote its regions here now — also when it left in a
   // configuration applied before failover was active (nothing was marked then).
   std::vector<NodeId> unmarked;
   for (NodeId id : seen_data_members_) {
-    if (next.Find(id) == nullptr && !marked_.contains(id)) unmarked.push_back(id);
+    const Member* now = next.Find(id);
+    if ((now == nullptr || now->compute_only) && !marked_.contains(id)) unmarked.push_back(id);
   }
   std::sort(unmarked.begin(), unmarked.end());
   const std::string config_path = absl::StrCat(root_, "/config");
@@ -237,7 +239,8 @@ absl::Status ZkMembership::MarkDeparted(const Configuration& next, int32_t versi
 
 void ZkMembership::NoteMembers(const Configuration& applied) {
   for (const Member& m : applied.members) {
-    if (!m.compute_only) seen_data_members_.insert(m.id);
+    if (m.compute_only) continue;
+    seen_data_members_.insert(m.id);
     marked_.erase(m.id);  // back: a later departure is marked anew
   }
 }

@@ -504,6 +504,23 @@ TEST_F(ZkMembershipTest, AMemberBackBeforeASurvivorRanOnWithoutItIsNotMarked) {
   EXPECT_EQ(Marked(1), false) << "node 2 skipped the configuration without node 1, yet marked it";
 }
 
+// A data member back under its id as a compute-only one holds no regions: placement
+// moves its regions to the survivors, which mark it as if it had left (restarted on its
+// old data as a data member, it must refuse).
+TEST_F(ZkMembershipTest, ADataMemberBackAsComputeOnlyIsMarked) {
+  std::unique_ptr<HeldSurvivor> held = StopNode1WithNode2Held();
+  ASSERT_TRUE(held);
+  ZkMembershipOptions compute = Options(1);
+  compute.self.incarnation = 5001;
+  compute.self.compute_only = true;
+  auto back = JoinWith(compute);
+  ASSERT_TRUE(back);
+  held->stall.Release();
+  ZkMembership* b = held->survivor.get();
+  ASSERT_TRUE(WaitFor([&] { return Agree({held->manager.get(), back.get(), b}, {1, 2, 10}); }));
+  EXPECT_EQ(Marked(1), true) << "node 2 ran on with node 1's regions, yet left no marker";
+}
+
 TEST_F(ZkMembershipTest, ASecondLiveProcessWithTheSameIdIsRefused) {
   auto a = Join(1);
   ASSERT_TRUE(a);
