@@ -18,7 +18,8 @@
 //
 // Removal markers. A member that holds data, is up with failover active, and applies a
 // configuration that lacks a data-holding member it has seen (in any configuration it
-// applied, also one before failover was active) marks that member removed — before it
+// applied, also one before failover was active), or lists it only as compute-only (so
+// placing nothing on it), marks that member removed — before it
 // acts on the configuration (fails over), in one multi-op that checks the
 // configuration's znode version (so it marks only while the configuration is current,
 // all or none; else it reads the newer one). So a member is marked only if a survivor
