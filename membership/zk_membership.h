@@ -19,10 +19,10 @@
 // Removal markers. A member that holds data, is up with failover active, and applies a
 // configuration that lacks a data-holding member it has seen (in any configuration it
 // applied, also one before failover was active), or lists it only as compute-only (so
-// placing nothing on it), marks that member removed — before it
-// acts on the configuration (fails over), in one multi-op that checks the
-// configuration's znode version (so it marks only while the configuration is current,
-// all or none; else it reads the newer one). So a member is marked only if a survivor
+// placing nothing on it), marks that member removed — before it acts on the
+// configuration (fails over), in one multi-op that checks the configuration's znode
+// version (so it marks only while the configuration is current, all or none; else it
+// reads the newer one). So a member is marked only if a survivor
 // really ran on without it: when every data node fails at once, none is.
 // A node restarting on its data checks its marker before it registers, and again when
 // the first configuration lists it: any survivor that ran on without it marked it before
@@ -129,7 +129,7 @@ class ZkMembership final : public Membership {
   absl::StatusOr<std::string> CreateElectionNode();
   // Removal markers (above): refuses a start on stale data (FailedPrecondition); written
   // by a survivor about to fail over in `next` (znode version `version`) for the data
-  // members it saw that `next` lacks. FailedPrecondition from MarkDeparted: `config`
+  // members it saw that `next` lacks or lists as compute-only. FailedPrecondition from MarkDeparted: `config`
   // changed meanwhile. NoteMembers records a delivered configuration's members.
   absl::Status CheckNotRemoved();
   absl::Status MarkDeparted(const Configuration& next, int32_t version);
