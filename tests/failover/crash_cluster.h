@@ -38,7 +38,8 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override;
 
   // Starts node `id` (again: on its data directory, its log appended to) with the
-  // common flags, `min_members` and `flags`.
+  // common flags, `min_members` and `flags` (later flags win). Ids above kNodes are
+  // members that join later.
   void StartNode(NodeId id, uint32_t min_members, const std::vector<std::string>& flags);
   // Joins this process's compute-only member (member_).
   void JoinMember();
@@ -70,7 +71,7 @@ class CrashClusterTest : public ::testing::TestWithParam<std::string> {
   const std::vector<std::string> node_flags_;
   std::string dir_;
   std::unique_ptr<ZkTestServer> zk_;
-  std::vector<pid_t> pids_;  // node i at i - 1; 0 once reaped
+  std::vector<pid_t> pids_;  // node i at i - 1; 0 once reaped or never started
   std::unique_ptr<tools::ComputeMember> member_;
 };
 
