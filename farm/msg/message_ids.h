@@ -7,6 +7,7 @@
 //   0x0001-0x00ff  benchmarks         tools' own protocols on a bare messenger
 //   0x0100-0x01ff  alloc              alloc/messages.h
 //   0x0200-0x02ff  tx                 tx/tx_messages.h
+//   0x0300-0x03ff  node               farm/node/node_messages.h
 //   0x1000-0x10ff  applications       examples and tests (node::kFirstApplicationMsgId)
 //   0x1100-0x11ff  kv                 kv/messages.h
 //   0x1200-0x12ff  graph              graph/ (reserved)
@@ -42,14 +43,14 @@ struct MsgIdRange {
 inline constexpr MsgIdRange kBenchmarkMsgIds{0x0001, 0x00ff, "benchmarks"};
 inline constexpr MsgIdRange kAllocMsgIds{0x0100, 0x01ff, "alloc"};
 inline constexpr MsgIdRange kTxMsgIds{0x0200, 0x02ff, "tx"};
+inline constexpr MsgIdRange kNodeMsgIds{0x0300, 0x03ff, "node"};
 inline constexpr MsgIdRange kApplicationMsgIds{0x1000, 0x10ff, "applications"};
 inline constexpr MsgIdRange kKvMsgIds{0x1100, 0x11ff, "kv"};
 inline constexpr MsgIdRange kGraphMsgIds{0x1200, 0x12ff, "graph"};
 inline constexpr MsgIdRange kMessagingMsgIds{0xff00, 0xffff, "msg"};
 
-inline constexpr MsgIdRange kMsgIdRanges[] = {kBenchmarkMsgIds,   kAllocMsgIds, kTxMsgIds,
-                                              kApplicationMsgIds, kKvMsgIds,    kGraphMsgIds,
-                                              kMessagingMsgIds};
+inline constexpr MsgIdRange kMsgIdRanges[] = {kBenchmarkMsgIds, kAllocMsgIds, kTxMsgIds,    kNodeMsgIds,
+                                              kApplicationMsgIds, kKvMsgIds, kGraphMsgIds, kMessagingMsgIds};
 
 constexpr bool MsgIdRangesAreDisjoint() {
   for (const MsgIdRange& a : kMsgIdRanges) {
