@@ -75,6 +75,8 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
   MutexLock lock(&copies_mu_);
   // Promoted once the survivors' retained commit records are in (PromotePending).
   for (RegionId r : fence.promoting) pending_promotions_[r] = next.epoch();
+  // Copies whose source left while a member that may hold none is primary.
+  NoteRescuesLocked(departed, next);
   // This node's other regions.
   for (alloc::LocalRegion* region : allocator_->blocks().Regions()) {
     const RegionId r = region->id();
@@ -313,10 +315,15 @@ bool Node::HandOverPending() {
       continue;
     }
     if (absl::Status s = CopyRegion(region, to); !s.ok()) {
-      Log(options_.node_id, absl::StrFormat("region %d: handover to node %d failed (retrying): %s", region, to,
-                                            s.ToString()));
-      done = false;
-      continue;
+      // A backup's copy may have reached it first (region_rescue.cc): then it holds the
+      // region whole and refuses this one.
+      if (!HoldsWhole(to, region)) {
+        Log(options_.node_id, absl::StrFormat("region %d: handover to node %d failed (retrying): %s", region, to,
+                                              s.ToString()));
+        done = false;
+        continue;
+      }
+      Log(options_.node_id, absl::StrFormat("region %d: node %d holds it already (a backup's copy)", region, to));
     }
     MutexLock lock(&copies_mu_);
     auto it = pending_handovers_.find(region);
@@ -391,26 +398,31 @@ void Node::AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvoc
 absl::Status Node::CopyRegion(RegionId region, NodeId to) {
   const alloc::LocalRegion* local = allocator_->blocks().FindRegion(region);
   if (local == nullptr) return absl::NotFoundError(absl::StrFormat("region %d is not held here", region));
+  return SendCopy(local->region(), to);
+}
+
+absl::Status Node::SendCopy(const Region& region, NodeId to) {
   struct Result {
     absl::Status status = absl::UnknownError("unset");
     alloc::RegionCopyStats stats;
     Notification done;
   };
   auto result = std::make_shared<Result>();
-  loops_[0]->loop().Post([this, local, to, result] {
-    alloc::SendRegionCopy(messenger_->thread(0), to, local->region(),
+  loops_[0]->loop().Post([this, &region, to, result] {
+    alloc::SendRegionCopy(messenger_->thread(0), to, region,
                           [result](const absl::Status& s, const alloc::RegionCopyStats& stats) {
                             result->status = s;
                             result->stats = stats;
                             result->done.Notify();
                           });
   });
+  const RegionId id = region.id();
   if (!result->done.WaitForNotificationWithTimeout(kCopyTimeout)) {
-    return absl::DeadlineExceededError(absl::StrFormat("the copy of region %d to node %d took over %s", region, to,
+    return absl::DeadlineExceededError(absl::StrFormat("the copy of region %d to node %d took over %s", id, to,
                                                        absl::FormatDuration(kCopyTimeout)));
   }
   if (result->status.ok()) {
-    Log(options_.node_id, absl::StrFormat("region %d: copy sent to node %d: %d bytes in %.3f s (%.1f MB/s)", region,
+    Log(options_.node_id, absl::StrFormat("region %d: copy sent to node %d: %d bytes in %.3f s (%.1f MB/s)", id,
                                           to, result->stats.bytes_sent, result->stats.seconds,
                                           result->stats.seconds > 0 ? result->stats.bytes_sent / 1e6 / result->stats.seconds
                                                                     : 0.0));

@@ -255,6 +255,11 @@ absl::Status Node::Start() {
                             alloc_service_.get(), options_.tx, std::move(recovery));
   if (!tx.ok()) return tx.status();
   tx_service_ = std::move(*tx);
+  if (absl::Status s = messenger_->RegisterHandler(
+          kRegionHolderMsgId, [this](MsgThread& t, const Message& m) { AnswerHolder(t, m); }, "node");
+      !s.ok()) {
+    return s;
+  }
   for (AppHandler& h : app_handlers_) {
     if (absl::Status s = messenger_->RegisterHandler(h.id, std::move(h.handler), h.registrant); !s.ok()) return s;
   }
@@ -436,6 +441,7 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
     }
     tx_service_->Fenced(next->epoch());
   }
+  LapseGrants(*config);
   {
     MutexLock lock(&mu_);
     if (next != nullptr && (placement_ == nullptr || placement_->epoch() < next->epoch())) {
@@ -513,7 +519,8 @@ void Node::ConnectLoop() {
       recovered_regions_pending_ = false;
     }
     const bool promoted = PromotePending();
-    copies_done = ReplicatePending() && promoted;
+    const bool rescued = RescuePending();
+    copies_done = ReplicatePending() && promoted && rescued;
     // Once its backups can be reached, the node has a region ready for the first
     // allocations (and for the admin's placement view); retried like a link.
     // The first region waits for min_members data-holding members (NodeOptions); later

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -39,6 +40,7 @@
 #include "farm/msg/messenger.h"
 #include "farm/node/admin.pb.h"
 #include "farm/node/admin_server.h"
+#include "farm/node/node_messages.h"
 #include "farm/node/node_storage.h"
 #include "farm/storage/node_log_types.h"
 #include "membership/membership.h"
@@ -243,6 +245,30 @@ class Node {
   // AllocService's copy gate (alloc_service.h), on messenger thread `thread`.
   void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
   absl::Status CopyRegion(RegionId region, NodeId to);
+  // Sends `region` (this node's, or a backup copy) whole to `to` (region_copy.h) and
+  // waits for the outcome (connector thread).
+  absl::Status SendCopy(const Region& region, NodeId to);
+
+  // --- Regions whose primary holds nothing (region_rescue.cc) ---
+  // From PrepareFailover: each backup copy here whose source left in `next` (or whose
+  // promotion here `next` overtook) while another member is its primary is to be
+  // offered to that primary (RescuePending).
+  void NoteRescuesLocked(const absl::flat_hash_set<NodeId>& departed, const membership::Placement& next)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(copies_mu_);
+  // A grant lapses when the backup it went to is not in `config` as the same process.
+  void LapseGrants(const membership::Configuration& config);
+  // kRegionHolderMsgId, on a worker thread.
+  void AnswerHolder(MsgThread& thread, const Message& message);
+  // Connector thread: asks each noted region's primary whether it holds it, and hands
+  // the copy here over when told to. False while some remain.
+  bool RescuePending();
+  absl::StatusOr<HolderReply> AskHolder(NodeId primary, const HolderQuery& query);
+  // Whether `primary` answers that it holds `region` (connector thread).
+  bool HoldsWhole(NodeId primary, RegionId region);
+  // The retained commits applied to the copy of `region` here, no record touching it
+  // left, then the copy sent to `to` as a handover.
+  absl::Status HandCopyOver(RegionId region, NodeId to, uint64_t epoch);
+  bool AnyThreadKeepsRecordsIn(RegionId region);
 
   const NodeOptions options_;
   const BackendChoice backend_choice_;
@@ -292,6 +318,23 @@ class Node {
   absl::flat_hash_map<RegionId, uint64_t> pending_promotions_ ABSL_GUARDED_BY(copies_mu_);
   // Regions of this node being handed over, to their new primary.
   absl::flat_hash_map<RegionId, NodeId> pending_handovers_ ABSL_GUARDED_BY(copies_mu_);
+  // Backup copies here to offer to their region's primary (region_rescue.cc): the
+  // primary and epoch that made it so; granted once the primary said to hand it over.
+  struct Rescue {
+    NodeId primary = kInvalidNode;
+    uint64_t epoch = 0;
+    bool granted = false;
+    friend bool operator==(const Rescue&, const Rescue&) = default;
+  };
+  absl::flat_hash_map<RegionId, Rescue> rescues_ ABSL_GUARDED_BY(copies_mu_);
+  // As the primary of a region it holds none of: the backup (and its incarnation) told
+  // to hand its copy over. Taken on worker threads (never with copies_mu_).
+  struct Grant {
+    NodeId to = kInvalidNode;
+    uint64_t incarnation = 0;
+  };
+  Mutex grants_mu_;
+  absl::flat_hash_map<RegionId, Grant> grants_ ABSL_GUARDED_BY(grants_mu_);
 
   // Moves on every change of placement_ (threads' PlacementCache compare it).
   std::atomic<uint64_t> placement_generation_{1};
