@@ -49,10 +49,26 @@ class JoinWhilePrimaryDeadTest : public testing::CrashClusterTest {
   JoinWhilePrimaryDeadTest()
       : CrashClusterTest(FARM_NODE_BINARY, "joindead", {"--replication=3", "--session_timeout_ms=8000"}) {}
 
-  // An id above the members' whose node is the primary of `region` once it joins
-  // `config` (0 if none up to 200).
+  // An id above the members' (below the compute-only members', which are above a
+  // million) whose node is the primary of `region` once it joins `config`; 0 if none.
+  // A joiner is its primary when it lands on the region's ring at or after the region
+  // and before every member: the cheap test on the ring picks candidates, the placement
+  // itself decides.
   static NodeId JoinerPrimaryOf(RegionId region, const membership::Configuration& config) {
-    for (NodeId id = kNodes + 1; id <= 200; ++id) {
+    const uint32_t rings = config.virtual_rings;
+    absl::StatusOr<membership::RingPosition> at = membership::SplitRegion(region, rings);
+    if (!at.ok()) return 0;
+    const uint32_t positions = membership::PositionsPerRing(rings);
+    // How far after the region a node sits on its ring, clockwise.
+    auto after = [&](NodeId node) {
+      return (membership::NodePosition(node, at->ring, rings) + positions - at->position) % positions;
+    };
+    uint32_t nearest = positions;
+    for (const membership::Member& m : config.members) {
+      if (!m.compute_only) nearest = std::min(nearest, after(m.id));
+    }
+    for (NodeId id = kNodes + 1; id < 1'000'000; ++id) {
+      if (after(id) > nearest) continue;
       membership::Configuration joined = config;
       membership::Member m;
       m.id = id;
