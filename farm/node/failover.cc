@@ -212,10 +212,18 @@ void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement)
     Log(self, absl::StrFormat("region %d: promotion not logged, so not taken: %s", r, s.ToString()));
     return;
   }
+  {
+    MutexLock lock(&grants_mu_);
+    promoting_.insert(r);  // a holder query meanwhile is answered "ask again" (region_rescue.cc)
+  }
   std::unique_ptr<Region> region = backups_->Take(r);
   absl::StatusOr<RegisteredRegion> registered = fabric_->RegisterRegion(*region);
   absl::Status adopted =
       registered.ok() ? allocator_->AdoptRegion(std::move(region), registered->capability) : registered.status();
+  {
+    MutexLock lock(&grants_mu_);
+    promoting_.erase(r);
+  }
   if (!adopted.ok()) {
     Log(self, absl::StrFormat("region %d: promotion to primary failed: %s", r, adopted.ToString()));
     return;

@@ -333,8 +333,11 @@ class Node {
     NodeId to = kInvalidNode;
     uint64_t incarnation = 0;
   };
-  Mutex grants_mu_;
+  Mutex grants_mu_;  // after copies_mu_ when both are held
   absl::flat_hash_map<RegionId, Grant> grants_ ABSL_GUARDED_BY(grants_mu_);
+  // Regions whose backup copy here is being promoted (PromoteCopyLocked): between taking
+  // the copy and adopting it this node holds neither, and must not grant a handover.
+  absl::flat_hash_set<RegionId> promoting_ ABSL_GUARDED_BY(grants_mu_);
 
   // Moves on every change of placement_ (threads' PlacementCache compare it).
   std::atomic<uint64_t> placement_generation_{1};

@@ -99,27 +99,37 @@ void Node::AnswerHolder(MsgThread& thread, const Message& message) {
     return;
   }
   const RegionId r = query->region;
-  const bool holds = allocator_->blocks().FindRegion(r) != nullptr ||
-                     (backups_->Find(r) != nullptr && alloc_service_->copies_in_progress().Complete(r));
-  if (rs->primary() != options_.node_id) {
-    reply.answer = HolderAnswer::kNotPrimary;
-  } else if (holds) {
-    reply.answer = HolderAnswer::kHolds;
+  // Held across the look at what this node holds: a promotion here (PromoteCopyLocked)
+  // is then seen before it takes its copy (a backup copy), while it has taken it and not
+  // adopted it yet (promoting_), or after (a region).
+  {
     MutexLock lock(&grants_mu_);
-    grants_.erase(r);
-  } else {
-    const membership::Member* asker = config->Find(message.from);
-    MutexLock lock(&grants_mu_);
-    auto [it, fresh] = grants_.try_emplace(r, Grant{message.from, asker != nullptr ? asker->incarnation : 0});
-    if (fresh && asker == nullptr) {
-      grants_.erase(it);  // not a member: never the one to hand a region over
-      reply.answer = HolderAnswer::kOtherHandsOver;
+    const bool promoting = promoting_.contains(r);
+    const bool holds =
+        allocator_->blocks().FindRegion(r) != nullptr ||
+        (backups_->Find(r) != nullptr && alloc_service_->copies_in_progress().Complete(r));
+    if (rs->primary() != options_.node_id) {
+      reply.answer = HolderAnswer::kNotPrimary;
+    } else if (promoting) {
+      reply.answer = HolderAnswer::kRetry;
+    } else if (holds) {
+      reply.answer = HolderAnswer::kHolds;
+      grants_.erase(r);
     } else {
-      reply.answer = it->second.to == message.from ? HolderAnswer::kHandItOver : HolderAnswer::kOtherHandsOver;
-      if (fresh) {
-        Log(options_.node_id,
-            absl::StrFormat("region %d: this node is its primary and holds none of it; node %d hands its copy over",
-                            r, message.from));
+      const membership::Member* asker = config->Find(message.from);
+      auto [it, fresh] =
+          grants_.try_emplace(r, Grant{message.from, asker != nullptr ? asker->incarnation : 0});
+      if (fresh && asker == nullptr) {
+        grants_.erase(it);  // not a member: never the one to hand a region over
+        reply.answer = HolderAnswer::kOtherHandsOver;
+      } else {
+        reply.answer = it->second.to == message.from ? HolderAnswer::kHandItOver
+                                                     : HolderAnswer::kOtherHandsOver;
+        if (fresh) {
+          Log(options_.node_id, absl::StrFormat("region %d: this node is its primary and holds "
+                                                "none of it; node %d hands its copy over",
+                                                r, message.from));
+        }
       }
     }
   }
