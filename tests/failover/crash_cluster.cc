@@ -66,6 +66,11 @@ void CrashClusterTest::TearDown() {
   for (pid_t pid : pids_) {
     if (pid > 0) ::waitpid(pid, nullptr, 0);
   }
+  // A sanitizer build's nodes report races and memory errors in their logs.
+  for (NodeId id = 1; id <= pids_.size(); ++id) {
+    const std::string report = SanitizerReportIn(LogOf(id));
+    EXPECT_TRUE(report.empty()) << "node " << id << "'s log has a sanitizer report:\n" << report;
+  }
   if (HasFailure() && std::getenv("FARM_KEEP_FAILED") != nullptr) {
     std::printf("data kept in %s\n", dir_.c_str());
     return;

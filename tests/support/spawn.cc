@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,19 @@ std::string FileTail(const std::string& path, size_t bytes) {
   ss << in.rdbuf();
   const std::string all = ss.str();
   return all.size() > bytes ? all.substr(all.size() - bytes) : all;
+}
+
+std::string SanitizerReportIn(const std::string& log_path, size_t bytes) {
+  std::ifstream in(log_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string all = ss.str();
+  size_t at = std::string::npos;
+  for (const char* mark : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                           "runtime error: "}) {
+    at = std::min(at, all.find(mark));
+  }
+  return at == std::string::npos ? std::string() : all.substr(at, bytes);
 }
 
 std::optional<std::string> LoggedAdminAddress(const std::string& log_path) {

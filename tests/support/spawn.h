@@ -25,6 +25,11 @@ int ExitCode(pid_t pid, absl::Duration timeout);
 // The last `bytes` of a file, for failure messages.
 std::string FileTail(const std::string& path, size_t bytes = 2000);
 
+// The start of the first sanitizer report in a child's log (ThreadSanitizer,
+// AddressSanitizer, UndefinedBehaviorSanitizer), up to `bytes` of it; empty when there
+// is none. Children of a sanitizer build report there, not in the test's output.
+std::string SanitizerReportIn(const std::string& log_path, size_t bytes = 4000);
+
 // A farm_node's admin address, from its log's "ready; admin port A, ..." line (nullopt
 // before the node logged it).
 std::optional<std::string> LoggedAdminAddress(const std::string& log_path);
