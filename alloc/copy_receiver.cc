@@ -142,4 +142,10 @@ size_t RegionCopyReceiver::in_progress() const {
   return in_progress_.size();
 }
 
+NodeId RegionCopyReceiver::Receiving(RegionId region) const {
+  MutexLock lock(&mu_);
+  auto it = in_progress_.find(region);
+  return it == in_progress_.end() ? kInvalidNode : it->second.from;
+}
+
 }  // namespace farm::alloc

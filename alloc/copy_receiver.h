@@ -91,6 +91,8 @@ class RegionCopyReceiver {
 
   // Copies in progress (tests, statistics).
   size_t in_progress() const;
+  // The sender of the copy of `region` in progress; kInvalidNode when none is.
+  NodeId Receiving(RegionId region) const;
   // False from a Begin of `region` (or a MarkPartial) until an End that matched, with
   // every record durable: a copy begun and not received whole (its sender failed, the
   // bytes did not match, or this node stopped while it arrived) must never serve as the

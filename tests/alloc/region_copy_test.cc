@@ -702,6 +702,8 @@ TEST_F(RegionCopyTest, MalformedAndOutOfPlaceRequestsChangeNothing) {
       << "a refused request wrote into the copy";
   EXPECT_EQ(log_.size(), logged) << "a refused request was logged";
   EXPECT_EQ(service_->copies_in_progress().in_progress(), 1u);
+  EXPECT_NE(service_->copies_in_progress().Receiving(kRegion), kInvalidNode);
+  EXPECT_EQ(service_->copies_in_progress().Receiving(kRegion + 1), kInvalidNode);
 
   // END with the wrong count or CRC: DataLoss naming both sides; the copy is over.
   absl::Status mismatch = Call(kRegionCopyEndMsgId, EncodeCopyEnd({kRegion, 8192, 0}));
@@ -710,6 +712,7 @@ TEST_F(RegionCopyTest, MalformedAndOutOfPlaceRequestsChangeNothing) {
   EXPECT_NE(mismatch.message().find("4096 bytes arrived in 1 chunks"), std::string::npos)
       << mismatch;
   EXPECT_EQ(service_->copies_in_progress().in_progress(), 0u);
+  EXPECT_EQ(service_->copies_in_progress().Receiving(kRegion), kInvalidNode);
   EXPECT_EQ(Call(kRegionCopyDataMsgId, EncodeRegionImage(kRegion, MiB(4), chunk)).code(),
             absl::StatusCode::kFailedPrecondition);
 }
