@@ -36,7 +36,7 @@ absl::StatusOr<HolderReply> DecodeHolderReply(absl::string_view bytes) {
   uint8_t answer = 0;
   HolderReply reply;
   if (!r.Get(&tag) || tag != kNodeWireFormat || !r.Get(&answer) || !r.Get(&reply.epoch) || !r.done() ||
-      answer < static_cast<uint8_t>(HolderAnswer::kHolds) || answer > static_cast<uint8_t>(HolderAnswer::kRetry)) {
+      answer < static_cast<uint8_t>(HolderAnswer::kHolds) || answer > static_cast<uint8_t>(HolderAnswer::kPromotesItsCopy)) {
     return Malformed("region holder answer", bytes.size());
   }
   reply.answer = static_cast<HolderAnswer>(answer);
@@ -55,6 +55,8 @@ const char* HolderAnswerName(HolderAnswer answer) {
       return "not its primary";
     case HolderAnswer::kRetry:
       return "try again";
+    case HolderAnswer::kPromotesItsCopy:
+      return "promotes its own copy";
   }
   return "unknown";
 }

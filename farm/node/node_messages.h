@@ -25,11 +25,12 @@ inline constexpr uint8_t kNodeWireFormat = 1;
 inline constexpr MsgId kRegionHolderMsgId = kNodeMsgIds[0];
 
 enum class HolderAnswer : uint8_t {
-  kHolds = 1,          // it holds the region whole (or promotes its own copy): nothing to do
+  kHolds = 1,          // it serves the region (adopted it): nothing to do
   kHandItOver = 2,     // it holds none: the asker sends its copy as a handover
   kOtherHandsOver = 3, // it holds none, and another backup was told to send its copy
   kNotPrimary = 4,     // not the region's primary in its configuration
-  kRetry = 5,          // its configuration is not the asker's yet
+  kRetry = 5,          // its configuration is not the asker's yet, or a copy is arriving
+  kPromotesItsCopy = 6,  // it holds a whole copy it has not adopted yet: ask again
 };
 
 struct HolderQuery {

@@ -20,7 +20,7 @@ TEST(NodeMessagesTest, HolderQueryRoundTrips) {
 
 TEST(NodeMessagesTest, HolderReplyRoundTripsEveryAnswer) {
   for (HolderAnswer a : {HolderAnswer::kHolds, HolderAnswer::kHandItOver, HolderAnswer::kOtherHandsOver,
-                         HolderAnswer::kNotPrimary, HolderAnswer::kRetry}) {
+                         HolderAnswer::kNotPrimary, HolderAnswer::kRetry, HolderAnswer::kPromotesItsCopy}) {
     absl::StatusOr<HolderReply> reply = DecodeHolderReply(EncodeHolderReply(HolderReply{a, 7}));
     ASSERT_TRUE(reply.ok()) << reply.status();
     EXPECT_EQ(reply->answer, a);
@@ -42,7 +42,7 @@ TEST(NodeMessagesTest, MalformedPayloadsAreRefused) {
   const std::string reply = EncodeHolderReply(HolderReply{HolderAnswer::kHolds, 3});
   for (size_t n = 0; n < reply.size(); ++n) EXPECT_FALSE(DecodeHolderReply(reply.substr(0, n)).ok()) << n;
   EXPECT_FALSE(DecodeHolderReply(reply + "x").ok());
-  for (int answer : {0, 6, 255}) {
+  for (int answer : {0, 7, 255}) {
     std::string bad = reply;
     bad[1] = static_cast<char>(answer);
     EXPECT_EQ(DecodeHolderReply(bad).status().code(), absl::StatusCode::kInvalidArgument) << answer;
