@@ -38,6 +38,12 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     const membership::Member* now = config.Find(m.id);
     if (now == nullptr || now->incarnation != m.incarnation) departed.insert(m.id);
   }
+  // Copies this node may have to hand to a primary that holds none: never dropped.
+  absl::flat_hash_set<RegionId> rescuing;
+  {
+    MutexLock lock(&copies_mu_);
+    for (const auto& entry : rescues_) rescuing.insert(entry.first);
+  }
   tx::FailoverFence fence;
   fence.epoch = next.epoch();
   fence.departed = departed;
@@ -49,7 +55,7 @@ bool Node::PrepareFailover(const membership::Configuration& previous_config, con
     const bool held_elsewhere = before.ok() && before->Contains(rs->primary()) && !departed.contains(rs->primary());
     if (rs->primary() == self) {
       fence.promoting.insert(r);
-    } else if (!rs->Contains(self) && held_elsewhere && backups_->Drop(r)) {
+    } else if (!rs->Contains(self) && held_elsewhere && !rescuing.contains(r) && backups_->Drop(r)) {
       // Out of its replica set: the copy stops receiving commits, so it must never be
       // promoted later (a backup that rejoins a set receives a copy anew).
       (void)LogRegionRecord(storage::NodeLogType::kRegionDropped, r, 0, /*wait=*/false);
@@ -223,6 +229,7 @@ void Node::PromoteCopyLocked(RegionId r, const membership::Placement& placement)
   {
     MutexLock lock(&grants_mu_);
     promoting_.erase(r);
+    grants_.erase(r);
   }
   if (!adopted.ok()) {
     Log(self, absl::StrFormat("region %d: promotion to primary failed: %s", r, adopted.ToString()));
@@ -371,8 +378,20 @@ void Node::AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvoc
     // Or it is a handover: this node is the region's primary and does not hold it yet;
     // the region's previous primary sends it (its locks drained first).
     const bool backup = rs.ok() && rs->primary() == from && rs->Contains(options_.node_id);
-    const bool handover =
+    bool handover =
         rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(region) == nullptr;
+    if (handover && !backup) {
+      // One handover at a time, and none over a whole copy held here (a Begin would reset
+      // the copy being promoted): a failed backup's handover and a rescue may race.
+      MutexLock grants(&grants_mu_);
+      const NodeId receiving = alloc_service_->copies_in_progress().Receiving(region);
+      const bool whole = backups_->Find(region) != nullptr && alloc_service_->copies_in_progress().Complete(region);
+      if (promoting_.contains(region) || whole || (receiving != kInvalidNode && receiving != from)) {
+        return then(absl::UnavailableError(absl::StrFormat(
+            "node %d holds a whole copy of region %d or receives one from node %d already", options_.node_id,
+            region, receiving)));
+      }
+    }
     if (!backup && !handover) {
       return then(absl::UnavailableError(absl::StrFormat(
           "node %d does not yet place region %d with primary %d and itself as a backup, nor as its new primary",

@@ -441,7 +441,7 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
     }
     tx_service_->Fenced(next->epoch());
   }
-  LapseGrants(*config);
+  if (next != nullptr) LapseGrants(*config, *next);
   {
     MutexLock lock(&mu_);
     if (next != nullptr && (placement_ == nullptr || placement_->epoch() < next->epoch())) {

@@ -255,8 +255,10 @@ class Node {
   // offered to that primary (RescuePending).
   void NoteRescuesLocked(const absl::flat_hash_set<NodeId>& departed, const membership::Placement& next)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(copies_mu_);
-  // A grant lapses when the backup it went to is not in `config` as the same process.
-  void LapseGrants(const membership::Configuration& config);
+  // A grant lapses when the backup it went to is not in `config` as the same process, or
+  // not in the region's replica set, or this node is not its primary any more (and after
+  // kGrantLease without a copy arriving: AnswerHolder).
+  void LapseGrants(const membership::Configuration& config, const membership::Placement& placement);
   // kRegionHolderMsgId, on a worker thread.
   void AnswerHolder(MsgThread& thread, const Message& message);
   // Connector thread: asks each noted region's primary whether it holds it, and hands
@@ -332,6 +334,7 @@ class Node {
   struct Grant {
     NodeId to = kInvalidNode;
     uint64_t incarnation = 0;
+    absl::Time at;  // when granted, or when its copy was last seen arriving
   };
   Mutex grants_mu_;  // after copies_mu_ when both are held
   absl::flat_hash_map<RegionId, Grant> grants_ ABSL_GUARDED_BY(grants_mu_);

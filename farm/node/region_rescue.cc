@@ -12,10 +12,12 @@
 // The fact placement lacks is asked for. A backup whose copy's source (the node that
 // created or last sent it: BackupRegions::CreatorOf) left the configuration — or whose
 // promotion here was overtaken — while another member is the region's primary asks that
-// primary (kRegionHolderMsgId) whether it holds the region. A primary that holds it
-// whole, or holds a complete copy it promotes itself, says so and the backup is done.
-// One that holds none tells exactly one asker to hand its copy over (the grant lapses
-// when that backup leaves). The granted backup applies the survivors' retained
+// primary (kRegionHolderMsgId) whether it holds the region. A primary that serves it
+// says so and the backup is done; one that holds a whole copy it promotes itself, or
+// receives a copy, says "ask again" (a promotion may fail). One that holds none tells
+// exactly one asker to hand its copy over; the grant lapses when that backup leaves the
+// cluster or the replica set, or sends no copy within kGrantLease. The primary admits one
+// handover at a time and none over a whole copy (AdmitCopy). The granted backup applies the survivors' retained
 // single-machine commits to its copy (as a promotion does: tx/retained_commits.h),
 // waits until no transaction record here touches the region (recovery decided them),
 // and sends its copy; the primary admits it as a handover (AdmitCopy), promotes it
@@ -41,6 +43,11 @@ namespace {
 
 // How long a primary, and each member asked for retained records, has to answer.
 constexpr absl::Duration kRescueTimeout = absl::Seconds(2);
+// A grant whose backup sent no copy this long (its copy stopped being whole, or it is out
+// of the replica set without leaving the cluster) goes to the next asker. A copy that
+// arrives meanwhile keeps it: no grant while one does (AnswerHolder), and no second
+// handover admitted while one arrives or a whole copy is held (AdmitCopy).
+constexpr absl::Duration kGrantLease = absl::Seconds(10);
 
 void Log(NodeId id, const std::string& line) { FARM_LOG(kInfo, "node %u: %s", id, line); }
 
@@ -64,11 +71,13 @@ void Node::NoteRescuesLocked(const absl::flat_hash_set<NodeId>& departed, const 
   absl::erase_if(rescues_, [&](const auto& entry) { return backups_->Find(entry.first) == nullptr; });
 }
 
-void Node::LapseGrants(const membership::Configuration& config) {
+void Node::LapseGrants(const membership::Configuration& config, const membership::Placement& placement) {
   MutexLock lock(&grants_mu_);
   absl::erase_if(grants_, [&](const auto& entry) {
     const membership::Member* m = config.Find(entry.second.to);
-    return m == nullptr || m->incarnation != entry.second.incarnation;
+    absl::StatusOr<membership::ReplicaSet> rs = placement.Lookup(entry.first);
+    return m == nullptr || m->incarnation != entry.second.incarnation || !rs.ok() ||
+           rs->primary() != options_.node_id || !rs->Contains(entry.second.to);
   });
 }
 
@@ -104,21 +113,31 @@ void Node::AnswerHolder(MsgThread& thread, const Message& message) {
   // adopted it yet (promoting_), or after (a region).
   {
     MutexLock lock(&grants_mu_);
-    const bool promoting = promoting_.contains(r);
-    const bool holds =
-        allocator_->blocks().FindRegion(r) != nullptr ||
-        (backups_->Find(r) != nullptr && alloc_service_->copies_in_progress().Complete(r));
+    const absl::Time now = absl::Now();
+    const bool adopted = allocator_->blocks().FindRegion(r) != nullptr;
+    const bool whole_copy = backups_->Find(r) != nullptr && alloc_service_->copies_in_progress().Complete(r);
+    const NodeId receiving = alloc_service_->copies_in_progress().Receiving(r);
     if (rs->primary() != options_.node_id) {
       reply.answer = HolderAnswer::kNotPrimary;
-    } else if (promoting) {
-      reply.answer = HolderAnswer::kRetry;
-    } else if (holds) {
+    } else if (adopted) {
       reply.answer = HolderAnswer::kHolds;
       grants_.erase(r);
+    } else if (promoting_.contains(r) || whole_copy) {
+      // Not "holds" until adopted: a promotion that fails leaves the askers asking.
+      reply.answer = HolderAnswer::kPromotesItsCopy;
+    } else if (receiving != kInvalidNode) {
+      reply.answer = HolderAnswer::kRetry;  // a copy arrives: the grant, if any, stays
+      if (auto it = grants_.find(r); it != grants_.end()) it->second.at = now;
     } else {
       const membership::Member* asker = config->Find(message.from);
+      if (auto it = grants_.find(r); it != grants_.end() && it->second.to != message.from &&
+                                     now - it->second.at > kGrantLease) {
+        Log(options_.node_id, absl::StrFormat("region %d: node %d sent no copy in %s; the grant lapses", r,
+                                              it->second.to, absl::FormatDuration(kGrantLease)));
+        grants_.erase(it);
+      }
       auto [it, fresh] =
-          grants_.try_emplace(r, Grant{message.from, asker != nullptr ? asker->incarnation : 0});
+          grants_.try_emplace(r, Grant{message.from, asker != nullptr ? asker->incarnation : 0, now});
       if (fresh && asker == nullptr) {
         grants_.erase(it);  // not a member: never the one to hand a region over
         reply.answer = HolderAnswer::kOtherHandsOver;
@@ -230,7 +249,7 @@ bool Node::RescuePending() {
     if (!rescue.granted) {
       absl::StatusOr<HolderReply> reply = AskHolder(rescue.primary, HolderQuery{r, rescue.epoch});
       if (!reply.ok() || (reply->answer != HolderAnswer::kHolds && reply->answer != HolderAnswer::kHandItOver)) {
-        done = false;  // asked again after kCopyRetry, or with the next configuration
+        done = false;  // asked again after kCopyRetry (until it holds), or with the next configuration
         continue;
       }
       if (reply->answer == HolderAnswer::kHolds) {
