@@ -378,7 +378,7 @@ void Node::AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvoc
     // Or it is a handover: this node is the region's primary and does not hold it yet;
     // the region's previous primary sends it (its locks drained first).
     const bool backup = rs.ok() && rs->primary() == from && rs->Contains(options_.node_id);
-    bool handover =
+    const bool handover =
         rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(region) == nullptr;
     if (handover && !backup) {
       // One handover at a time, and none over a whole copy held here (a Begin would reset
@@ -387,9 +387,11 @@ void Node::AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvoc
       const NodeId receiving = alloc_service_->copies_in_progress().Receiving(region);
       const bool whole = backups_->Find(region) != nullptr && alloc_service_->copies_in_progress().Complete(region);
       if (promoting_.contains(region) || whole || (receiving != kInvalidNode && receiving != from)) {
-        return then(absl::UnavailableError(absl::StrFormat(
-            "node %d holds a whole copy of region %d or receives one from node %d already", options_.node_id,
-            region, receiving)));
+        return then(absl::UnavailableError(
+            receiving != kInvalidNode && receiving != from
+                ? absl::StrFormat("node %d receives region %d from node %d already", options_.node_id, region,
+                                  receiving)
+                : absl::StrFormat("node %d holds a whole copy of region %d already", options_.node_id, region)));
       }
     }
     if (!backup && !handover) {
