@@ -332,12 +332,64 @@ absl::Status MsgThread::PostOneSided(NodeId node, WorkRequest wr, OneSidedDone d
   if (it == links_.end() || it->second.endpoint == nullptr) {
     return absl::UnavailableError(absl::StrFormat("no link to node %u", node));
   }
+  Link& link = it->second;
   const uint32_t seq = next_one_sided_++;
   wr.wr_id = kTagOneSided | seq;
   wr.signaled = true;
-  if (absl::Status s = it->second.endpoint->Post(wr); !s.ok()) return s;
+  if (link.one_sided_backlog.empty()) {
+    absl::Status s = link.endpoint->Post(wr);
+    if (!s.ok() && !absl::IsResourceExhausted(s)) return s;
+    if (s.ok()) {
+      one_sided_.emplace(seq, PendingOneSided{node, std::move(done)});
+      return absl::OkStatus();
+    }
+  }
+  // No room now (or ops before it still wait): posted by FlushOneSidedBacklogs.
+  link.one_sided_backlog.push_back(
+      BackloggedOneSided{wr, wr.remote != nullptr ? *wr.remote : RegionCapability{}});
+  ++one_sided_backlogged_;
   one_sided_.emplace(seq, PendingOneSided{node, std::move(done)});
   return absl::OkStatus();
+}
+
+int MsgThread::FlushOneSidedBacklogs() {
+  int posted = 0;
+  std::vector<std::pair<NodeId, absl::Status>> broken;
+  std::vector<std::pair<uint32_t, absl::Status>> malformed;  // queued behind others, unchecked
+  for (auto& [node, link] : links_) {
+    std::deque<BackloggedOneSided>& backlog = link.one_sided_backlog;
+    while (!backlog.empty()) {
+      BackloggedOneSided& next = backlog.front();
+      if (next.wr.remote != nullptr) next.wr.remote = &next.remote;
+      absl::Status s = link.endpoint->Post(next.wr);
+      if (absl::IsResourceExhausted(s)) break;  // still no room: after more completions
+      const uint32_t seq = static_cast<uint32_t>(next.wr.wr_id);
+      backlog.pop_front();
+      if (s.ok()) {
+        ++posted;
+      } else if (absl::IsInvalidArgument(s)) {
+        malformed.emplace_back(seq, std::move(s));
+      } else {
+        broken.emplace_back(node, std::move(s));  // FailPeer completes this op and the rest
+        break;
+      }
+    }
+  }
+  // Continuations run after the walk over links_ (they may post again).
+  for (const auto& [seq, why] : malformed) {
+    auto it = one_sided_.find(seq);
+    if (it == one_sided_.end()) continue;
+    FARM_LOG(kWarning, "node %u thread %u: one-sided op to node %u refused by the endpoint: %s",
+             messenger_->node_id(), index_, it->second.node, why.message());
+    PendingOneSided op = std::move(it->second);
+    one_sided_.erase(it);
+    Completion c;
+    c.wr_id = kTagOneSided | seq;
+    c.status = CompletionStatus::kRemoteInvalidRequest;
+    op.done(c);
+  }
+  for (const auto& [node, why] : broken) FailPeer(node, why);
+  return posted;
 }
 
 void MsgThread::CompleteOneSided(const Completion& c) {
@@ -412,6 +464,7 @@ int MsgThread::Poll() {
   // Completions are events: their continuations make progress, and a full batch may
   // leave more in the queue for the next poll.
   int events = HandleCompletions();
+  events += FlushOneSidedBacklogs();  // the completions made room
   for (size_t i = 0; i < inbound_.size(); ++i) {
     Inbound& in = *inbound_[i];
     events += in.receiver.Poll(kReceiveBudget, in);

@@ -16,6 +16,7 @@
 #define FARM_MSG_MSG_THREAD_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,9 +74,13 @@ class MsgThread final : public Poller {
   // `done`). `done` runs on this thread with the op's completion, exactly once, unless
   // PostOneSided itself fails (then never): on success, on a remote error (the op did
   // not execute), or with kTransportError when the link fails meanwhile. Errors:
-  // Unavailable (no link to `node`), and the endpoint's post errors.
+  // Unavailable (no link to `node`), and the endpoint's post errors but ResourceExhausted:
+  // an op the endpoint has no room for (its send queue or this thread's completion queue
+  // is full, say behind a burst of ring writes) waits in the link's backlog and is posted,
+  // in order, as completions make room. Ops to one node are posted in call order.
   absl::Status PostOneSided(NodeId node, WorkRequest wr, OneSidedDone done);
-  size_t pending_one_sided() const { return one_sided_.size(); }
+  size_t pending_one_sided() const { return one_sided_.size(); }  // backlog included
+  uint64_t one_sided_backlogged() const { return one_sided_backlogged_; }  // ever waited
 
   // Gives up on `node` now (it left the cluster's configuration): closes this thread's
   // link to it and fails its pending calls (Unavailable) and one-sided ops, instead of
@@ -129,9 +134,16 @@ class MsgThread final : public Poller {
   void DeliverHandedOver(const Envelope& envelope);
 
  private:
+  // A one-sided op posted while the endpoint had no room; `remote` is its own copy of
+  // the capability the caller's request pointed at (valid during Post only).
+  struct BackloggedOneSided {
+    WorkRequest wr;
+    RegionCapability remote;
+  };
   struct Link {
     uint64_t session = 0;
     std::unique_ptr<Endpoint> endpoint;
+    std::deque<BackloggedOneSided> one_sided_backlog;  // in call order
     std::unique_ptr<RingSender> sender;
     uint64_t staging_offset = 0;
     uint64_t head_word_offset = 0;
@@ -161,6 +173,8 @@ class MsgThread final : public Poller {
   void Dispatch(const Message& message, uint16_t dst_thread);
   void CompleteCall(uint64_t rpc_id, const absl::Status& status, absl::string_view payload);
   void CompleteOneSided(const Completion& c);
+  // Posts what the links' one-sided backlogs hold while their endpoints have room.
+  int FlushOneSidedBacklogs();
   // Returns how many completions it handled.
   int HandleCompletions();
   void FailPeer(NodeId node, const absl::Status& why);
@@ -179,6 +193,7 @@ class MsgThread final : public Poller {
   uint64_t next_rpc_id_ = 1;
   absl::flat_hash_map<uint32_t, PendingOneSided> one_sided_;  // by sequence number
   uint32_t next_one_sided_ = 1;
+  uint64_t one_sided_backlogged_ = 0;
   bool sent_since_notify_ = false;
   EventLoop::Clock::time_point next_expiry_check_{};
   // No pending call expires before this (it may be earlier than the true earliest).

@@ -593,6 +593,106 @@ TEST_P(MessengerTest, OneSidedOpsOutstandingWhenThePeerDiesCompleteExactlyOnce) 
   (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
 }
 
+// More one-sided ops than the endpoint's send queue (and the completion queue) holds,
+// posted in one turn of the loop: the ones without room wait in the link's backlog and
+// every op completes once, successfully, in the order posted, with the right bytes.
+TEST_P(MessengerTest, OneSidedOpsBeyondTheSendQueueWaitTheirTurn) {
+  auto a = Node(1), b = Node(2);
+  ASSERT_TRUE(a->ConnectTo(*b).ok());
+  constexpr int kOps = 5000;  // > max_outstanding (256) and > cq_depth (4096)
+  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
+  ASSERT_TRUE(target.ok() && buffer.ok());
+  for (uint64_t i = 0; i < kOps; ++i) {
+    const uint64_t word = i * 0x9E3779B97F4A7C15ull;
+    std::memcpy(target->base() + i * 8, &word, 8);
+  }
+  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
+  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
+  ASSERT_TRUE(cap.ok() && local.ok());
+  std::vector<int> order;
+  int failures = 0;
+  Notification all_done;
+  absl::Status posted;
+  RunInLoop(a->loop(0), [&] {
+    for (int i = 0; i < kOps && posted.ok(); ++i) {
+      WorkRequest wr;
+      wr.opcode = Opcode::kRead;
+      wr.local = local->local.base + i * 8;
+      wr.lkey = local->local.lkey;
+      wr.length = 8;
+      RegionCapability copy = cap->capability;  // the op keeps no pointer past the post
+      wr.remote = &copy;
+      wr.remote_offset = i * 8;
+      posted = a->thread(0).PostOneSided(2, wr, [&, i](const Completion& c) {
+        if (c.status != CompletionStatus::kSuccess) ++failures;
+        order.push_back(i);
+        if (order.size() == kOps) all_done.Notify();
+      });
+    }
+  });
+  ASSERT_TRUE(posted.ok()) << posted;
+  ASSERT_TRUE(all_done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  uint64_t backlogged = 0;
+  size_t pending = 1;
+  RunInLoop(a->loop(0), [&] {
+    backlogged = a->thread(0).one_sided_backlogged();
+    pending = a->thread(0).pending_one_sided();
+  });
+  EXPECT_GT(backlogged, 0u) << "the test must overrun the endpoint to mean anything";
+  EXPECT_EQ(pending, 0u);
+  EXPECT_EQ(failures, 0);
+  for (int i = 0; i < kOps; ++i) {
+    ASSERT_EQ(order[i], i) << "completions in the order posted";
+    uint64_t word;
+    std::memcpy(&word, buffer->base() + i * 8, 8);
+    ASSERT_EQ(word, i * 0x9E3779B97F4A7C15ull) << i;
+  }
+  EXPECT_TRUE(CallAndWait(*a, 0, 2, kEcho, "still linked").status.ok());
+  (void)b->fabric().DeregisterRegion(7);
+  b.reset();
+  (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
+}
+
+// The peer dies while ops wait in the backlog: each completes exactly once, and none is
+// left pending.
+TEST_P(MessengerTest, BackloggedOneSidedOpsCompleteOnceWhenThePeerDies) {
+  auto a = Node(1), b = Node(2);
+  ASSERT_TRUE(a->ConnectTo(*b).ok());
+  constexpr int kOps = 5000;
+  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
+  ASSERT_TRUE(target.ok() && buffer.ok());
+  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
+  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
+  ASSERT_TRUE(cap.ok() && local.ok());
+  std::atomic<int> completions{0};
+  uint64_t backlogged = 0;
+  RunInLoop(a->loop(0), [&] {
+    for (int i = 0; i < kOps; ++i) {
+      WorkRequest wr;
+      wr.opcode = Opcode::kRead;
+      wr.local = local->local.base + (i % 64) * 4096;
+      wr.lkey = local->local.lkey;
+      wr.length = 4096;
+      wr.remote = &cap->capability;
+      wr.remote_offset = (i % 64) * 4096;
+      ASSERT_TRUE(a->thread(0).PostOneSided(2, wr, [&](const Completion&) { completions++; }).ok());
+    }
+    backlogged = a->thread(0).one_sided_backlogged();
+  });
+  EXPECT_GT(backlogged, 0u);
+  (void)b->fabric().DeregisterRegion(7);
+  b.reset();
+  ASSERT_TRUE(WaitUntil([&] { return completions.load() >= kOps; }));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(completions.load(), kOps) << "every op completes exactly once";
+  size_t pending = 1;
+  RunInLoop(a->loop(0), [&] { pending = a->thread(0).pending_one_sided(); });
+  EXPECT_EQ(pending, 0u);
+  (void)a->fabric().DeregisterRegion(kFirstPrivateRegion + 100);
+}
+
 TEST_P(MessengerTest, RestartedPeerIsLinkedAgain) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
