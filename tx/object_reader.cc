@@ -156,15 +156,28 @@ void ObjectReader::ReadRemote(Attempt* a) {
   if (!remote.ok()) return Finish(a, remote.status());
   const NodeId primary = *remote;
   if (capabilities_.contains(region)) return PostRead(a, primary);
+  // One fetch per region at a time: reads that need the capability meanwhile wait for it.
+  auto [fetch, first] = capability_waiters_.try_emplace(region);
+  fetch->second.push_back(a);
+  if (!first) return;
   ++stats_.capability_fetches;
   std::weak_ptr<ObjectReader*> alive = alive_;
   alloc::RequestRegionCapability(
-      *thread_, primary, region, [alive, a, primary, region](absl::StatusOr<RegionCapability> cap) {
+      *thread_, primary, region, [alive, primary, region](absl::StatusOr<RegionCapability> cap) {
         if (alive.expired()) return;
         ObjectReader* self = *alive.lock();
-        if (!cap.ok()) return self->Finish(a, cap.status());
-        self->capabilities_[region] = *cap;
-        self->PostRead(a, primary);
+        auto node = self->capability_waiters_.extract(region);
+        if (!node) return;
+        if (cap.ok()) self->capabilities_[region] = *cap;
+        // Continuations may read the region again: they find the capability cached, or
+        // (after an error) start a fetch of their own.
+        for (Attempt* a : node.mapped()) {
+          if (!cap.ok()) {
+            self->Finish(a, cap.status());
+          } else {
+            self->PostRead(a, primary);
+          }
+        }
       });
 }
 

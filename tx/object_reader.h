@@ -4,7 +4,8 @@
 // A read of FatPtr p:
 //   - on this node's own regions: a torn-checked copy of the object from local memory;
 //   - elsewhere: the region's primary (placement) is asked once for the region's
-//     capability (cached per reader), then one fabric READ of the object's stored bytes
+//     capability (cached per reader; reads arriving while it is fetched wait for that
+//     one fetch), then one fabric READ of the object's stored bytes
 //     into one of the reader's registered slots.
 // The copy is accepted only by the read rule (CheckCopy: unlocked, line versions equal
 // the header's, allocated, p's incarnation, not torn) and only if the READ took less
@@ -142,6 +143,8 @@ class ObjectReader {
   std::vector<Attempt*> free_attempts_;
   std::deque<Attempt*> waiting_for_slot_;
   absl::flat_hash_map<RegionId, RegionCapability> capabilities_;
+  // Reads waiting for the capability of a region whose fetch is in flight.
+  absl::flat_hash_map<RegionId, std::vector<Attempt*>> capability_waiters_;
   alloc::PlacementCache placement_;  // the primaries of remote regions, this thread's copy
   std::vector<char> scratch_;  // [0, 1 MiB): local copies; [1 MiB, 2 MiB): decoded payloads
   std::array<ObjectRead, kMaxObjectsPerRead> results_;
