@@ -1,5 +1,6 @@
 #include "kv/linear/linear_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -207,23 +208,32 @@ void LinearReader::IssueSample(Done<absl::Status> done) {
   });
 }
 
+struct LinearReader::SampleBatch {
+  uint32_t unissued;
+  uint32_t pending;
+  absl::Status error;
+  Done<absl::Status> done;
+};
+
+void LinearReader::IssueFromBatch(std::shared_ptr<SampleBatch> batch) {
+  --batch->unissued;
+  IssueSample([this, batch](absl::Status s) {
+    if (!s.ok() && batch->error.ok()) batch->error = s;
+    if (batch->unissued > 0) IssueFromBatch(batch);
+    if (--batch->pending == 0) batch->done(batch->error);
+  });
+}
+
 void LinearReader::SampleLoad(uint32_t groups, Done<absl::Status> done) {
-  struct Batch {
-    uint32_t pending;
-    absl::Status error;
-    Done<absl::Status> done;
-  };
-  auto batch = std::make_shared<Batch>(Batch{groups, absl::OkStatus(), std::move(done)});
+  // At most kSampleWindow samples in flight: a refresh of thousands of groups is paced by
+  // its own completions rather than handed to the reader (and the fabric) at once.
+  constexpr uint32_t kSampleWindow = 16;
+  auto batch = std::make_shared<SampleBatch>(SampleBatch{groups, groups, absl::OkStatus(), std::move(done)});
   if (groups == 0) {
     ctx_.Defer([batch] { batch->done(absl::OkStatus()); });
     return;
   }
-  for (uint32_t i = 0; i < groups; ++i) {
-    IssueSample([batch](absl::Status s) {
-      if (!s.ok() && batch->error.ok()) batch->error = s;
-      if (--batch->pending == 0) batch->done(batch->error);
-    });
-  }
+  for (uint32_t i = 0; i < std::min(groups, kSampleWindow); ++i) IssueFromBatch(batch);
 }
 
 }  // namespace farm::kv::linear

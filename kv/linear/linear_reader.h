@@ -77,8 +77,8 @@ class LinearReader {
 
   void Get(absl::string_view key, GetDone done);
   void MultiGet(absl::Span<const std::string> keys, MultiGetDone done);
-  // Reads `groups` groups at random now and records them in the load estimate; `done`
-  // runs when all have been read (the first error, if any).
+  // Reads `groups` groups at random now (a few at a time) and records them in the load
+  // estimate; `done` runs when all have been read (the first error, if any).
   void SampleLoad(uint32_t groups, Done<absl::Status> done);
 
   // The read size a lookup starting now would use.
@@ -98,6 +98,9 @@ class LinearReader {
   void OnValue(Lookup* l, absl::StatusOr<LockFreeObject> r);
   void Restart(Lookup* l, absl::string_view why);
   void IssueSample(Done<absl::Status> done);
+  struct SampleBatch;
+  // Issues the batch's next sample; its completion issues the one after.
+  void IssueFromBatch(std::shared_ptr<SampleBatch> batch);
 
   Context& ctx_;
   const std::shared_ptr<const LinearTable> table_;
