@@ -14,7 +14,9 @@
 namespace farm::node {
 namespace {
 
-constexpr absl::Duration kCopyTimeout = absl::Minutes(10);
+// A copy still going after this is reported (and waited for: it reads the region until
+// its `done`, and each of its requests has its own deadline).
+constexpr absl::Duration kSlowCopy = absl::Minutes(10);
 // How long a member has to answer for its retained commit records at a promotion.
 constexpr absl::Duration kGatherTimeout = absl::Seconds(2);
 
@@ -179,6 +181,8 @@ bool Node::PromotePending() {
     placement = placement_;
   }
   MutexLock lock(&copies_mu_);
+  // A newer configuration is being applied: promote by its placement, on the next try.
+  if (placement == nullptr || placement->epoch() < configuring_epoch_) return false;
   for (const auto& [r, e] : pending) {
     auto it = pending_promotions_.find(r);
     // A newer configuration promoted it again meanwhile: gathered again, from its members.
@@ -266,22 +270,43 @@ void Node::OnCopyArrived(RegionId region) {
 }
 
 void Node::PromoteArrived() {
-  std::shared_ptr<const membership::Placement> placement;
   std::vector<RegionId> arrived;
   {
     MutexLock lock(&mu_);
     arrived = std::move(arrived_);
     arrived_.clear();
-    placement = placement_;
   }
-  if (placement == nullptr || arrived.empty()) return;
-  MutexLock lock(&copies_mu_);
-  for (RegionId r : arrived) {
-    absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(r);
-    // A handed-over region: this node is its primary and held no copy before.
-    if (rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(r) == nullptr) {
-      PromoteCopyLocked(r, *placement);
+  if (arrived.empty()) return;
+  for (;;) {
+    std::shared_ptr<const membership::Placement> placement;
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+      placement = placement_;
     }
+    if (placement == nullptr) return;
+    uint64_t configuring = 0;
+    {
+      MutexLock lock(&copies_mu_);
+      configuring = configuring_epoch_;
+      // Decided by the placement OnConfiguration applies last: a newer one may already
+      // have been prepared for (PrepareFailover) without this promotion in view.
+      if (placement->epoch() >= configuring) {
+        for (RegionId r : arrived) {
+          absl::StatusOr<membership::ReplicaSet> rs = placement->Lookup(r);
+          // A handed-over region: this node is its primary and held no copy before.
+          if (rs.ok() && rs->primary() == options_.node_id && allocator_->blocks().FindRegion(r) == nullptr) {
+            PromoteCopyLocked(r, *placement);
+          }
+        }
+        return;
+      }
+    }
+    // A newer placement is on its way (OnConfiguration signals connect_cv_ once set).
+    MutexLock lock(&mu_);
+    connect_cv_.WaitFor(&mu_, absl::Seconds(1), [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return stopping_ || (placement_ != nullptr && placement_->epoch() >= configuring);
+    });
   }
 }
 
@@ -446,9 +471,9 @@ absl::Status Node::SendCopy(const Region& region, NodeId to) {
                           });
   });
   const RegionId id = region.id();
-  if (!result->done.WaitForNotificationWithTimeout(kCopyTimeout)) {
-    return absl::DeadlineExceededError(absl::StrFormat("the copy of region %d to node %d took over %s", id, to,
-                                                       absl::FormatDuration(kCopyTimeout)));
+  for (absl::Duration waited = kSlowCopy; !result->done.WaitForNotificationWithTimeout(kSlowCopy); waited += kSlowCopy) {
+    Log(options_.node_id, absl::StrFormat("region %d: the copy to node %d is still going after %s", id, to,
+                                          absl::FormatDuration(waited)));
   }
   if (result->status.ok()) {
     Log(options_.node_id, absl::StrFormat("region %d: copy sent to node %d: %d bytes in %.3f s (%.1f MB/s)", id,

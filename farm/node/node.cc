@@ -429,6 +429,10 @@ void Node::OnConfiguration(std::shared_ptr<const membership::Configuration> conf
     previous_config = placed_config_;
   }
   bool recover = false;
+  if (next != nullptr) {
+    MutexLock lock(&copies_mu_);
+    configuring_epoch_ = std::max(configuring_epoch_, next->epoch());
+  }
   if (next != nullptr && (previous == nullptr || previous->epoch() < next->epoch())) {
     // Not while the node starts: a cluster restarted from its data directories is
     // whole again only once min_members are back, and a member missing until then has

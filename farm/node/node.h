@@ -246,7 +246,8 @@ class Node {
   void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
   absl::Status CopyRegion(RegionId region, NodeId to);
   // Sends `region` (this node's, or a backup copy) whole to `to` (region_copy.h) and
-  // waits for the outcome (connector thread).
+  // waits for the outcome, however long the copy takes: it reads `region` until it ends,
+  // and each of its requests has a deadline (connector thread).
   absl::Status SendCopy(const Region& region, NodeId to);
 
   // --- Regions whose primary holds nothing (region_rescue.cc) ---
@@ -329,6 +330,9 @@ class Node {
     friend bool operator==(const Rescue&, const Rescue&) = default;
   };
   absl::flat_hash_map<RegionId, Rescue> rescues_ ABSL_GUARDED_BY(copies_mu_);
+  // The newest placement epoch OnConfiguration began to apply: set before PrepareFailover,
+  // so a promotion decided under copies_mu_ by an older placement_ knows it is stale.
+  uint64_t configuring_epoch_ ABSL_GUARDED_BY(copies_mu_) = 0;
   // As the primary of a region it holds none of: the backup (and its incarnation) told
   // to hand its copy over. Taken on worker threads (never with copies_mu_).
   struct Grant {
