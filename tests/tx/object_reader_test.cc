@@ -134,6 +134,42 @@ TEST_P(ObjectReaderTest, ReadsRemoteAndLocalObjects) {
   EXPECT_EQ(ReaderOn(1).stats().local, 1u);
 }
 
+// Reads of one remote region issued together, before its capability is cached, wait for
+// one fetch of it (not one each), and all of them — far more than the reader's slots —
+// return the object.
+TEST_P(ObjectReaderTest, ReadsIssuedTogetherFetchTheCapabilityOnce) {
+  absl::StatusOr<FatPtr> p = AllocateOn(node(1), 64);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::string data(64, 'c');
+  Write(1, *p, data);
+  constexpr int kReads = 2000;
+  ObjectReader& reader = ReaderOn(2);
+  struct Tally {
+    int ok = 0;
+    int done = 0;
+    absl::Status first_error;
+  };
+  auto tally = std::make_shared<Tally>();
+  auto all = std::make_shared<Notification>();
+  node(2).loop(0).Post([&reader, p = *p, data, tally, all] {
+    for (int i = 0; i < kReads; ++i) {
+      reader.Read(p, [data, tally, all](absl::StatusOr<ObjectRead> r) {
+        if (r.ok() && std::string(r->data.data(), r->data.size()) == data) {
+          ++tally->ok;
+        } else if (tally->first_error.ok()) {
+          tally->first_error = r.ok() ? absl::DataLossError("wrong payload") : r.status();
+        }
+        if (++tally->done == kReads) all->Notify();
+      });
+    }
+  });
+  ASSERT_TRUE(all->WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_EQ(tally->ok, kReads) << tally->first_error;
+  uint64_t fetches = 0;
+  RunInLoop(node(2).loop(0), [&] { fetches = reader.stats().capability_fetches; });
+  EXPECT_EQ(fetches, 1u);
+}
+
 TEST_P(ObjectReaderTest, ReadManyReadsNeighboursWithOneRead) {
   std::vector<FatPtr> objects;
   for (int i = 0; i < 3; ++i) {
