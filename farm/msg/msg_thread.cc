@@ -297,6 +297,7 @@ void MsgThread::FailPeer(NodeId node, const absl::Status& why) {
   auto it = links_.find(node);
   if (it != links_.end()) {
     const uint64_t session = it->second.session;
+    one_sided_waiting_ -= it->second.one_sided_backlog.size();  // failed below
     ReleaseLink(it->second);
     links_.erase(it);
     messenger_->OnLinkDown(node, index_, session);
@@ -348,11 +349,13 @@ absl::Status MsgThread::PostOneSided(NodeId node, WorkRequest wr, OneSidedDone d
   link.one_sided_backlog.push_back(
       BackloggedOneSided{wr, wr.remote != nullptr ? *wr.remote : RegionCapability{}});
   ++one_sided_backlogged_;
+  ++one_sided_waiting_;
   one_sided_.emplace(seq, PendingOneSided{node, std::move(done)});
   return absl::OkStatus();
 }
 
 int MsgThread::FlushOneSidedBacklogs() {
+  if (one_sided_waiting_ == 0) return 0;
   int posted = 0;
   std::vector<std::pair<NodeId, absl::Status>> broken;
   std::vector<std::pair<uint32_t, absl::Status>> malformed;  // queued behind others, unchecked
@@ -365,6 +368,7 @@ int MsgThread::FlushOneSidedBacklogs() {
       if (absl::IsResourceExhausted(s)) break;  // still no room: after more completions
       const uint32_t seq = static_cast<uint32_t>(next.wr.wr_id);
       backlog.pop_front();
+      --one_sided_waiting_;
       if (s.ok()) {
         ++posted;
       } else if (absl::IsInvalidArgument(s)) {

@@ -194,6 +194,7 @@ class MsgThread final : public Poller {
   absl::flat_hash_map<uint32_t, PendingOneSided> one_sided_;  // by sequence number
   uint32_t next_one_sided_ = 1;
   uint64_t one_sided_backlogged_ = 0;
+  size_t one_sided_waiting_ = 0;  // in the links' backlogs now
   bool sent_since_notify_ = false;
   EventLoop::Clock::time_point next_expiry_check_{};
   // No pending call expires before this (it may be earlier than the true earliest).
