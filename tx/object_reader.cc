@@ -163,19 +163,20 @@ void ObjectReader::ReadRemote(Attempt* a) {
   ++stats_.capability_fetches;
   std::weak_ptr<ObjectReader*> alive = alive_;
   alloc::RequestRegionCapability(
-      *thread_, primary, region, [alive, primary, region](absl::StatusOr<RegionCapability> cap) {
+      *thread_, primary, region, [alive, region](absl::StatusOr<RegionCapability> cap) {
         if (alive.expired()) return;
         ObjectReader* self = *alive.lock();
         auto node = self->capability_waiters_.extract(region);
         if (!node) return;
         if (cap.ok()) self->capabilities_[region] = *cap;
-        // Continuations may read the region again: they find the capability cached, or
-        // (after an error) start a fetch of their own.
+        // Each waiter looks its primary up again (the placement may have moved on since
+        // this fetch left) and finds the capability cached. Continuations may read the
+        // region again: they find it cached too, or (after an error) fetch it anew.
         for (Attempt* a : node.mapped()) {
           if (!cap.ok()) {
             self->Finish(a, cap.status());
           } else {
-            self->PostRead(a, primary);
+            self->ReadRemote(a);
           }
         }
       });
