@@ -17,6 +17,8 @@ namespace {
 // A copy still going after this is reported (and waited for: it reads the region until
 // its `done`, and each of its requests has its own deadline).
 constexpr absl::Duration kSlowCopy = absl::Minutes(10);
+// How often a wait for a copy looks whether the node is stopping.
+constexpr absl::Duration kStopCheck = absl::Seconds(1);
 // How long a member has to answer for its retained commit records at a promotion.
 constexpr absl::Duration kGatherTimeout = absl::Seconds(2);
 
@@ -471,9 +473,19 @@ absl::Status Node::SendCopy(const Region& region, NodeId to) {
                           });
   });
   const RegionId id = region.id();
-  for (absl::Duration waited = kSlowCopy; !result->done.WaitForNotificationWithTimeout(kSlowCopy); waited += kSlowCopy) {
-    Log(options_.node_id, absl::StrFormat("region %d: the copy to node %d is still going after %s", id, to,
-                                          absl::FormatDuration(waited)));
+  absl::Duration waited;
+  while (!result->done.WaitForNotificationWithTimeout(kStopCheck)) {
+    {
+      MutexLock lock(&mu_);
+      // The copy may go on reading `region` until the messenger is destroyed; the node's
+      // regions and copies outlive that (Stop).
+      if (stopping_) return absl::CancelledError(absl::StrFormat("the copy of region %d to node %d: stopping", id, to));
+    }
+    waited += kStopCheck;
+    if (waited % kSlowCopy == absl::ZeroDuration()) {
+      Log(options_.node_id, absl::StrFormat("region %d: the copy to node %d is still going after %s", id, to,
+                                            absl::FormatDuration(waited)));
+    }
   }
   if (result->status.ok()) {
     Log(options_.node_id, absl::StrFormat("region %d: copy sent to node %d: %d bytes in %.3f s (%.1f MB/s)", id,

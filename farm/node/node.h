@@ -246,8 +246,9 @@ class Node {
   void AdmitCopy(size_t thread, RegionId region, NodeId from, absl::AnyInvocable<void(absl::Status)> then);
   absl::Status CopyRegion(RegionId region, NodeId to);
   // Sends `region` (this node's, or a backup copy) whole to `to` (region_copy.h) and
-  // waits for the outcome, however long the copy takes: it reads `region` until it ends,
-  // and each of its requests has a deadline (connector thread).
+  // waits for the outcome, however long the copy takes (it reads `region` until it ends,
+  // and each of its requests has a deadline) — but for Stop: Cancelled then (connector
+  // thread).
   absl::Status SendCopy(const Region& region, NodeId to);
 
   // --- Regions whose primary holds nothing (region_rescue.cc) ---
