@@ -339,11 +339,11 @@ absl::Status MsgThread::PostOneSided(NodeId node, WorkRequest wr, OneSidedDone d
   wr.signaled = true;
   if (link.one_sided_backlog.empty()) {
     absl::Status s = link.endpoint->Post(wr);
-    if (!s.ok() && !absl::IsResourceExhausted(s)) return s;
     if (s.ok()) {
       one_sided_.emplace(seq, PendingOneSided{node, std::move(done)});
       return absl::OkStatus();
     }
+    if (!absl::IsResourceExhausted(s)) return s;
   }
   // No room now (or ops before it still wait): posted by FlushOneSidedBacklogs.
   link.one_sided_backlog.push_back(

@@ -43,6 +43,27 @@ uint64_t ParseNum(absl::string_view p) {
   return v;
 }
 
+// For one-sided ops from A to B: B's region 7 (`target`, to read) and A's private
+// region (`buffer`, to read into), `bytes` each, registered with their node's fabric.
+// The tests deregister them.
+struct OneSidedRegions {
+  Region target;
+  Region buffer;
+  RegisteredRegion cap;    // target's, on B
+  RegisteredRegion local;  // buffer's, on A
+};
+absl::StatusOr<OneSidedRegions> RegisterOneSidedRegions(MsgTestNode& a, MsgTestNode& b, uint64_t bytes) {
+  absl::StatusOr<Region> target = Region::Create(7, bytes);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, bytes);
+  if (!buffer.ok()) return buffer.status();
+  absl::StatusOr<RegisteredRegion> cap = b.fabric().RegisterRegion(*target);
+  if (!cap.ok()) return cap.status();
+  absl::StatusOr<RegisteredRegion> local = a.fabric().RegisterRegion(*buffer);
+  if (!local.ok()) return local.status();
+  return OneSidedRegions{std::move(*target), std::move(*buffer), *cap, *local};
+}
+
 class MessengerTest : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<MsgTestNode> Node(NodeId id, int threads = 1, MessengerOptions mo = {}) {
@@ -497,13 +518,9 @@ TEST_P(MessengerTest, OneSidedOpsCompleteOnThePostingThread) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
   // B's memory to read, A's buffer to read into.
-  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
-  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
-  ASSERT_TRUE(target.ok() && buffer.ok());
-  std::memcpy(target->base() + 4096, "one-sided", 9);
-  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
-  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
-  ASSERT_TRUE(cap.ok() && local.ok());
+  absl::StatusOr<OneSidedRegions> regions = RegisterOneSidedRegions(*a, *b, 1 << 20);
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  std::memcpy(regions->target.base() + 4096, "one-sided", 9);
 
   auto post = [&](uint64_t remote_offset, uint32_t length) {
     Completion result;
@@ -512,10 +529,10 @@ TEST_P(MessengerTest, OneSidedOpsCompleteOnThePostingThread) {
     RunInLoop(a->loop(0), [&] {
       WorkRequest wr;
       wr.opcode = Opcode::kRead;
-      wr.local = local->local.base;
-      wr.lkey = local->local.lkey;
+      wr.local = regions->local.local.base;
+      wr.lkey = regions->local.local.lkey;
       wr.length = length;
-      wr.remote = &cap->capability;
+      wr.remote = &regions->cap.capability;
       wr.remote_offset = remote_offset;
       absl::Status s = a->thread(0).PostOneSided(2, wr, [&](const Completion& c) {
         result = c;
@@ -530,7 +547,7 @@ TEST_P(MessengerTest, OneSidedOpsCompleteOnThePostingThread) {
   };
   Completion ok = post(4096, 9);
   EXPECT_EQ(ok.status, CompletionStatus::kSuccess);
-  EXPECT_EQ(std::string(buffer->base(), 9), "one-sided");
+  EXPECT_EQ(std::string(regions->buffer.base(), 9), "one-sided");
   // Out of bounds: an error completion, and the link keeps working.
   Completion bad = post((1 << 20) - 4, 64);
   EXPECT_EQ(bad.status, CompletionStatus::kRemoteAccessError);
@@ -551,21 +568,17 @@ TEST_P(MessengerTest, OneSidedOpsOutstandingWhenThePeerDiesCompleteExactlyOnce) 
   ASSERT_TRUE(a->ConnectTo(*b).ok());
   constexpr uint32_t kBytes = 1 << 20;
   constexpr int kOps = 64;
-  absl::StatusOr<Region> target = Region::Create(7, 4 * kBytes);
-  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 4 * kBytes);
-  ASSERT_TRUE(target.ok() && buffer.ok());
-  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
-  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
-  ASSERT_TRUE(cap.ok() && local.ok());
+  absl::StatusOr<OneSidedRegions> regions = RegisterOneSidedRegions(*a, *b, 4 * kBytes);
+  ASSERT_TRUE(regions.ok()) << regions.status();
   std::atomic<int> completions{0}, failures{0};
   RunInLoop(a->loop(0), [&] {
     for (int i = 0; i < kOps; ++i) {
       WorkRequest wr;
       wr.opcode = Opcode::kRead;
-      wr.local = local->local.base + (i % 4) * kBytes;
-      wr.lkey = local->local.lkey;
+      wr.local = regions->local.local.base + (i % 4) * kBytes;
+      wr.lkey = regions->local.local.lkey;
       wr.length = kBytes;
-      wr.remote = &cap->capability;
+      wr.remote = &regions->cap.capability;
       wr.remote_offset = (i % 4) * kBytes;
       absl::Status s = a->thread(0).PostOneSided(2, wr, [&](const Completion& c) {
         if (c.status != CompletionStatus::kSuccess) failures++;
@@ -600,16 +613,12 @@ TEST_P(MessengerTest, OneSidedOpsBeyondTheSendQueueWaitTheirTurn) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
   constexpr int kOps = 5000;  // > max_outstanding (256) and > cq_depth (4096)
-  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
-  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
-  ASSERT_TRUE(target.ok() && buffer.ok());
+  absl::StatusOr<OneSidedRegions> regions = RegisterOneSidedRegions(*a, *b, 1 << 20);
+  ASSERT_TRUE(regions.ok()) << regions.status();
   for (uint64_t i = 0; i < kOps; ++i) {
     const uint64_t word = i * 0x9E3779B97F4A7C15ull;
-    std::memcpy(target->base() + i * 8, &word, 8);
+    std::memcpy(regions->target.base() + i * 8, &word, 8);
   }
-  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
-  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
-  ASSERT_TRUE(cap.ok() && local.ok());
   std::vector<int> order;
   int failures = 0;
   Notification all_done;
@@ -618,10 +627,10 @@ TEST_P(MessengerTest, OneSidedOpsBeyondTheSendQueueWaitTheirTurn) {
     for (int i = 0; i < kOps && posted.ok(); ++i) {
       WorkRequest wr;
       wr.opcode = Opcode::kRead;
-      wr.local = local->local.base + i * 8;
-      wr.lkey = local->local.lkey;
+      wr.local = regions->local.local.base + i * 8;
+      wr.lkey = regions->local.local.lkey;
       wr.length = 8;
-      RegionCapability copy = cap->capability;  // the op keeps no pointer past the post
+      RegionCapability copy = regions->cap.capability;  // the op keeps no pointer past the post
       wr.remote = &copy;
       wr.remote_offset = i * 8;
       posted = a->thread(0).PostOneSided(2, wr, [&, i](const Completion& c) {
@@ -645,7 +654,7 @@ TEST_P(MessengerTest, OneSidedOpsBeyondTheSendQueueWaitTheirTurn) {
   for (int i = 0; i < kOps; ++i) {
     ASSERT_EQ(order[i], i) << "completions in the order posted";
     uint64_t word;
-    std::memcpy(&word, buffer->base() + i * 8, 8);
+    std::memcpy(&word, regions->buffer.base() + i * 8, 8);
     ASSERT_EQ(word, i * 0x9E3779B97F4A7C15ull) << i;
   }
   EXPECT_TRUE(CallAndWait(*a, 0, 2, kEcho, "still linked").status.ok());
@@ -660,22 +669,18 @@ TEST_P(MessengerTest, BackloggedOneSidedOpsCompleteOnceWhenThePeerDies) {
   auto a = Node(1), b = Node(2);
   ASSERT_TRUE(a->ConnectTo(*b).ok());
   constexpr int kOps = 5000;
-  absl::StatusOr<Region> target = Region::Create(7, 1 << 20);
-  absl::StatusOr<Region> buffer = Region::Create(kFirstPrivateRegion + 100, 1 << 20);
-  ASSERT_TRUE(target.ok() && buffer.ok());
-  absl::StatusOr<RegisteredRegion> cap = b->fabric().RegisterRegion(*target);
-  absl::StatusOr<RegisteredRegion> local = a->fabric().RegisterRegion(*buffer);
-  ASSERT_TRUE(cap.ok() && local.ok());
+  absl::StatusOr<OneSidedRegions> regions = RegisterOneSidedRegions(*a, *b, 1 << 20);
+  ASSERT_TRUE(regions.ok()) << regions.status();
   std::atomic<int> completions{0};
   uint64_t backlogged = 0;
   RunInLoop(a->loop(0), [&] {
     for (int i = 0; i < kOps; ++i) {
       WorkRequest wr;
       wr.opcode = Opcode::kRead;
-      wr.local = local->local.base + (i % 64) * 4096;
-      wr.lkey = local->local.lkey;
+      wr.local = regions->local.local.base + (i % 64) * 4096;
+      wr.lkey = regions->local.local.lkey;
       wr.length = 4096;
-      wr.remote = &cap->capability;
+      wr.remote = &regions->cap.capability;
       wr.remote_offset = (i % 64) * 4096;
       ASSERT_TRUE(a->thread(0).PostOneSided(2, wr, [&](const Completion&) { completions++; }).ok());
     }
