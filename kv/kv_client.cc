@@ -62,4 +62,10 @@ void MultiGetByGets(Context& ctx, absl::Span<const std::string> keys,
   }
 }
 
+void KvClient::ScanKeys(uint64_t, uint32_t, Done<absl::StatusOr<KeyPage>> done) {
+  ctx().Defer([done = std::move(done)]() mutable {
+    done(absl::UnimplementedError("this table layout does not enumerate its keys (the hopscotch layout does)"));
+  });
+}
+
 }  // namespace farm::kv

@@ -47,6 +47,12 @@ struct StoreStats {
   uint64_t overflow_blocks = 0;
 };
 
+// One page of a scan of the keys (Store::ScanKeys, Redis SCAN).
+struct KeyPage {
+  std::vector<std::string> keys;
+  uint64_t cursor = 0;  // where the next page begins; 0: the scan is complete
+};
+
 // A transaction over several keys (Redis MULTI/EXEC and WATCH). Reads see the
 // transaction's own earlier writes. Nothing is visible to others before Commit; Commit
 // either applies every write or none. Destroying it uncommitted aborts it.
@@ -81,6 +87,13 @@ class Store {
   virtual void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) = 0;
   // A scan of the whole store (O(size)): for DBSIZE and INFO.
   virtual void Stats(Done<absl::StatusOr<StoreStats>> done) = 0;
+  // The keys of one page of a scan, which begins with cursor 0 and ends when a page
+  // answers cursor 0 (Redis SCAN's contract): a key present throughout a scan is in one
+  // of its pages, and in at most one (a key added or removed meanwhile may or may not
+  // be); `count` is about how many keys a page holds (at least 1); a page may be empty
+  // before the end. A cursor that no page answered may skip keys, but never fails.
+  // Unimplemented for a store whose keys cannot be enumerated.
+  virtual void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) = 0;
   virtual std::unique_ptr<StoreTxn> BeginTxn() = 0;
 };
 

@@ -6,7 +6,9 @@
 #include "absl/strings/str_format.h"
 #include "farm/api/coro.h"
 #include "kv/layout.h"
+#include "kv/table_key_scan.h"
 #include "kv/table_txn.h"
+#include "kv/tx_operation.h"
 
 namespace farm::kv {
 namespace {
@@ -115,6 +117,10 @@ Addr TableClient::UpdateTarget(absl::string_view key) const {
 }
 
 void TableClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx(), map_), std::move(done)); }
+
+void TableClient::ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) {
+  RunTxOperation(ctx(), ScanKeyPage(ctx(), map_, cursor, count), std::move(done));
+}
 
 std::unique_ptr<StoreTxn> TableClient::BeginTxn() { return std::make_unique<TableTxn>(ctx(), HopscotchTxnOps(*map_)); }
 

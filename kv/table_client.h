@@ -1,8 +1,8 @@
 // TableClient: one worker thread's handle on the hopscotch table, its KvClient
 // (kv/kv_client.h): lock-free lookups and multi-gets (TableReader), updates shipped to
 // the primary of the key's shard (kKvUpdateMsgId, run there as single-machine
-// transactions with flat combining), transactions (kv/table_txn.h) and a scan for
-// statistics.
+// transactions with flat combining), transactions (kv/table_txn.h), a scan for
+// statistics and one of the keys.
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
 // client must outlive its operations in flight.
@@ -33,6 +33,8 @@ class TableClient final : public ReaderClient<TableClient, TableReader> {
       : ReaderClient(ctx, update_msg, map), map_(std::move(map)) {}
 
   void Scan(Done<absl::StatusOr<TableScan>> done) override;
+  // Pages of home buckets, each read in one transaction (kv/table_key_scan.h).
+  void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
 
   // The key's home bucket: its shard's primary runs the key's updates.

@@ -5,7 +5,9 @@
 #ifndef FARM_KV_TABLE_STORE_H_
 #define FARM_KV_TABLE_STORE_H_
 
+#include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "kv/key_ops.h"
 #include "kv/kv_client.h"
@@ -25,6 +27,9 @@ class TableStore final : public Store {
   void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override;
   void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) override;
   void Stats(Done<absl::StatusOr<StoreStats>> done) override;
+  void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) override {
+    client_.ScanKeys(cursor, count, std::move(done));
+  }
   std::unique_ptr<StoreTxn> BeginTxn() override { return client_.BeginTxn(); }
 
  private:

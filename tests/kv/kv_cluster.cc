@@ -58,4 +58,9 @@ absl::StatusOr<TableScan> KvCluster::Scan(NodeId on) {
   return kv_->Run<absl::StatusOr<TableScan>>(on, 0, [](KvClient& c, auto finish) { c.Scan(std::move(finish)); });
 }
 
+absl::StatusOr<KeyPage> KvCluster::ScanKeys(NodeId on, uint64_t cursor, uint32_t count, size_t t) {
+  return kv_->Run<absl::StatusOr<KeyPage>>(
+      on, t, [cursor, count](KvClient& c, auto finish) { c.ScanKeys(cursor, count, std::move(finish)); });
+}
+
 }  // namespace farm::kv::testing

@@ -39,6 +39,8 @@ class KvCluster {
   absl::StatusOr<KeyOpResult> Update(NodeId on, OpKind kind, const std::string& key,
                                      const std::string& value, int64_t delta = 0);
   absl::StatusOr<TableScan> Scan(NodeId on);
+  // One page of KvClient::ScanKeys on thread t of node `on`.
+  absl::StatusOr<KeyPage> ScanKeys(NodeId on, uint64_t cursor, uint32_t count, size_t t = 0);
 
  private:
   explicit KvCluster(std::unique_ptr<LocalKvCluster> kv) : kv_(std::move(kv)) {}

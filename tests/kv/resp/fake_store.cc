@@ -1,5 +1,6 @@
 #include "tests/kv/resp/fake_store.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,22 @@ StoreStats FakeCluster::Stats() const {
   while (stats.slots < 2 * keys_) stats.slots *= 2;
   stats.overflow_blocks = keys_ / 1000;
   return stats;
+}
+
+KeyPage FakeCluster::ScanKeys(uint64_t cursor, uint32_t count) const {
+  if (cursor >= kScanBuckets) return KeyPage{};
+  const uint64_t end = std::min<uint64_t>(kScanBuckets, cursor + std::max<uint32_t>(1, count / 2 + count % 2));
+  KeyPage page;
+  page.cursor = end == kScanBuckets ? 0 : end;
+  MutexLock lock(&mu_);
+  for (const auto& [key, entry] : map_) {
+    if (!entry.value.has_value()) continue;
+    uint64_t hash = 14695981039346656037ull;  // FNV-1a
+    for (unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
+    const uint64_t home = hash % kScanBuckets;
+    if (home >= cursor && home < end) page.keys.push_back(key);
+  }
+  return page;
 }
 
 absl::Status FakeCluster::CheckSizes(absl::string_view key, const absl::string_view* value) const {
@@ -228,6 +245,13 @@ void FakeStore::Stats(Done<absl::StatusOr<StoreStats>> done) {
   Schedule("stats", "", [c = cluster_, done = std::move(done)]() mutable {
     if (absl::Status s = c->TakeInjected(); !s.ok()) return done(s);
     done(c->Stats());
+  });
+}
+
+void FakeStore::ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) {
+  Schedule("scan", "", [c = cluster_, cursor, count, done = std::move(done)]() mutable {
+    if (absl::Status s = c->TakeInjected(); !s.ok()) return done(s);
+    done(c->ScanKeys(cursor, count));
   });
 }
 

@@ -51,6 +51,10 @@ class FakeCluster {
   void Poke(const std::string& key, const std::string& value);
   uint64_t operations() const;
   StoreStats Stats() const;
+  // A page of Store::ScanKeys: keys hash to kScanBuckets "home buckets" (a stable hash),
+  // and a page is a window of (count + 1) / 2 of them, as the hopscotch table's.
+  static constexpr uint64_t kScanBuckets = 1024;
+  KeyPage ScanKeys(uint64_t cursor, uint32_t count) const;
 
   // --- For FakeStore and its transactions ---
   struct Versioned {
@@ -94,7 +98,7 @@ absl::StatusOr<int64_t> ParseStoredInteger(const std::optional<std::string>& val
 
 struct FakeStoreOptions {
   // How long an operation takes ("get", "multiget", "put", "remove", "increment",
-  // "stats", "txn_get", "txn_put", "txn_remove", "txn_increment", "commit"); zero or
+  // "stats", "scan", "txn_get", "txn_put", "txn_remove", "txn_increment", "commit"); zero or
   // unset: the loop's next iteration.
   std::function<absl::Duration(absl::string_view op, absl::string_view key)> delay;
 };
@@ -113,6 +117,7 @@ class FakeStore : public Store {
   void Remove(absl::string_view key, Done<absl::StatusOr<bool>> done) override;
   void Increment(absl::string_view key, int64_t delta, Done<absl::StatusOr<int64_t>> done) override;
   void Stats(Done<absl::StatusOr<StoreStats>> done) override;
+  void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
 
   FakeCluster* cluster() const { return cluster_; }

@@ -1,0 +1,142 @@
+#include "kv/table_key_scan.h"
+
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kv/layout.h"
+#include "kv/tx_operation.h"
+
+namespace farm::kv {
+namespace {
+
+constexpr int kAttemptsPerWindow = 4;
+constexpr int kMaxScanAttempts = 40;
+constexpr absl::Duration kConflictPause = absl::Microseconds(100);
+// A chain longer than this is corrupt (kv/table_ops.cc has the same bound).
+constexpr size_t kMaxChainBlocks = 1 << 20;
+
+struct Position {
+  uint32_t shard;
+  uint32_t bucket;
+};
+
+uint64_t HomeBuckets(const Shard& shard) { return shard.buckets - 1; }
+
+std::optional<Position> PositionOf(const ShardMap& map, uint64_t cursor) {
+  for (uint32_t s = 0; s < map.shards().size(); ++s) {
+    const uint64_t homes = HomeBuckets(map.shards()[s]);
+    if (cursor < homes) return Position{s, static_cast<uint32_t>(cursor)};
+    cursor -= homes;
+  }
+  return std::nullopt;
+}
+
+// The cursor of bucket `bucket` of shard `shard`, or 0 at the end of the table.
+uint64_t CursorOf(const ShardMap& map, uint32_t shard, uint32_t bucket) {
+  uint64_t cursor = bucket;
+  for (uint32_t s = 0; s < shard; ++s) cursor += HomeBuckets(map.shards()[s]);
+  uint64_t total = 0;
+  for (const Shard& s : map.shards()) total += HomeBuckets(s);
+  return cursor >= total ? 0 : cursor;
+}
+
+// What a window holds: inline keys, and the value objects of out-of-line pairs.
+struct WindowPairs {
+  std::vector<std::string> keys;
+  std::vector<FatPtr> values;
+};
+
+// Adds the pairs of `object`'s slots whose home is in [first, end) of `shard`.
+absl::Status Collect(const ShardMap& map, const Shard& shard, uint32_t first, uint32_t end,
+                     std::span<const char> object, bool bucket, WindowPairs& pairs) {
+  const TableLayout& layout = map.layout();
+  const uint32_t slots = bucket ? layout.slots_per_bucket() : kSlotsPerBlock;
+  for (uint32_t i = 0; i < slots; ++i) {
+    std::span<const char> slot =
+        bucket ? BucketSlot(object, layout, i) : BlockSlot(object, layout, i);
+    if (absl::Status s = CheckSlot(slot, layout); !s.ok()) return s;
+    const SlotKind kind = KindOf(slot);
+    if (kind == SlotKind::kEmpty) continue;
+    const uint32_t home = map.BucketOf(SlotHash(slot), shard);
+    if (home < first || home >= end) continue;
+    if (kind == SlotKind::kInline) {
+      pairs.keys.emplace_back(InlineKey(slot));
+    } else {
+      pairs.values.push_back(OutOfLineValue(slot));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The keys whose home is in [first, end) of shard `s`, read in one transaction.
+Task<absl::StatusOr<std::vector<std::string>>> ReadWindow(Context& ctx, const ShardMap& map,
+                                                          uint32_t s, uint32_t first,
+                                                          uint32_t end) {
+  const Shard& shard = map.shards()[s];
+  TxHandle tx = txCreate(ctx);
+  std::vector<FatPtr> bucket_ptrs;
+  for (uint32_t b = first; b <= end; ++b) bucket_ptrs.push_back(map.Bucket(s, b));
+  absl::StatusOr<std::vector<ObjBuf*>> buckets = co_await TxReadAll(*tx, std::move(bucket_ptrs));
+  if (!buckets.ok()) co_return Retryable(buckets.status());
+  WindowPairs pairs;
+  for (uint32_t k = 0; k < buckets->size(); ++k) {
+    std::span<const char> bucket = (*buckets)[k]->data();
+    if (absl::Status st = Collect(map, shard, first, end, bucket, true, pairs); !st.ok())
+      co_return st;
+    if (first + k == end) break;  // the neighbour: its chain holds pairs of its own home
+    size_t blocks = 0;
+    for (FatPtr next = OverflowOf(bucket, map.layout()); !next.is_null();) {
+      if (++blocks > kMaxChainBlocks)
+        co_return absl::InternalError("an overflow chain is cyclic or impossibly long");
+      absl::StatusOr<ObjBuf*> block = co_await TxRead(*tx, next);
+      if (!block.ok()) co_return Retryable(block.status());
+      std::span<const char> data = (*block)->data();
+      if (absl::Status st = Collect(map, shard, first, end, data, false, pairs); !st.ok())
+        co_return st;
+      next = NextOf(data, map.layout());
+    }
+  }
+  absl::StatusOr<std::vector<ObjBuf*>> values = co_await TxReadAll(*tx, std::move(pairs.values));
+  if (!values.ok()) co_return Retryable(values.status());
+  for (ObjBuf* value : *values) {
+    absl::StatusOr<std::pair<absl::string_view, absl::string_view>> pair =
+        ParseValueObject(value->data());
+    if (!pair.ok()) co_return pair.status();
+    pairs.keys.emplace_back(pair->first);
+  }
+  // Validation: every object read is still at the version read.
+  if (absl::Status committed = co_await TxCommit(*tx); !committed.ok())
+    co_return Retryable(committed);
+  co_return std::move(pairs.keys);
+}
+
+}  // namespace
+
+Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const ShardMap> map,
+                                          uint64_t cursor, uint32_t count) {
+  const std::optional<Position> at = PositionOf(*map, cursor);
+  if (!at.has_value()) co_return KeyPage{};
+  const Shard& shard = map->shards()[at->shard];
+  uint32_t window = std::clamp<uint32_t>(count / 2 + count % 2, 1, kMaxScanWindowBuckets);
+  absl::Status conflict;
+  for (int attempt = 1; attempt <= kMaxScanAttempts; ++attempt) {
+    const uint32_t end = static_cast<uint32_t>(
+        std::min<uint64_t>(uint64_t{at->bucket} + window, HomeBuckets(shard)));
+    absl::StatusOr<std::vector<std::string>> keys =
+        co_await ReadWindow(ctx, *map, at->shard, at->bucket, end);
+    if (keys.ok()) co_return KeyPage{std::move(*keys), CursorOf(*map, at->shard, end)};
+    if (keys.status().code() != absl::StatusCode::kAborted) co_return keys.status();
+    conflict = keys.status();
+    if (attempt % kAttemptsPerWindow == 0) window = std::max<uint32_t>(1, window / 2);
+    co_await SleepFor(ctx, kConflictPause * attempt);
+  }
+  co_return absl::UnavailableError(absl::StrCat("a page of the key scan conflicted with updates ",
+                                                kMaxScanAttempts, " times: ", conflict.message()));
+}
+
+}  // namespace farm::kv

@@ -1,0 +1,181 @@
+// KvClient::ScanKeys (Store::ScanKeys, Redis SCAN) on the hopscotch table
+// (kv/table_key_scan.h), on a 3-node in-process cluster (shm and tcp):
+//   - a whole scan returns every key exactly once — inline and out-of-line pairs, in
+//     buckets and in overflow chains — at every page size, from every node;
+//   - an empty table, and a cursor past the end: one empty page, cursor 0;
+//   - while writers insert, overwrite and remove other keys of the same buckets (H = 2
+//     and few buckets: long chains, and every remove moves a chain's last pair into
+//     its hole), every whole scan returns each key that stays exactly once, and no key
+//     that was never written;
+//   - the other layouts answer Unimplemented.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/kv/kv_cluster.h"
+#include "tests/support/fabric_test_util.h"
+
+namespace farm::kv {
+namespace {
+
+using testing::KvCluster;
+
+// Every page from cursor 0 to the end; the pages' count in *pages.
+absl::StatusOr<std::vector<std::string>> ScanAll(KvCluster& kv, NodeId on, uint32_t count,
+                                                 size_t t = 0, int* pages = nullptr) {
+  std::vector<std::string> keys;
+  uint64_t cursor = 0;
+  int n = 0;
+  do {
+    absl::StatusOr<KeyPage> page = kv.ScanKeys(on, cursor, count, t);
+    if (!page.ok()) return page.status();
+    keys.insert(keys.end(), page->keys.begin(), page->keys.end());
+    cursor = page->cursor;
+    ++n;
+  } while (cursor != 0);
+  if (pages != nullptr) *pages = n;
+  return keys;
+}
+
+// Key -> how often the scan returned it.
+absl::flat_hash_map<std::string, int> Counts(const std::vector<std::string>& keys) {
+  absl::flat_hash_map<std::string, int> counts;
+  for (const std::string& k : keys) ++counts[k];
+  return counts;
+}
+
+class KeyScanTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<KvCluster> Start(TableOptions options, const std::string& name) {
+    absl::StatusOr<std::unique_ptr<KvCluster>> kv = KvCluster::Start(GetParam(), 3, name, options);
+    EXPECT_TRUE(kv.ok()) << kv.status();
+    return kv.ok() ? std::move(*kv) : nullptr;
+  }
+};
+
+TEST_P(KeyScanTest, AWholeScanReturnsEveryKeyOnce) {
+  TableOptions options;
+  options.buckets_per_node = 64;  // 1,500 pairs in 192 buckets of 4 slots: chains too
+  std::unique_ptr<KvCluster> kv = Start(options, "kv_key_scan");
+  ASSERT_NE(kv, nullptr);
+  {
+    absl::StatusOr<std::vector<std::string>> empty = ScanAll(*kv, 1, 10);
+    ASSERT_TRUE(empty.ok()) << empty.status();
+    EXPECT_TRUE(empty->empty());
+  }
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1500; ++i) {
+    // Long keys and long values go out of line; every fifth key is binary.
+    std::string key =
+        i % 4 == 0 ? absl::StrCat("a-long-key-that-is-not-inline-", i) : absl::StrCat("k", i);
+    if (i % 5 == 0) key += std::string("\0\xff", 2);
+    keys.push_back(key);
+    const std::string value = i % 3 == 0 ? std::string(80, 'v') : "v";
+    ASSERT_TRUE(kv->Put(1 + i % 3, key, value).ok()) << i;
+  }
+  absl::StatusOr<TableScan> stats = kv->Scan(1);
+  ASSERT_TRUE(stats.ok());
+  ASSERT_GT(stats->overflow_blocks, 0u) << "the test wants chains";
+  ASSERT_GT(stats->out_of_line, 0u);
+  for (uint32_t count : {1u, 10u, 97u, 100000u}) {
+    for (NodeId on : {1, 2, 3}) {
+      SCOPED_TRACE(absl::StrCat("COUNT ", count, " from node ", on));
+      int pages = 0;
+      absl::StatusOr<std::vector<std::string>> got = ScanAll(*kv, on, count, 0, &pages);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(got->size(), keys.size());
+      absl::flat_hash_map<std::string, int> counts = Counts(*got);
+      for (const std::string& k : keys) EXPECT_EQ(counts[k], 1) << absl::CHexEscape(k);
+      if (count == 1) {
+        EXPECT_GE(pages, 150);  // one home bucket a page (3 x 63 of them)
+      }
+      if (count == 100000) {
+        EXPECT_LE(pages, 6);  // a window of 256 buckets, within each shard
+      }
+    }
+  }
+  // A cursor past the end: an empty page that ends the scan.
+  absl::StatusOr<KeyPage> past = kv->ScanKeys(2, uint64_t{1} << 40, 10);
+  ASSERT_TRUE(past.ok()) << past.status();
+  EXPECT_TRUE(past->keys.empty());
+  EXPECT_EQ(past->cursor, 0u);
+}
+
+TEST_P(KeyScanTest, ScansUnderWritersReturnEachStayingKeyOnce) {
+  // H = 2 (one slot a bucket) and 8 buckets a node: most pairs live in chains, and each
+  // remove moves a chain's last pair into the hole it leaves.
+  TableOptions options;
+  options.layout.neighbourhood = 2;
+  options.buckets_per_node = 8;
+  std::unique_ptr<KvCluster> kv = Start(options, "kv_key_scan_writers");
+  ASSERT_NE(kv, nullptr);
+  constexpr int kStaying = 120;
+  constexpr int kChurning = 120;
+  absl::flat_hash_set<std::string> staying, universe;
+  for (int i = 0; i < kStaying; ++i) {
+    const std::string key = absl::StrCat("stay-", i);
+    ASSERT_TRUE(kv->Put(1 + i % 3, key, i % 2 ? std::string(60, 's') : "s").ok());
+    staying.insert(key);
+    universe.insert(key);
+  }
+  for (int i = 0; i < kChurning; ++i) universe.insert(absl::StrCat("churn-", i));
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::vector<std::thread> writers;
+  for (NodeId on : {1, 3}) {
+    writers.emplace_back([&, on] {
+      std::mt19937 rng(on);
+      while (!stop.load()) {
+        const std::string key = absl::StrCat("churn-", rng() % kChurning);
+        absl::Status s = rng() % 3 == 0 ? kv->Remove(on, key).status()
+                                        : kv->Put(on, key, rng() % 2 ? std::string(70, 'c') : "c");
+        ASSERT_TRUE(s.ok()) << s;
+        writes.fetch_add(1);
+      }
+    });
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(4);
+  int scans = 0;
+  for (; scans < 300 && absl::Now() < deadline && !HasFailure(); ++scans) {
+    SCOPED_TRACE(absl::StrCat("scan ", scans, " after ", writes.load(), " writes"));
+    // A page of 4 home buckets: every scan spans many transactions and much churn.
+    absl::StatusOr<std::vector<std::string>> got = ScanAll(*kv, 2, 8, /*t=*/1);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::flat_hash_map<std::string, int> counts = Counts(*got);
+    for (const auto& [key, n] : counts) {
+      EXPECT_TRUE(universe.contains(key)) << "never written: " << absl::CHexEscape(key);
+      EXPECT_EQ(n, 1) << key << " returned " << n << " times";
+    }
+    for (const std::string& key : staying) EXPECT_EQ(counts[key], 1) << key << " missed";
+  }
+  stop.store(true);
+  for (std::thread& w : writers) w.join();
+  EXPECT_GE(scans, 20);
+  EXPECT_GT(writes.load(), 500) << "the writers barely ran";
+}
+
+TEST(KeyScanLayoutsTest, OtherLayoutsAnswerUnimplemented) {
+  for (const char* layout : {"linear", "chained", "cuckoo"}) {
+    absl::StatusOr<std::unique_ptr<KvCluster>> kv =
+        KvCluster::Start("shm", 3, "kv_key_scan_layouts", KvTableOptions{layout, TableOptions{}});
+    ASSERT_TRUE(kv.ok()) << kv.status();
+    absl::StatusOr<KeyPage> page = (*kv)->ScanKeys(1, 0, 10);
+    EXPECT_EQ(page.status().code(), absl::StatusCode::kUnimplemented)
+        << layout << ": " << page.status();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, KeyScanTest, ::testing::ValuesIn(farm::testing::TestBackends()));
+
+}  // namespace
+}  // namespace farm::kv
