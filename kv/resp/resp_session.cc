@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "kv/resp/keyspace_commands.h"
 #include "kv/resp/resp_names.h"
 
 namespace farm::kv::resp {
@@ -200,6 +201,12 @@ bool RespSession::TryStart() {
                         " command: it cannot be queued in MULTI"));
     return true;
   }
+  if (in_multi_ && IsKeyspaceCommand(spec->id)) {
+    // A flush is not one atomic step here, and a scan would not see the transaction's
+    // own writes (Redis's would).
+    Reject(absl::StrCat("ERR ", absl::AsciiStrToUpper(args[0]), " cannot be queued in MULTI"));
+    return true;
+  }
   if (in_multi_ && !spec->not_queued) {
     Queue(*spec);
     return true;
@@ -277,6 +284,13 @@ void RespSession::Start(const CommandSpec& spec) {
                         [this](std::shared_ptr<Call> call, ReplyDone done) {
                           RunInfo(store_, info_env_, call->args(), std::move(done));
                         });
+    case CommandId::kScan:
+    case CommandId::kKeys:
+    case CommandId::kFlushAll:
+    case CommandId::kFlushDb:
+      return StartAsync(spec, Access::kExclusive, true, [this](std::shared_ptr<Call> call, ReplyDone done) {
+        RunKeyspaceCommand(*call, std::move(done));
+      });
     default:
       break;
   }
@@ -295,6 +309,17 @@ void RespSession::RunLocal(const CommandSpec& spec, absl::Span<const std::string
   std::string reply = RunLocalCommand(spec, args, local_env_, state_);
   if (!was_authenticated && state_.authenticated) parser_.set_limits(options_.parser_limits);
   done(std::move(reply));
+}
+
+void RespSession::RunKeyspaceCommand(const Call& call, ReplyDone done) {
+  switch (call.spec->id) {
+    case CommandId::kScan:
+      return RunScan(store_, call.args(), std::move(done));
+    case CommandId::kKeys:
+      return RunKeys(store_, call.args(), std::move(done));
+    default:
+      return RunFlush(store_, call.args(), std::move(done));
+  }
 }
 
 void RespSession::StartAsync(const CommandSpec& spec, Access access, bool exclusive,

@@ -12,8 +12,8 @@
 //   2. Commands start in request order, and only when they cannot be seen out of order
 //      (a connection sees its own writes, as with Redis): a write waits for earlier
 //      commands in flight that read or write one of its keys; a read waits for earlier
-//      writes of its keys; an exclusive command (DBSIZE INFO WATCH UNWATCH EXEC
-//      DISCARD) waits for every earlier command and holds back every later one.
+//      writes of its keys; an exclusive command (DBSIZE INFO SCAN KEYS FLUSHALL FLUSHDB
+//      WATCH UNWATCH EXEC DISCARD) waits for every earlier command and holds back every later one.
 //      Commands on other keys overlap (pipelining). One exception: a write that goes
 //      through the thread's WriteCombiner (SET HSET HMSET HDEL HINCRBY) does not wait
 //      for earlier such writes of its key — the combiner applies a key's writes in the
@@ -151,6 +151,8 @@ class RespSession final : public ::farm::resp::ProtocolSession,
   void StartAsync(const CommandSpec& spec, Access access, bool exclusive,
                   absl::AnyInvocable<void(std::shared_ptr<Call>, ReplyDone)> run);
   void RunLocal(const CommandSpec& spec, absl::Span<const std::string> args, ReplyDone done);
+  // SCAN KEYS FLUSHALL FLUSHDB (keyspace_commands.h) on the session's store.
+  void RunKeyspaceCommand(const Call& call, ReplyDone done);
   std::shared_ptr<Call> TakeCall(const CommandSpec* spec);
   void RecycleCall(std::shared_ptr<Call> call);
   void ProtocolError();

@@ -110,7 +110,7 @@ std::string RandomFloat(Rng& rng) {
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 54)) {
+  switch (Uniform(rng, 0, 56)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -228,6 +228,20 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {"HINCRBYFLOAT", k, RandomField(rng), RandomFloat(rng)};
     case 53:
       return {OneIn(rng, 2) ? "TTL" : OneIn(rng, 2) ? "PERSIST" : "GETEX", k};
+    case 54: {  // a page of a scan: random cursors, patterns and options
+      static const char* const kCursors[] = {"0", "5", "-1", "", " 1", "1e3", "99999999999999999999"};
+      static const char* const kOptions[] = {"MATCH", "COUNT", "TYPE", "bogus"};
+      std::vector<std::string> w = {"SCAN", kCursors[Uniform(rng, 0, 6)]};
+      for (size_t i = Uniform(rng, 0, 3); i > 0; --i) {
+        w.push_back(kOptions[Uniform(rng, 0, 3)]);
+        if (!OneIn(rng, 5)) w.push_back(OneIn(rng, 2) ? RandomValue(rng) : k);
+      }
+      return w;
+    }
+    case 55:
+      return {"KEYS", OneIn(rng, 2) ? k : RandomValue(rng)};
+    case 56:
+      return {OneIn(rng, 2) ? "FLUSHALL" : "FLUSHDB", OneIn(rng, 3) ? "ASYNC" : RandomValue(rng)};
     case 52: {  // too few words
       static const char* const kNames[] = {"GETRANGE", "SETRANGE", "INCRBYFLOAT", "HINCRBYFLOAT"};
       return {kNames[Uniform(rng, 0, 3)], k};

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "farm/base/unique_fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -187,6 +188,25 @@ TEST_F(RespServerTest, RedisCliHashes) {
   ProcessResult r = Cli({}, "MULTI\nHSET h a 1\nHINCRBY h a 2\nHGETALL h\nGET h\nEXEC\n");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "OK\nQUEUED\nQUEUED\nQUEUED\nQUEUED\n1\n3\na\n3\n" + kWrongType);
+}
+
+// redis-cli's own scan loop (--scan, --pattern: SCAN with MATCH until cursor 0), KEYS
+// and FLUSHALL.
+TEST_F(RespServerTest, RedisCliScanKeysAndFlush) {
+  if (!Executable(kRedisCli)) GTEST_SKIP() << kRedisCli << " is not installed (redis-tools)";
+  std::vector<std::string> users;
+  for (int i = 0; i < 200; ++i) {
+    cluster_.Poke(absl::StrCat("user:", i), "v");
+    users.push_back(absl::StrCat("user:", i));
+  }
+  cluster_.Poke("other", "v");
+  std::vector<std::string> scanned = absl::StrSplit(CliOut({"--scan", "--pattern", "user:*"}), '\n', absl::SkipEmpty());
+  EXPECT_THAT(scanned, ::testing::UnorderedElementsAreArray(users));
+  EXPECT_EQ(CliOut({"KEYS", "oth?r"}), "other\n");
+  EXPECT_EQ(CliOut({"SCAN", "x"}), "ERR invalid cursor\n\n");
+  EXPECT_EQ(CliOut({"FLUSHALL"}), "OK\n");
+  EXPECT_EQ(CliOut({"DBSIZE"}), "0\n");
+  EXPECT_EQ(CliOut({"--scan"}), "");
 }
 
 TEST_F(RespServerTest, RedisCliCommandsFromStdin) {
