@@ -1,6 +1,7 @@
 // The kv store served by separate farm_node processes (--services=kv) against a real
 // ZooKeeper: a key set through one node's RESP port is read through another's; every
-// node answers for every key; a node that joins later adopts the same table; malformed
+// node answers for every key, and SCAN and KEYS through one node list the keys of all;
+// a node that joins later adopts the same table; malformed
 // input and bad AUTH get Redis-style errors and the node keeps serving; after a SIGKILL
 // the survivors answer every key quickly, never with a wrong value, and with its value
 // once the dead node's shards are promoted (failover); SIGTERM stops a node cleanly.
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "farm/base/address.h"
 #include "farm/base/unique_fd.h"
@@ -195,6 +198,29 @@ TEST_P(KvServiceProcessTest, EveryNodeServesEveryKeyAndSurvivorsAnswerAfterAKill
   // The service heard the configuration of the three nodes (ServiceSet → OnConfiguration).
   EXPECT_GE(counters["configuration_epoch"], 1u);
   EXPECT_EQ(counters["configuration_members"], 3u);
+  // SCAN's pages through node 1 list every key once (the table's home buckets are on
+  // all three nodes); KEYS through node 2 the matching ones.
+  {
+    std::vector<std::string> scanned;
+    std::string cursor = "0";
+    do {
+      const std::string page = one.Call({"SCAN", cursor, "COUNT", "7"});  // [cursor,[k,...]]
+      const size_t comma = page.find(",[");
+      ASSERT_NE(comma, std::string::npos) << page;
+      cursor = page.substr(1, comma - 1);
+      const std::string keys = page.substr(comma + 2, page.size() - comma - 4);
+      if (!keys.empty()) {
+        for (absl::string_view k : absl::StrSplit(keys, ',')) scanned.emplace_back(k);
+      }
+    } while (cursor != "0");
+    std::sort(scanned.begin(), scanned.end());
+    std::vector<std::string> expected;
+    for (int i = 0; i < kKeys; ++i) expected.push_back(absl::StrCat("key", i));
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(scanned, expected);
+    const std::string tens = two.Call({"KEYS", "key1?"});
+    EXPECT_EQ(std::count(tens.begin(), tens.end(), ','), 9) << tens;
+  }
 
   // A 4th node joins after the table exists: it adopts the table's map from the catalog
   // coordinator, so it never answers "absent" for a present key, nor another value; it
