@@ -4,11 +4,13 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "kv/resp/float_value.h"
 #include "kv/resp/hash_value.h"
 #include "kv/resp/resp_names.h"
+#include "kv/resp/scan_args.h"
 #include "kv/resp/store_replies.h"
 #include "kv/resp/typed_value.h"
 
@@ -149,6 +151,35 @@ absl::Status HMGet(const Call& call, std::optional<absl::string_view> hash, Resp
   return absl::OkStatus();
 }
 
+// HSCAN key cursor [MATCH p] [COUNT n]: a hash is one value, so — as Redis does for its
+// small (listpack) hashes — any cursor gets every field MATCH keeps, with its value, in
+// one page whose next cursor is 0. A missing key answers the empty scan before the
+// options are looked at (Redis's order); the cursor was checked before the Get.
+absl::Status HScan(const Call& call, std::optional<absl::string_view> hash, RespWriter& w) {
+  w.ArrayHeader(2);
+  w.Bulk("0");
+  if (!hash) {
+    w.ArrayHeader(0);
+    return absl::OkStatus();
+  }
+  ScanOptions options;
+  if (std::optional<std::string> error = ParseScanOptions(call.args(), 3, /*allow_type=*/false, options)) {
+    return RedisError(*error);
+  }
+  std::vector<HashPair> kept;
+  absl::Status walked = ForEachField(*hash, [&](absl::string_view field, absl::string_view value) {
+    if (options.Matches(field)) kept.emplace_back(field, value);
+    return true;
+  });
+  if (!walked.ok()) return walked;
+  w.ArrayHeader(2 * kept.size());
+  for (const auto& [field, value] : kept) {
+    w.Bulk(field);
+    w.Bulk(value);
+  }
+  return absl::OkStatus();
+}
+
 // --- Writes: Get, change, then Put (Remove when no field is left), atomically. ---
 
 // Changes `h`, loaded from the key's value, and returns the reply; sets *changed when
@@ -282,6 +313,9 @@ void ReplyForOversizeKey(const Call& call, const StoreLimits& limits, ReplyDone 
     case CommandId::kHStrLen:
       read = HStrLen;
       break;
+    case CommandId::kHScan:
+      read = HScan;
+      break;
     case CommandId::kHDel:
       return done(IntegerReply(0));
     default:
@@ -311,6 +345,7 @@ bool IsHashCommand(CommandId id) {
     case CommandId::kHKeys:
     case CommandId::kHVals:
     case CommandId::kHStrLen:
+    case CommandId::kHScan:
       return true;
     default:
       return false;
@@ -334,6 +369,9 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
     const std::optional<long double> increment = ParseRedisLongDouble(args[3]);
     if (!increment.has_value()) return done(ErrorReply("ERR value is not a valid float"));
     if (std::isinf(*increment)) return done(ErrorReply("ERR value is NaN or Infinity"));
+  }
+  if (id == CommandId::kHScan && !ParseScanCursor(args[2]).has_value()) {
+    return done(ErrorReply("ERR invalid cursor"));  // before the key is looked up, as Redis
   }
   if (OverKeyLimit(args[1], env.limits))
     return ReplyForOversizeKey(*call, env.limits, std::move(done));
@@ -365,6 +403,8 @@ void RunHashCommand(const DataEnv& env, std::shared_ptr<const Call> call,
       return RunRead(std::move(call), ops, HVals, std::move(done));
     case CommandId::kHStrLen:
       return RunRead(std::move(call), ops, HStrLen, std::move(done));
+    case CommandId::kHScan:
+      return RunRead(std::move(call), ops, HScan, std::move(done));
     default:
       return done(ErrorReply(absl::StrCat("ERR '", call->spec->name, "' is not a hash command")));
   }

@@ -1,11 +1,11 @@
 // The hash commands — HSET HMSET HSETNX HGET HMGET HGETALL HKEYS HVALS HDEL HLEN HEXISTS
-// HSTRLEN HINCRBY — with Redis 7's semantics and error texts, written against KeyOps
+// HSTRLEN HINCRBY HINCRBYFLOAT HSCAN — with Redis 7's semantics and error texts, written against KeyOps
 // like the other data commands (data_commands.h), so they run the same on the Store and
 // inside EXEC.
 //
 // A hash is one stored value (typed_value.h). Mapping onto the Store:
-//   HGET HMGET HGETALL HKEYS HVALS HLEN HEXISTS HSTRLEN -> one Get (a lock-free
-//   lookup), decoded;
+//   HGET HMGET HGETALL HKEYS HVALS HLEN HEXISTS HSTRLEN HSCAN -> one Get (a lock-free
+//   lookup), decoded (HSCAN: every matching field in one page, cursor 0);
 //   HSET HMSET HSETNX HDEL HINCRBY -> Get + Put (or Remove, when HDEL takes the last field) in
 //   one StoreTxn, retried on Aborted, through DataEnv::combiner (combined with the
 //   thread's other writes of the key); inside EXEC, in EXEC's transaction.

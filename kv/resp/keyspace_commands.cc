@@ -1,56 +1,23 @@
 #include "kv/resp/keyspace_commands.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "kv/resp/glob_match.h"
 #include "kv/resp/resp_names.h"
+#include "kv/resp/scan_args.h"
 #include "kv/resp/store_replies.h"
 #include "kv/resp/typed_value.h"
 
 namespace farm::kv::resp {
 namespace {
 
-constexpr uint32_t kDefaultScanCount = 10;
 // About how many keys a page of KEYS and of a flush holds.
 constexpr uint32_t kBulkPageCount = 256;
-
-// Redis 7.0's cursor (parseScanCursorOrReply): what strtoul reads, with no leading
-// space, nothing after it and no overflow — so "-1", "+5", "007" and "" are cursors too.
-// The argument ends at a NUL byte, as the C string Redis parses does.
-std::optional<uint64_t> ParseCursor(absl::string_view arg) {
-  const std::string s(arg.substr(0, arg.find('\0')));
-  if (!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long value = std::strtoul(s.c_str(), &end, 10);  // NOLINT(runtime/int): Redis's type
-  if (*end != '\0' || errno == ERANGE) return std::nullopt;
-  return value;
-}
-
-// Which keys a listing keeps.
-struct KeyFilter {
-  bool all = true;  // MATCH absent or "*"
-  std::string pattern;
-  bool typed = false;             // TYPE given
-  std::optional<ValueType> type;  // nullopt with typed: a type name no key has
-  bool Matches(absl::string_view key) const { return all || GlobMatch(pattern, key); }
-};
-
-void SetPattern(absl::string_view pattern, KeyFilter& filter) {
-  filter.all = pattern == "*";
-  filter.pattern = std::string(pattern);
-}
 
 std::string ScanReply(uint64_t cursor, const std::vector<std::string>& keys) {
   std::string reply;
@@ -76,8 +43,9 @@ void FilterByType(Store* store, std::optional<ValueType> type, uint64_t cursor,
                     for (size_t i = 0; i < owned->size(); ++i) {
                       if (!(*values)[i].has_value()) continue;
                       absl::StatusOr<TypedView> typed = DecodeStored(*(*values)[i]);
-                      if (typed.ok() && typed->type == *type)
+                      if (typed.ok() && typed->type == *type) {
                         kept.push_back(std::move((*owned)[i]));
+                      }
                     }
                     done(ScanReply(cursor, kept));
                   });
@@ -124,47 +92,31 @@ bool IsKeyspaceCommand(CommandId id) {
 }
 
 void RunScan(Store* store, absl::Span<const std::string> args, ReplyDone done) {
-  const std::optional<uint64_t> cursor = ParseCursor(args[1]);
+  const std::optional<uint64_t> cursor = ParseScanCursor(args[1]);
   if (!cursor.has_value()) return done(ErrorReply("ERR invalid cursor"));
-  KeyFilter filter;
-  uint32_t count = kDefaultScanCount;
-  for (size_t i = 2; i < args.size(); i += 2) {
-    const bool has_value = i + 1 < args.size();
-    if (has_value && absl::EqualsIgnoreCase(args[i], "count")) {
-      int64_t n = 0;
-      if (!ParseStrictInt64(args[i + 1], &n)) return done(NotAnIntegerReply());
-      if (n < 1) return done(ErrorReply("ERR syntax error"));
-      count = static_cast<uint32_t>(std::min<int64_t>(n, UINT32_MAX));
-    } else if (has_value && absl::EqualsIgnoreCase(args[i], "match")) {
-      SetPattern(args[i + 1], filter);
-    } else if (has_value && absl::EqualsIgnoreCase(args[i], "type")) {
-      filter.typed = true;
-      const std::string name = absl::AsciiStrToLower(args[i + 1]);
-      filter.type = name == "string" ? std::optional(ValueType::kString)
-                    : name == "hash" ? std::optional(ValueType::kHash)
-                                     : std::nullopt;
-    } else {
-      return done(ErrorReply("ERR syntax error"));
-    }
+  ScanOptions options;
+  if (std::optional<std::string> error = ParseScanOptions(args, 2, /*allow_type=*/true, options)) {
+    return done(ErrorReply(*error));
   }
-  store->ScanKeys(*cursor, count,
-                  [store, filter = std::move(filter),
+  store->ScanKeys(*cursor, options.count,
+                  [store, options = std::move(options),
                    done = std::move(done)](absl::StatusOr<KeyPage> page) mutable {
                     if (!page.ok()) return done(StoreErrorReply(page.status()));
                     std::vector<std::string> keys;
                     for (std::string& key : page->keys) {
-                      if (filter.Matches(key)) keys.push_back(std::move(key));
+                      if (options.Matches(key)) keys.push_back(std::move(key));
                     }
-                    if (filter.typed)
-                      return FilterByType(store, filter.type, page->cursor, std::move(keys),
+                    if (options.typed) {
+                      return FilterByType(store, options.type, page->cursor, std::move(keys),
                                           std::move(done));
+                    }
                     done(ScanReply(page->cursor, keys));
                   });
 }
 
 void RunKeys(Store* store, absl::Span<const std::string> args, ReplyDone done) {
-  auto filter = std::make_shared<KeyFilter>();
-  SetPattern(args[1], *filter);
+  auto filter = std::make_shared<ScanOptions>();
+  filter->pattern = args[1];
   auto found = std::make_shared<std::vector<std::string>>();
   Walk(
       store,

@@ -54,6 +54,7 @@ constexpr CommandSpec kCommands[] = {
     {"hvals", CommandId::kHVals, 2, Access::kRead, 1, 1, 1},
     {"hstrlen", CommandId::kHStrLen, 3, Access::kRead, 1, 1, 1},
     {"hincrbyfloat", CommandId::kHIncrByFloat, 4, Access::kWrite, 1, 1, 1},
+    {"hscan", CommandId::kHScan, -3, Access::kRead, 1, 1, 1},
     {"dbsize", CommandId::kDbSize, 1, Access::kExclusive},
     {"info", CommandId::kInfo, -1, Access::kExclusive},
     {"scan", CommandId::kScan, -2, Access::kExclusive},

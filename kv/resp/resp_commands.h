@@ -61,6 +61,7 @@ enum class CommandId : uint8_t {
   kHVals,
   kHStrLen,
   kHIncrByFloat,
+  kHScan,
   kDbSize,
   kInfo,
   kScan,

@@ -239,6 +239,7 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return w;
     }
     case 55:
+      if (OneIn(rng, 2)) return {"HSCAN", k, OneIn(rng, 2) ? "0" : RandomValue(rng), "MATCH", RandomField(rng)};
       return {"KEYS", OneIn(rng, 2) ? k : RandomValue(rng)};
     case 56:
       return {OneIn(rng, 2) ? "FLUSHALL" : "FLUSHDB", OneIn(rng, 3) ? "ASYNC" : RandomValue(rng)};

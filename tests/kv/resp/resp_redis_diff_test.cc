@@ -589,5 +589,42 @@ TEST_F(RespRedisDiffTest, KeyspaceCommandsAsRedis) {
   ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
 }
 
+// HSCAN on hashes Redis keeps as listpacks (at most 128 fields of at most 64 bytes):
+// Redis then answers every matching field in one page with cursor 0, whatever the cursor
+// — as this service always does (a hash is one value). Its argument errors, in Redis's
+// order: the cursor before the key, the empty scan of a missing key before the options.
+TEST_F(RespRedisDiffTest, HashScanAsRedis) {
+  const std::vector<Words> commands = {
+      {"HSET", "h", "a", "1", "b", "2", "abc", "3", "", "empty", "\xff", "x", "ba", "4"},
+      {"SET", "s", "v"},
+      {"HSCAN", "h", "0"},
+      {"HSCAN", "h", "0", "MATCH", "a*"},
+      {"HSCAN", "h", "0", "match", "?", "COUNT", "1"},
+      {"HSCAN", "h", "17"},
+      {"HSCAN", "h", "-1", "MATCH", "*"},
+      {"HSCAN", "h", "0", "MATCH", "[ab]", "MATCH", "b*"},
+      {"HSCAN", "h", "0", "COUNT", "0"},
+      {"HSCAN", "h", "0", "COUNT", "x"},
+      {"HSCAN", "h", "0", "TYPE", "string"},
+      {"HSCAN", "h", "0", "MATCH"},
+      {"HSCAN", "h", "x"},
+      {"HSCAN", "h", " 0"},
+      {"HSCAN", "missing", "0"},
+      {"HSCAN", "missing", "0", "BOGUS"},
+      {"HSCAN", "missing", "x"},
+      {"HSCAN", "s", "0"},
+      {"HSCAN", "s", "0", "BOGUS"},
+      {"HSCAN", "h"},
+      {"MULTI"},
+      {"HSET", "h", "z", "26"},
+      {"HSCAN", "h", "0", "MATCH", "z"},
+      {"HDEL", "h", "z"},
+      {"EXEC"},
+      {"HDEL", "h", "a", "b", "abc", "", "\xff", "ba"},
+      {"HSCAN", "h", "0"},
+  };
+  ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
+}
+
 }  // namespace
 }  // namespace farm::kv::resp
