@@ -1,7 +1,7 @@
 // The hash commands — HSET HMSET HSETNX HGET HMGET HGETALL HKEYS HVALS HDEL HLEN HEXISTS
-// HSTRLEN HINCRBY HINCRBYFLOAT HSCAN — with Redis 7's semantics and error texts, written against KeyOps
-// like the other data commands (data_commands.h), so they run the same on the Store and
-// inside EXEC.
+// HSTRLEN HINCRBY HINCRBYFLOAT HSCAN — with Redis 7's semantics and error texts, written
+// against KeyOps like the other data commands (data_commands.h), so they run the same on
+// the Store and inside EXEC.
 //
 // A hash is one stored value (typed_value.h). Mapping onto the Store:
 //   HGET HMGET HGETALL HKEYS HVALS HLEN HEXISTS HSTRLEN HSCAN -> one Get (a lock-free
