@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "kv/resp/async_steps.h"
 #include "kv/resp/hash_commands.h"
+#include "kv/resp/key_commands.h"
 #include "kv/resp/resp_names.h"
 #include "kv/resp/store_replies.h"
 #include "kv/resp/string_commands.h"
@@ -339,7 +340,7 @@ bool IsDataCommand(CommandId id) {
     case CommandId::kGetEx:
       return true;
     default:
-      return IsHashCommand(id) || IsStringCommand(id);
+      return IsHashCommand(id) || IsStringCommand(id) || IsKeyCommand(id);
   }
 }
 
@@ -373,6 +374,7 @@ void RunDataCommand(const DataEnv& env, std::shared_ptr<const Call> call,
   if (IsStringCommand(id)) {
     return RunStringCommand(env, std::move(call), std::move(ops), std::move(done));
   }
+  if (IsKeyCommand(id)) return RunKeyCommand(env, std::move(call), std::move(ops), std::move(done));
   if (id == CommandId::kMSet && call->args().size() % 2 == 0) {
     return done(ErrorReply(ArityMessage("mset")));
   }

@@ -80,7 +80,7 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
     return FocusedCommand(rng, o);
   }
   const std::string k = Key(rng, o);
-  switch (Uniform(rng, 0, 48)) {
+  switch (Uniform(rng, 0, 50)) {
     case 0:
     case 1: {
       Words w = {"HSET", k};
@@ -204,6 +204,17 @@ Words RandomCommand(Rng& rng, const RandomCommandOptions& o) {
         default:
           return {"SET", k, Value(rng), "KEEPTTL"};
       }
+    case 49:
+      return {Pick(rng, {"RENAME", "RENAMENX"}), k, Key(rng, o)};
+    case 50: {
+      Words w = {"COPY", k, Key(rng, o)};
+      if (Uniform(rng, 0, 1) == 0) w.push_back(Pick(rng, {"REPLACE", "replace", "bogus"}));
+      if (Uniform(rng, 0, 3) == 0) {
+        w.push_back("DB");
+        w.push_back(Pick(rng, {"0", "99", "x"}));
+      }
+      return w;
+    }
     default:
       return {"DEL", k, Key(rng, o)};
   }

@@ -1,7 +1,7 @@
 // Random command sequences for the differential tests of the kv RESP service: strings,
 // hashes and integers on a handful of keys (so that commands on one key follow each
-// other, types clash — WRONGTYPE both ways — and writes of a key repeat), argument
-// errors, MULTI/EXEC/DISCARD, WATCH and DBSIZE.
+// other, types clash — WRONGTYPE both ways — and writes of a key repeat), RENAME and
+// COPY between them, argument errors, MULTI/EXEC/DISCARD, WATCH and DBSIZE.
 #ifndef FARM_TESTS_KV_RESP_RANDOM_COMMANDS_H_
 #define FARM_TESTS_KV_RESP_RANDOM_COMMANDS_H_
 

@@ -626,5 +626,55 @@ TEST_F(RespRedisDiffTest, HashScanAsRedis) {
   ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
 }
 
+// RENAME, RENAMENX and COPY: strings and hashes moved and copied over keys of either
+// type, missing sources, the same key, REPLACE and DB, inside MULTI/EXEC, and Redis
+// 7.0's errors.
+TEST_F(RespRedisDiffTest, RenameAndCopyAsRedis) {
+  const std::vector<Words> commands = {
+      {"SET", "a", "1"},
+      {"HSET", "h", "f", "v"},
+      {"RENAME", "a", "b"},
+      {"GET", "a"},
+      {"GET", "b"},
+      {"RENAME", "a", "c"},
+      {"RENAME", "b", "b"},
+      {"RENAME", "missing", "missing"},
+      {"RENAME", "h", "b"},  // over a string: any type is overwritten
+      {"TYPE", "b"},
+      {"HGETALL", "b"},
+      {"SET", "s", "\xff\x01"},
+      {"RENAMENX", "s", "b"},
+      {"RENAMENX", "s", "t"},
+      {"RENAMENX", "t", "t"},
+      {"RENAMENX", "nope", "x"},
+      {"GET", "t"},
+      {"COPY", "t", "u"},
+      {"COPY", "t", "u"},
+      {"COPY", "t", "u", "REPLACE"},
+      {"COPY", "b", "u", "replace", "DB", "0"},
+      {"HGET", "u", "f"},
+      {"COPY", "nope", "u"},
+      {"COPY", "t", "t"},
+      {"COPY", "nope", "nope"},
+      {"COPY", "t", "v", "DB", "99"},
+      {"COPY", "t", "v", "DB", "x"},
+      {"COPY", "t", "v", "DB"},
+      {"COPY", "t", "v", "bogus"},
+      {"COPY", "t"},
+      {"RENAME", "t"},
+      {"RENAMENX", "t", "u", "v"},
+      {"MULTI"},
+      {"RENAME", "t", "w"},
+      {"GET", "w"},
+      {"COPY", "w", "t"},
+      {"RENAME", "gone", "x"},
+      {"RENAMENX", "u", "w"},
+      {"EXEC"},
+      {"GET", "t"},
+      {"DBSIZE"},
+  };
+  ExpectSameRepliesOneByOneAndPipelined(redis(), commands, {.max_key_bytes = 1 << 10, .max_value_bytes = 1 << 20});
+}
+
 }  // namespace
 }  // namespace farm::kv::resp
