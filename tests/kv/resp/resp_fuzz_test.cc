@@ -110,7 +110,7 @@ std::string RandomFloat(Rng& rng) {
 // One request as words.
 std::vector<std::string> RandomCommand(Rng& rng) {
   const std::string k = RandomKey(rng);
-  switch (Uniform(rng, 0, 56)) {
+  switch (Uniform(rng, 0, 57)) {
     case 0:
       return {"GET", k};
     case 1:
@@ -243,6 +243,9 @@ std::vector<std::string> RandomCommand(Rng& rng) {
       return {"KEYS", OneIn(rng, 2) ? k : RandomValue(rng)};
     case 56:
       return {OneIn(rng, 2) ? "FLUSHALL" : "FLUSHDB", OneIn(rng, 3) ? "ASYNC" : RandomValue(rng)};
+    case 57:
+      if (OneIn(rng, 2)) return {OneIn(rng, 2) ? "RENAME" : "RENAMENX", k, RandomKey(rng)};
+      return {"COPY", k, RandomKey(rng), OneIn(rng, 2) ? "REPLACE" : "DB", RandomValue(rng)};
     case 52: {  // too few words
       static const char* const kNames[] = {"GETRANGE", "SETRANGE", "INCRBYFLOAT", "HINCRBYFLOAT"};
       return {kNames[Uniform(rng, 0, 3)], k};
