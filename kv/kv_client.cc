@@ -64,7 +64,7 @@ void MultiGetByGets(Context& ctx, absl::Span<const std::string> keys,
 
 void KvClient::ScanKeys(uint64_t, uint32_t, Done<absl::StatusOr<KeyPage>> done) {
   ctx().Defer([done = std::move(done)]() mutable {
-    done(absl::UnimplementedError("this table layout does not enumerate its keys (the hopscotch layout does)"));
+    done(absl::UnimplementedError("this table layout does not enumerate its keys (the hopscotch and linear layouts do)"));
   });
 }
 

@@ -104,7 +104,7 @@ class KvClient {
                       Done<absl::StatusOr<KeyOpResult>> done) = 0;
   virtual void Scan(Done<absl::StatusOr<TableScan>> done) = 0;
   // One page of a scan of the keys (kv/store.h Store::ScanKeys). Layouts that have none
-  // answer Unimplemented (later on ctx's thread): only hopscotch enumerates its keys.
+  // answer Unimplemented (later on ctx's thread): hopscotch and linear have one.
   virtual void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done);
   // A transaction over several keys in one FaRM transaction (kv/store.h StoreTxn).
   virtual std::unique_ptr<StoreTxn> BeginTxn() = 0;

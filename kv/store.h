@@ -88,10 +88,11 @@ class Store {
   // A scan of the whole store (O(size)): for DBSIZE and INFO.
   virtual void Stats(Done<absl::StatusOr<StoreStats>> done) = 0;
   // The keys of one page of a scan, which begins with cursor 0 and ends when a page
-  // answers cursor 0 (Redis SCAN's contract): a key present throughout a scan is in one
-  // of its pages, and in at most one (a key added or removed meanwhile may or may not
-  // be); `count` is about how many keys a page holds (at least 1); a page may be empty
-  // before the end. A cursor that no page answered may skip keys, but never fails.
+  // answers cursor 0 (Redis SCAN's contract): a key present throughout a scan is in
+  // exactly one of its pages; a key added or removed meanwhile may be in none, and (on
+  // some layouts) one removed and added again in two. `count` is about how many keys a
+  // page holds (at least 1); a page may be empty before the end. A cursor that no page
+  // answered may skip keys, but never fails.
   // Unimplemented for a store whose keys cannot be enumerated.
   virtual void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) = 0;
   virtual std::unique_ptr<StoreTxn> BeginTxn() = 0;

@@ -1,6 +1,7 @@
 #include "kv/table_key_scan.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -8,15 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kv/key_scan_pages.h"
 #include "kv/layout.h"
 #include "kv/tx_operation.h"
 
 namespace farm::kv {
 namespace {
 
-constexpr int kAttemptsPerWindow = 4;
-constexpr int kMaxScanAttempts = 40;
-constexpr absl::Duration kConflictPause = absl::Microseconds(100);
 // A chain longer than this is corrupt (kv/table_ops.cc has the same bound).
 constexpr size_t kMaxChainBlocks = 1 << 20;
 
@@ -101,18 +100,23 @@ Task<absl::StatusOr<std::vector<std::string>>> ReadWindow(Context& ctx, const Sh
       next = NextOf(data, map.layout());
     }
   }
-  absl::StatusOr<std::vector<ObjBuf*>> values = co_await TxReadAll(*tx, std::move(pairs.values));
-  if (!values.ok()) co_return Retryable(values.status());
-  for (ObjBuf* value : *values) {
-    absl::StatusOr<std::pair<absl::string_view, absl::string_view>> pair =
-        ParseValueObject(value->data());
-    if (!pair.ok()) co_return pair.status();
-    pairs.keys.emplace_back(pair->first);
+  if (absl::Status st = co_await AppendValueObjectKeys(*tx, std::move(pairs.values), pairs.keys);
+      !st.ok()) {
+    co_return st;
   }
-  // Validation: every object read is still at the version read.
-  if (absl::Status committed = co_await TxCommit(*tx); !committed.ok())
-    co_return Retryable(committed);
+  if (absl::Status st = co_await ValidateScan(*tx); !st.ok()) co_return st;
   co_return std::move(pairs.keys);
+}
+
+// The page of `window` home buckets from `at` (fewer at the shard's end).
+Task<absl::StatusOr<KeyPage>> ReadPage(Context& ctx, std::shared_ptr<const ShardMap> map,
+                                       Position at, uint32_t window) {
+  const uint32_t end = static_cast<uint32_t>(
+      std::min<uint64_t>(uint64_t{at.bucket} + window, HomeBuckets(map->shards()[at.shard])));
+  absl::StatusOr<std::vector<std::string>> keys =
+      co_await ReadWindow(ctx, *map, at.shard, at.bucket, end);
+  if (!keys.ok()) co_return keys.status();
+  co_return KeyPage{std::move(*keys), CursorOf(*map, at.shard, end)};
 }
 
 }  // namespace
@@ -121,22 +125,11 @@ Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const Sh
                                           uint64_t cursor, uint32_t count) {
   const std::optional<Position> at = PositionOf(*map, cursor);
   if (!at.has_value()) co_return KeyPage{};
-  const Shard& shard = map->shards()[at->shard];
-  uint32_t window = std::clamp<uint32_t>(count / 2 + count % 2, 1, kMaxScanWindowBuckets);
-  absl::Status conflict;
-  for (int attempt = 1; attempt <= kMaxScanAttempts; ++attempt) {
-    const uint32_t end = static_cast<uint32_t>(
-        std::min<uint64_t>(uint64_t{at->bucket} + window, HomeBuckets(shard)));
-    absl::StatusOr<std::vector<std::string>> keys =
-        co_await ReadWindow(ctx, *map, at->shard, at->bucket, end);
-    if (keys.ok()) co_return KeyPage{std::move(*keys), CursorOf(*map, at->shard, end)};
-    if (keys.status().code() != absl::StatusCode::kAborted) co_return keys.status();
-    conflict = keys.status();
-    if (attempt % kAttemptsPerWindow == 0) window = std::max<uint32_t>(1, window / 2);
-    co_await SleepFor(ctx, kConflictPause * attempt);
-  }
-  co_return absl::UnavailableError(absl::StrCat("a page of the key scan conflicted with updates ",
-                                                kMaxScanAttempts, " times: ", conflict.message()));
+  // A named std::function: GCC 12 destroys a lambda converted in the co_await's argument
+  // list before the coroutine has copied it (farm/api/coro.h's rules).
+  std::function<Task<absl::StatusOr<KeyPage>>(uint32_t)> attempt =
+      [&ctx, map, at = *at](uint32_t window) { return ReadPage(ctx, map, at, window); };
+  co_return co_await RetryScanPage(ctx, count / 2 + count % 2, std::move(attempt));
 }
 
 }  // namespace farm::kv

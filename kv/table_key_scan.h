@@ -14,9 +14,8 @@
 // table, so a key present throughout the page is in it whatever moved meanwhile. A key
 // has one home, in one window, so a scan returns it at most once.
 //
-// A window that conflicts with updates is read again after a short pause, halved after
-// every kAttemptsPerWindow attempts (down to one bucket); after kMaxScanAttempts the
-// page fails with Unavailable. Threads: ctx's worker thread; the map must outlive it.
+// A window that conflicts with updates is read again (kv/key_scan_pages.h RetryScanPage).
+// Threads: ctx's worker thread.
 #ifndef FARM_KV_TABLE_KEY_SCAN_H_
 #define FARM_KV_TABLE_KEY_SCAN_H_
 
@@ -31,11 +30,8 @@
 
 namespace farm::kv {
 
-// Home buckets a page reads at most.
-inline constexpr uint32_t kMaxScanWindowBuckets = 256;
-
 // One page from `cursor`, with about `count` keys: a window of (count + 1) / 2 home
-// buckets (a bucket holds H/2 pairs, and chains are rare). A cursor past the end gives
+// buckets (a bucket holds H/2 pairs, and chains are rare), at most kMaxScanWindow. A cursor past the end gives
 // an empty page with cursor 0.
 Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const ShardMap> map,
                                           uint64_t cursor, uint32_t count);

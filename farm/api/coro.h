@@ -42,6 +42,11 @@
 //     until every spawned task has finished. A continuation that is dropped without
 //     running (its node stopped) leaves the coroutine suspended forever: its frame
 //     leaks.
+//   - GCC 12 (Debian 12's compiler) destroys twice a temporary that a co_await's operand
+//     materializes only to convert it into a coroutine's parameter: a lambda passed
+//     where the coroutine takes a std::function had the shared_ptr it captured released
+//     twice (ASan: use after free; kv/key_scan_pages.h). Pass such an argument as a
+//     named object, moved in, or take it as its own type (a template parameter).
 #ifndef FARM_API_CORO_H_
 #define FARM_API_CORO_H_
 

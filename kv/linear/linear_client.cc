@@ -7,6 +7,8 @@
 #include "farm/api/coro.h"
 #include "kv/layout.h"
 #include "kv/layout_txn.h"
+#include "kv/tx_operation.h"
+#include "kv/linear/linear_key_scan.h"
 #include "kv/linear/linear_ops.h"
 #include "kv/linear/slot_format.h"
 
@@ -81,6 +83,10 @@ Addr LinearClient::UpdateTarget(absl::string_view key) const {
 }
 
 void LinearClient::Scan(Done<absl::StatusOr<TableScan>> done) { Spawn(ScanTable(ctx(), table_), std::move(done)); }
+
+void LinearClient::ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) {
+  RunTxOperation(ctx(), ScanKeyPage(ctx(), table_->map, cursor, count), std::move(done));
+}
 
 std::unique_ptr<StoreTxn> LinearClient::BeginTxn() { return std::make_unique<LayoutTxn<TxnOpsOf<ProbeMap>>>(ctx(), TxnOpsOf<ProbeMap>(map())); }
 

@@ -3,7 +3,7 @@
 // to the primary of the key's home group (the table's update message, run there by the
 // update executor with flat combining: single-machine transactions while the key's
 // probe stays in its home shard), transactions (a LayoutTxn over kv/linear/linear_ops.h,
-// kv/layout_txn.h) and a scan.
+// kv/layout_txn.h), a scan for statistics and one of the keys.
 //
 // Threads: the owning worker thread only; continuations run there, never inline. The
 // client must outlive its operations in flight.
@@ -30,6 +30,8 @@ class LinearClient final : public ReaderClient<LinearClient, LinearReader> {
       : ReaderClient(ctx, update_msg, table), table_(std::move(table)) {}
 
   void Scan(Done<absl::StatusOr<TableScan>> done) override;
+  // Pages of slot groups, each read in one transaction (kv/linear/linear_key_scan.h).
+  void ScanKeys(uint64_t cursor, uint32_t count, Done<absl::StatusOr<KeyPage>> done) override;
   std::unique_ptr<StoreTxn> BeginTxn() override;
 
   // The key's home group: its primary runs the key's updates.

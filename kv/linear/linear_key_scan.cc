@@ -1,0 +1,75 @@
+#include "kv/linear/linear_key_scan.h"
+
+#include <algorithm>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kv/key_scan_pages.h"
+#include "kv/layout.h"
+#include "kv/linear/slot_format.h"
+#include "kv/tx_operation.h"
+
+namespace farm::kv::linear {
+namespace {
+
+// The page of groups [first, end) of the table.
+Task<absl::StatusOr<KeyPage>> ReadPage(Context& ctx, std::shared_ptr<const ProbeMap> map,
+                                       uint64_t first, uint64_t end) {
+  const SlotLayout& layout = map->layout();
+  const uint32_t g = layout.slots_per_group;
+  TxHandle tx = txCreate(ctx);
+  std::vector<FatPtr> groups;
+  for (uint64_t i = first; i < end; ++i) groups.push_back(map->Group(map->GroupOf(i * g)));
+  absl::StatusOr<std::vector<ObjBuf*>> read = co_await TxReadAll(*tx, std::move(groups));
+  if (!read.ok()) co_return Retryable(read.status());
+  KeyPage page;
+  std::vector<FatPtr> values;
+  for (ObjBuf* object : *read) {
+    std::span<const char> group = object->data();
+    if (group[0] == 0) continue;  // never written: every slot empty
+    if (absl::Status s = CheckGroup(group, layout); !s.ok()) co_return s;
+    for (uint32_t i = 0; i < g; ++i) {
+      std::span<const char> slot = GroupSlot(group, layout, i);
+      if (absl::Status s = CheckLinearSlot(slot, layout); !s.ok()) co_return s;
+      switch (KindOfSlot(slot)) {
+        case Kind::kInline:
+          page.keys.emplace_back(InlineKey(slot));
+          break;
+        case Kind::kOutOfLine:
+          values.push_back(OutOfLineValue(slot));
+          break;
+        case Kind::kEmpty:
+        case Kind::kTombstone:
+          break;
+      }
+    }
+  }
+  if (absl::Status s = co_await AppendValueObjectKeys(*tx, std::move(values), page.keys); !s.ok())
+    co_return s;
+  if (absl::Status s = co_await ValidateScan(*tx); !s.ok()) co_return s;
+  page.cursor = end * g >= map->slots() ? 0 : end;
+  co_return page;
+}
+
+}  // namespace
+
+Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const ProbeMap> map,
+                                          uint64_t cursor, uint32_t count) {
+  const uint64_t groups = map->slots() / map->slots_per_group();
+  if (cursor >= groups) co_return KeyPage{};
+  const uint64_t slots = 2 * uint64_t{count};
+  const uint32_t window = static_cast<uint32_t>(std::min<uint64_t>(
+      (slots + map->slots_per_group() - 1) / map->slots_per_group(), kMaxScanWindow));
+  // A named std::function: GCC 12 destroys a lambda converted in the co_await's argument
+  // list before the coroutine has copied it (farm/api/coro.h's rules).
+  std::function<Task<absl::StatusOr<KeyPage>>(uint32_t)> attempt = [&ctx, map, cursor,
+                                                                    groups](uint32_t w) {
+    return ReadPage(ctx, map, cursor, std::min<uint64_t>(groups, cursor + w));
+  };
+  co_return co_await RetryScanPage(ctx, window, std::move(attempt));
+}
+
+}  // namespace farm::kv::linear
