@@ -31,17 +31,21 @@ Task<absl::Status> AppendValueObjectKeys(Tx& tx, std::vector<FatPtr> values,
 
 Task<absl::Status> ValidateScan(Tx& tx) { co_return Retryable(co_await TxCommit(tx)); }
 
-Task<absl::StatusOr<KeyPage>> RetryScanPage(
-    Context& ctx, uint32_t window,
-    std::function<Task<absl::StatusOr<KeyPage>>(uint32_t window)> attempt) {
+Task<absl::StatusOr<KeyPage>> RetryScanPage(Context& ctx, uint32_t window, ScanAttempt attempt) {
   window = std::clamp<uint32_t>(window, 1, kMaxScanWindow);
   absl::Status conflict;
-  for (int n = 1; n <= kMaxScanAttempts; ++n) {
-    absl::StatusOr<KeyPage> page = co_await attempt(window);
-    if (page.ok() || page.status().code() != absl::StatusCode::kAborted) co_return page;
+  for (int conflicts = 0; conflicts < kMaxScanAttempts;) {
+    absl::StatusOr<std::optional<KeyPage>> page = co_await attempt(window);
+    if (page.ok() && !page->has_value()) {
+      window = std::max<uint32_t>(1, window / 2);  // over the budget (a window of 1 never is)
+      continue;
+    }
+    if (page.ok()) co_return std::move(**page);
+    if (page.status().code() != absl::StatusCode::kAborted) co_return page.status();
     conflict = page.status();
-    if (n % kAttemptsPerWindow == 0) window = std::max<uint32_t>(1, window / 2);
-    co_await SleepFor(ctx, kConflictPause * n);
+    ++conflicts;
+    if (conflicts % kAttemptsPerWindow == 0) window = std::max<uint32_t>(1, window / 2);
+    co_await SleepFor(ctx, kConflictPause * conflicts);
   }
   co_return absl::UnavailableError(absl::StrCat("a page of the key scan conflicted with updates ",
                                                 kMaxScanAttempts, " times: ", conflict.message()));

@@ -6,8 +6,10 @@
 #ifndef FARM_KV_KEY_SCAN_PAGES_H_
 #define FARM_KV_KEY_SCAN_PAGES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,30 @@ namespace farm::kv {
 // A page's window, in the layout's units (home buckets, slot groups), at most.
 inline constexpr uint32_t kMaxScanWindow = 256;
 
+// What one page may read: its validation carries 32 bytes per object read in one message
+// (65,504 bytes at most), and its copies of the values should stay small. A window over
+// it is halved and read again at once (RetryScanPage); a window of one bucket or group
+// reads what it holds, whatever that costs.
+class ScanBudget {
+ public:
+  static constexpr size_t kMaxObjects = 1024;
+  static constexpr uint64_t kMaxBytes = uint64_t{4} << 20;
+
+  // Not enforced for a window of one.
+  explicit ScanBudget(uint32_t window) : enforced_(window > 1) {}
+  // Counts an object of `bytes` to read; false once the page is over the budget.
+  bool Add(uint64_t bytes) {
+    ++objects_;
+    bytes_ += bytes;
+    return !enforced_ || (objects_ <= kMaxObjects && bytes_ <= kMaxBytes);
+  }
+
+ private:
+  bool enforced_;
+  size_t objects_ = 0;
+  uint64_t bytes_ = 0;
+};
+
 // The keys of out-of-line pairs: their value objects (kv/layout.h's format) read in `tx`
 // together, each key appended to `keys`. A value freed meanwhile is the conflict it is
 // (Aborted, Retryable).
@@ -31,12 +57,15 @@ Task<absl::Status> AppendValueObjectKeys(Tx& tx, std::vector<FatPtr> values,
 // version read (Retryable's Aborted when not).
 Task<absl::Status> ValidateScan(Tx& tx);
 
-// attempt(window) until it answers something other than Aborted: after a pause that
-// grows with each attempt, and with the window halved (down to 1) every fourth
-// attempt. Unavailable after 40 conflicts.
-Task<absl::StatusOr<KeyPage>> RetryScanPage(
-    Context& ctx, uint32_t window,
-    std::function<Task<absl::StatusOr<KeyPage>>(uint32_t window)> attempt);
+// One attempt at a page of `window` units: the page; nullopt when the window is over
+// the page's ScanBudget; or an error (Aborted: it conflicted with updates).
+using ScanAttempt = std::function<Task<absl::StatusOr<std::optional<KeyPage>>>(uint32_t window)>;
+
+// attempt(window) until it answers a page or an error other than Aborted: a window over
+// the budget is halved at once; after a conflict, the window is read again after a pause
+// that grows with each conflict, halved (down to 1) every fourth. Unavailable after 40
+// conflicts.
+Task<absl::StatusOr<KeyPage>> RetryScanPage(Context& ctx, uint32_t window, ScanAttempt attempt);
 
 }  // namespace farm::kv
 

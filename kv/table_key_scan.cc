@@ -72,14 +72,21 @@ absl::Status Collect(const ShardMap& map, const Shard& shard, uint32_t first, ui
   return absl::OkStatus();
 }
 
-// The keys whose home is in [first, end) of shard `s`, read in one transaction.
-Task<absl::StatusOr<std::vector<std::string>>> ReadWindow(Context& ctx, const ShardMap& map,
-                                                          uint32_t s, uint32_t first,
-                                                          uint32_t end) {
+// The keys whose home is in [first, end) of shard `s`, read in one transaction; nullopt
+// when that would read more than `budget` allows.
+Task<absl::StatusOr<std::optional<std::vector<std::string>>>> ReadWindow(Context& ctx,
+                                                                         const ShardMap& map,
+                                                                         uint32_t s, uint32_t first,
+                                                                         uint32_t end,
+                                                                         ScanBudget budget) {
   const Shard& shard = map.shards()[s];
+  const TableLayout& layout = map.layout();
   TxHandle tx = txCreate(ctx);
   std::vector<FatPtr> bucket_ptrs;
-  for (uint32_t b = first; b <= end; ++b) bucket_ptrs.push_back(map.Bucket(s, b));
+  for (uint32_t b = first; b <= end; ++b) {
+    bucket_ptrs.push_back(map.Bucket(s, b));
+    budget.Add(layout.bucket_bytes());  // a window of 257 buckets is within it
+  }
   absl::StatusOr<std::vector<ObjBuf*>> buckets = co_await TxReadAll(*tx, std::move(bucket_ptrs));
   if (!buckets.ok()) co_return Retryable(buckets.status());
   WindowPairs pairs;
@@ -89,34 +96,42 @@ Task<absl::StatusOr<std::vector<std::string>>> ReadWindow(Context& ctx, const Sh
       co_return st;
     if (first + k == end) break;  // the neighbour: its chain holds pairs of its own home
     size_t blocks = 0;
-    for (FatPtr next = OverflowOf(bucket, map.layout()); !next.is_null();) {
-      if (++blocks > kMaxChainBlocks)
+    for (FatPtr next = OverflowOf(bucket, layout); !next.is_null();) {
+      if (++blocks > kMaxChainBlocks) {
         co_return absl::InternalError("an overflow chain is cyclic or impossibly long");
+      }
+      if (!budget.Add(layout.block_bytes())) co_return std::nullopt;
       absl::StatusOr<ObjBuf*> block = co_await TxRead(*tx, next);
       if (!block.ok()) co_return Retryable(block.status());
       std::span<const char> data = (*block)->data();
       if (absl::Status st = Collect(map, shard, first, end, data, false, pairs); !st.ok())
         co_return st;
-      next = NextOf(data, map.layout());
+      next = NextOf(data, layout);
     }
+  }
+  for (const FatPtr& value : pairs.values) {
+    if (!budget.Add(value.size)) co_return std::nullopt;
   }
   if (absl::Status st = co_await AppendValueObjectKeys(*tx, std::move(pairs.values), pairs.keys);
       !st.ok()) {
     co_return st;
   }
   if (absl::Status st = co_await ValidateScan(*tx); !st.ok()) co_return st;
-  co_return std::move(pairs.keys);
+  co_return std::optional<std::vector<std::string>>(std::move(pairs.keys));
 }
 
-// The page of `window` home buckets from `at` (fewer at the shard's end).
-Task<absl::StatusOr<KeyPage>> ReadPage(Context& ctx, std::shared_ptr<const ShardMap> map,
-                                       Position at, uint32_t window) {
+// The page of `window` home buckets from `at` (fewer at the shard's end); nullopt over
+// the page's budget.
+Task<absl::StatusOr<std::optional<KeyPage>>> ReadPage(Context& ctx,
+                                                      std::shared_ptr<const ShardMap> map,
+                                                      Position at, uint32_t window) {
   const uint32_t end = static_cast<uint32_t>(
       std::min<uint64_t>(uint64_t{at.bucket} + window, HomeBuckets(map->shards()[at.shard])));
-  absl::StatusOr<std::vector<std::string>> keys =
-      co_await ReadWindow(ctx, *map, at.shard, at.bucket, end);
+  absl::StatusOr<std::optional<std::vector<std::string>>> keys =
+      co_await ReadWindow(ctx, *map, at.shard, at.bucket, end, ScanBudget(end - at.bucket));
   if (!keys.ok()) co_return keys.status();
-  co_return KeyPage{std::move(*keys), CursorOf(*map, at.shard, end)};
+  if (!keys->has_value()) co_return std::nullopt;
+  co_return KeyPage{std::move(**keys), CursorOf(*map, at.shard, end)};
 }
 
 }  // namespace
@@ -125,10 +140,11 @@ Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const Sh
                                           uint64_t cursor, uint32_t count) {
   const std::optional<Position> at = PositionOf(*map, cursor);
   if (!at.has_value()) co_return KeyPage{};
-  // A named std::function: GCC 12 destroys a lambda converted in the co_await's argument
-  // list before the coroutine has copied it (farm/api/coro.h's rules).
-  std::function<Task<absl::StatusOr<KeyPage>>(uint32_t)> attempt =
-      [&ctx, map, at = *at](uint32_t window) { return ReadPage(ctx, map, at, window); };
+  // A named std::function: GCC 12 destroys twice a lambda converted in the co_await's
+  // argument list (farm/api/coro.h).
+  ScanAttempt attempt = [&ctx, map, at = *at](uint32_t window) {
+    return ReadPage(ctx, map, at, window);
+  };
   co_return co_await RetryScanPage(ctx, count / 2 + count % 2, std::move(attempt));
 }
 

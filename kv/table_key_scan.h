@@ -30,8 +30,9 @@
 
 namespace farm::kv {
 
-// One page from `cursor`, with about `count` keys: a window of (count + 1) / 2 home
-// buckets (a bucket holds H/2 pairs, and chains are rare), at most kMaxScanWindow. A cursor past the end gives
+// One page from `cursor`: a window of (count + 1) / 2 home buckets, at most
+// kMaxScanWindow and within the page's ScanBudget — about `count` keys with H = 8 and the
+// table half full, more with a larger H or a fuller table. A cursor past the end gives
 // an empty page with cursor 0.
 Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const ShardMap> map,
                                           uint64_t cursor, uint32_t count);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -15,14 +16,19 @@
 namespace farm::kv::linear {
 namespace {
 
-// The page of groups [first, end) of the table.
-Task<absl::StatusOr<KeyPage>> ReadPage(Context& ctx, std::shared_ptr<const ProbeMap> map,
-                                       uint64_t first, uint64_t end) {
+// The page of groups [first, end) of the table; nullopt over the page's budget.
+Task<absl::StatusOr<std::optional<KeyPage>>> ReadPage(Context& ctx,
+                                                      std::shared_ptr<const ProbeMap> map,
+                                                      uint64_t first, uint64_t end) {
   const SlotLayout& layout = map->layout();
   const uint32_t g = layout.slots_per_group;
+  ScanBudget budget(static_cast<uint32_t>(end - first));
   TxHandle tx = txCreate(ctx);
   std::vector<FatPtr> groups;
-  for (uint64_t i = first; i < end; ++i) groups.push_back(map->Group(map->GroupOf(i * g)));
+  for (uint64_t i = first; i < end; ++i) {
+    groups.push_back(map->Group(map->GroupOf(i * g)));
+    budget.Add(layout.group_bytes());  // a window of 256 groups is within it
+  }
   absl::StatusOr<std::vector<ObjBuf*>> read = co_await TxReadAll(*tx, std::move(groups));
   if (!read.ok()) co_return Retryable(read.status());
   KeyPage page;
@@ -47,11 +53,15 @@ Task<absl::StatusOr<KeyPage>> ReadPage(Context& ctx, std::shared_ptr<const Probe
       }
     }
   }
-  if (absl::Status s = co_await AppendValueObjectKeys(*tx, std::move(values), page.keys); !s.ok())
+  for (const FatPtr& value : values) {
+    if (!budget.Add(value.size)) co_return std::nullopt;
+  }
+  if (absl::Status s = co_await AppendValueObjectKeys(*tx, std::move(values), page.keys); !s.ok()) {
     co_return s;
+  }
   if (absl::Status s = co_await ValidateScan(*tx); !s.ok()) co_return s;
   page.cursor = end * g >= map->slots() ? 0 : end;
-  co_return page;
+  co_return std::optional<KeyPage>(std::move(page));
 }
 
 }  // namespace
@@ -63,10 +73,9 @@ Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const Pr
   const uint64_t slots = 2 * uint64_t{count};
   const uint32_t window = static_cast<uint32_t>(std::min<uint64_t>(
       (slots + map->slots_per_group() - 1) / map->slots_per_group(), kMaxScanWindow));
-  // A named std::function: GCC 12 destroys a lambda converted in the co_await's argument
-  // list before the coroutine has copied it (farm/api/coro.h's rules).
-  std::function<Task<absl::StatusOr<KeyPage>>(uint32_t)> attempt = [&ctx, map, cursor,
-                                                                    groups](uint32_t w) {
+  // A named std::function: GCC 12 destroys twice a lambda converted in the co_await's
+  // argument list (farm/api/coro.h).
+  ScanAttempt attempt = [&ctx, map, cursor, groups](uint32_t w) {
     return ReadPage(ctx, map, cursor, std::min<uint64_t>(groups, cursor + w));
   };
   co_return co_await RetryScanPage(ctx, window, std::move(attempt));

@@ -14,8 +14,13 @@ void WriteEntry(const CommandSpec& spec, RespWriter& w) {
   w.Bulk(spec.name);
   w.Integer(spec.arity);
   std::vector<absl::string_view> flags;
-  if (spec.access == Access::kRead) flags.push_back("readonly");
-  if (spec.access == Access::kWrite) flags.push_back("write");
+  // Exclusive commands run alone here; Redis's flags say what they do to the data.
+  const bool reads = spec.access == Access::kRead || spec.id == CommandId::kScan || spec.id == CommandId::kKeys ||
+                     spec.id == CommandId::kDbSize;
+  const bool writes =
+      spec.access == Access::kWrite || spec.id == CommandId::kFlushAll || spec.id == CommandId::kFlushDb;
+  if (reads) flags.push_back("readonly");
+  if (writes) flags.push_back("write");
   if (spec.allowed_before_auth) flags.push_back("no-auth");
   w.ArrayHeader(flags.size());
   for (absl::string_view f : flags) w.SimpleString(f);

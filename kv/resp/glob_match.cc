@@ -18,9 +18,15 @@ class Pattern {
   absl::string_view p_;
 };
 
+// Stars nested deeper than this answer no match (Redis 7.2's bound).
+constexpr int kMaxNesting = 1000;
+
 // Matches pattern[p, end) against s[i, end). *skip_longer: a star further left need
-// not try longer prefixes (none can match once a suffix failed everywhere).
-bool Match(const Pattern& pattern, size_t p, absl::string_view s, size_t i, bool* skip_longer) {
+// not try longer prefixes (none can match once a suffix failed everywhere). `nesting`:
+// the stars this match is inside.
+bool Match(const Pattern& pattern, size_t p, absl::string_view s, size_t i, bool* skip_longer,
+           int nesting) {
+  if (nesting > kMaxNesting) return false;
   size_t plen = pattern.size() - p;
   size_t slen = s.size() - i;
   auto next_pattern = [&] {
@@ -37,7 +43,7 @@ bool Match(const Pattern& pattern, size_t p, absl::string_view s, size_t i, bool
         while (plen > 0 && pattern.at(p + 1) == '*') next_pattern();
         if (plen == 1) return true;
         while (slen > 0) {
-          if (Match(pattern, p + 1, s, i, skip_longer)) return true;
+          if (Match(pattern, p + 1, s, i, skip_longer, nesting + 1)) return true;
           if (*skip_longer) return false;
           next_string();
         }
@@ -101,7 +107,7 @@ bool Match(const Pattern& pattern, size_t p, absl::string_view s, size_t i, bool
 
 bool GlobMatch(absl::string_view pattern, absl::string_view s) {
   bool skip_longer = false;
-  return Match(Pattern(pattern), 0, s, 0, &skip_longer);
+  return Match(Pattern(pattern), 0, s, 0, &skip_longer, 0);
 }
 
 }  // namespace farm::kv::resp

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "kv/key_scan_pages.h"
 #include "tests/kv/kv_cluster.h"
 #include "tests/support/fabric_test_util.h"
 
@@ -57,6 +59,15 @@ absl::flat_hash_map<std::string, int> Counts(const std::vector<std::string>& key
 }
 
 // Parameters: the fabric backend and the table layout.
+// The next scripted answer (a page with one key when the script is done).
+Task<absl::StatusOr<std::optional<KeyPage>>> Answer(
+    std::vector<uint32_t>& windows, std::vector<absl::StatusOr<std::optional<KeyPage>>>& answers,
+    uint32_t window) {
+  windows.push_back(window);
+  if (windows.size() <= answers.size()) co_return answers[windows.size() - 1];
+  co_return std::optional<KeyPage>(KeyPage{{"k"}, 0});
+}
+
 class KeyScanTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
   std::unique_ptr<KvCluster> Start(TableOptions options, const std::string& name) {
@@ -105,12 +116,12 @@ TEST_P(KeyScanTest, AWholeScanReturnsEveryKeyOnce) {
       EXPECT_EQ(got->size(), keys.size());
       absl::flat_hash_map<std::string, int> counts = Counts(*got);
       for (const std::string& k : keys) EXPECT_EQ(counts[k], 1) << absl::CHexEscape(k);
+      // Hopscotch: 3 shards of 63 home buckets; linear: 3 x 256 groups.
       if (count == 1) {
-        EXPECT_GE(pages,
-                  150);  // hopscotch: one of 3 x 63 home buckets a page; linear: of 768 groups
+        EXPECT_EQ(pages, hopscotch() ? 189 : 768);  // one bucket or group a page
       }
       if (count == 100000) {
-        EXPECT_LE(pages, 6);  // a window of 256 buckets (within each shard) or groups
+        EXPECT_EQ(pages, 3);  // windows of 256 buckets (within a shard) or groups
       }
     }
   }
@@ -178,6 +189,100 @@ TEST_P(KeyScanTest, ScansUnderWritersReturnEachStayingKeyOnce) {
   for (std::thread& w : writers) w.join();
   EXPECT_GE(scans, 40);
   EXPECT_GE(writes.load(), 3000) << "the writers barely ran";
+}
+
+// A page over its budget (ScanBudget: 1,024 objects, 4 MiB) is split. Hopscotch: H = 32
+// and long keys (out of line) fill a window of 127 home buckets with about 1,300 value
+// objects; and about 133 values of 40 KiB put 5 MiB in one of another table. Linear:
+// about 133 values of 40 KiB in a window of 256 groups. Every key still comes back once, through a
+// node that is the primary of one shard of three.
+TEST_P(KeyScanTest, PagesOverTheBudgetAreSplit) {
+  struct Case {
+    uint32_t keys;
+    size_t value_bytes;
+    int min_pages;  // more than whole windows take: at least one is split
+  };
+  const std::vector<Case> cases = hopscotch() ? std::vector<Case>{{3900, 8, 4}, {400, 40 << 10, 4}}
+                                              : std::vector<Case>{{200, 40 << 10, 3}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.keys, " keys of ", c.value_bytes, "-byte values"));
+    TableOptions options;
+    if (hopscotch()) {
+      options.layout.neighbourhood = 32;
+      options.buckets_per_node = 128;  // 3 shards of 127 home buckets: 3 whole windows (the
+                                       // shards' shares of the keys vary with their addresses)
+    } else {
+      options.buckets_per_node = 128;  // 3 x 128 groups of 4 slots: 2 whole windows
+    }
+    std::unique_ptr<KvCluster> kv = Start(options, "kv_key_scan_budget");
+    ASSERT_NE(kv, nullptr);
+    std::vector<std::string> keys;
+    for (uint32_t i = 0; i < c.keys; ++i) {
+      keys.push_back(absl::StrCat("a-key-long-enough-to-be-out-of-line-", i));
+      ASSERT_TRUE(kv->Put(1 + i % 3, keys.back(), std::string(c.value_bytes, 'v')).ok()) << i;
+    }
+    int pages = 0;
+    absl::StatusOr<std::vector<std::string>> got = ScanAll(*kv, 2, 100000, 0, &pages);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->size(), keys.size());
+    absl::flat_hash_map<std::string, int> counts = Counts(*got);
+    for (const std::string& k : keys) EXPECT_EQ(counts[k], 1) << k;
+    EXPECT_GE(pages, c.min_pages) << "windows over the budget are split";
+  }
+}
+
+// RetryScanPage's rules, with attempts that answer what the test says: a conflict is read
+// again with the same window, halved after every fourth; a window over the budget is
+// halved at once and costs no conflict; after 40 conflicts, Unavailable.
+TEST(RetryScanPageTest, ConflictsAndBudgetsShrinkTheWindow) {
+  absl::StatusOr<std::unique_ptr<KvCluster>> kv =
+      KvCluster::Start("shm", 1, "kv_key_scan_retry", TableOptions{}, 1);
+  ASSERT_TRUE(kv.ok()) << kv.status();
+  // Each attempt answers the next of `answers` (then a page), and notes its window.
+  struct Script {
+    std::vector<absl::StatusOr<std::optional<KeyPage>>> answers;
+    std::vector<uint32_t> windows;
+  };
+  auto run = [&](uint32_t window, std::shared_ptr<Script> script) {
+    return (*kv)->kv().Run<absl::StatusOr<KeyPage>>(
+        1, 0, [window, script](KvClient& c, auto finish) {
+          ScanAttempt attempt =
+              [script](uint32_t w) -> Task<absl::StatusOr<std::optional<KeyPage>>> {
+            return Answer(script->windows, script->answers, w);
+          };
+          Spawn(RetryScanPage(c.ctx(), window, std::move(attempt)), std::move(finish));
+        });
+  };
+  const absl::Status conflict = absl::AbortedError("conflict");
+  {
+    auto script = std::make_shared<Script>();
+    for (int i = 0; i < 5; ++i) script->answers.push_back(conflict);
+    absl::StatusOr<KeyPage> page = run(8, script);
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(script->windows, (std::vector<uint32_t>{8, 8, 8, 8, 4, 4}));
+  }
+  {
+    auto script = std::make_shared<Script>();
+    script->answers = {std::optional<KeyPage>(), std::optional<KeyPage>(), conflict,
+                       std::optional<KeyPage>()};
+    absl::StatusOr<KeyPage> page = run(1000, script);  // clamped to 256
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(script->windows, (std::vector<uint32_t>{256, 128, 64, 64, 32}));
+  }
+  {
+    auto script = std::make_shared<Script>();
+    for (int i = 0; i < 40; ++i) script->answers.push_back(conflict);
+    absl::StatusOr<KeyPage> page = run(2, script);
+    EXPECT_EQ(page.status().code(), absl::StatusCode::kUnavailable) << page.status();
+    EXPECT_EQ(script->windows.size(), 40u);
+    EXPECT_EQ(script->windows.back(), 1u);
+  }
+  {
+    auto script = std::make_shared<Script>();
+    script->answers = {absl::InternalError("corrupt")};
+    EXPECT_EQ(run(4, script).status().code(), absl::StatusCode::kInternal);  // not retried
+    EXPECT_EQ(script->windows.size(), 1u);
+  }
 }
 
 TEST(KeyScanLayoutsTest, OtherLayoutsAnswerUnimplemented) {

@@ -88,7 +88,7 @@ TEST_F(RespKeyspaceTest, AWholeScanReturnsEveryKeyOnce) {
   EXPECT_THAT(ScanAll({}, &pages), UnorderedElementsAreArray(keys));
   EXPECT_GT(pages, 50);  // COUNT 10: a window of 5 of the fake's 1,024 home buckets
   EXPECT_THAT(ScanAll({"COUNT", "100000"}, &pages), UnorderedElementsAreArray(keys));
-  EXPECT_EQ(pages, 1);
+  EXPECT_EQ(pages, 1);  // the fake's window has no cap
   EXPECT_THAT(ScanAll({"count", "1"}), UnorderedElementsAreArray(keys));
 }
 
@@ -147,6 +147,19 @@ TEST_F(RespKeyspaceTest, ArgumentErrorsAsRedis) {
   EXPECT_THAT(Run({"FLUSHDB", "SYNC", "ASYNC"}), ElementsAre("-ERR syntax error"));
 }
 
+// COMMAND describes them as Redis does: the scans read, the flushes write.
+TEST_F(RespKeyspaceTest, CommandDescribesThem) {
+  EXPECT_THAT(
+      Run({"COMMAND", "INFO", "scan", "keys", "flushall", "flushdb", "hscan", "rename", "copy"}),
+      ElementsAre("[[scan, :-2, [+readonly], :0, :0, :0, [], [], [], []], "
+                  "[keys, :2, [+readonly], :0, :0, :0, [], [], [], []], "
+                  "[flushall, :-1, [+write], :0, :0, :0, [], [], [], []], "
+                  "[flushdb, :-1, [+write], :0, :0, :0, [], [], [], []], "
+                  "[hscan, :-3, [+readonly], :1, :1, :1, [], [], [], []], "
+                  "[rename, :3, [+write], :1, :2, :1, [], [], [], []], "
+                  "[copy, :-3, [+write], :1, :2, :1, [], [], [], []]]"));
+}
+
 TEST_F(RespKeyspaceTest, FlushRemovesEveryKey) {
   for (int i = 0; i < 300; ++i)
     ASSERT_THAT(Run({"SET", absl::StrCat("k", i), "v"}), ElementsAre("+OK"));
@@ -183,8 +196,10 @@ TEST_F(RespKeyspaceTest, RefusedInsideMulti) {
     std::vector<std::string> words = {command};
     if (words[0] == "KEYS") words.push_back("*");
     if (words[0] == "SCAN") words.push_back("0");
-    EXPECT_THAT(Run(words), ElementsAre(absl::StrCat("-ERR ", command, " cannot be queued in MULTI")));
-    EXPECT_THAT(Run({"EXEC"}), ElementsAre("-EXECABORT Transaction discarded because of previous errors."));
+    EXPECT_THAT(Run(words),
+                ElementsAre(absl::StrCat("-ERR ", command, " cannot be queued in MULTI")));
+    EXPECT_THAT(Run({"EXEC"}),
+                ElementsAre("-EXECABORT Transaction discarded because of previous errors."));
   }
   EXPECT_THAT(Run({"EXISTS", "a", "b"}), ElementsAre(":1"));
 }
@@ -243,6 +258,13 @@ TEST(GlobMatchTest, MatchesAsRedis) {
   // A long run of stars against a string that never matches stays fast.
   const std::string stars = "a" + std::string(40, '*') + "a*a*a*a*a*a*a*a*a*a*b";
   EXPECT_FALSE(GlobMatch(stars, std::string(4000, 'a')));
+  // Stars nested 1,000 deep at most: a deeper match answers no match, with a bounded stack.
+  std::string deep;
+  for (int i = 0; i < 3000; ++i) deep += "*a";
+  EXPECT_FALSE(GlobMatch(deep, std::string(48 << 10, 'a')));
+  std::string shallow;
+  for (int i = 0; i < 900; ++i) shallow += "*a";
+  EXPECT_TRUE(GlobMatch(shallow, std::string(4000, 'a')));
 }
 
 }  // namespace
