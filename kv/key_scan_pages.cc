@@ -13,18 +13,33 @@ namespace {
 constexpr int kAttemptsPerWindow = 4;
 constexpr int kMaxScanAttempts = 40;
 constexpr absl::Duration kConflictPause = absl::Microseconds(100);
+// The bytes of value objects read together.
+constexpr uint64_t kValueBatchBytes = 64 << 10;
 
 }  // namespace
 
 Task<absl::Status> AppendValueObjectKeys(Tx& tx, std::vector<FatPtr> values,
                                          std::vector<std::string>& keys) {
-  absl::StatusOr<std::vector<ObjBuf*>> objects = co_await TxReadAll(tx, std::move(values));
-  if (!objects.ok()) co_return Retryable(objects.status());
-  for (ObjBuf* object : *objects) {
-    absl::StatusOr<std::pair<absl::string_view, absl::string_view>> pair =
-        ParseValueObject(object->data());
-    if (!pair.ok()) co_return pair.status();
-    keys.emplace_back(pair->first);
+  // In batches of at most kValueBatchBytes (and one value at least): a READ must complete
+  // within the reader's read bound, and many large ones issued together queue on the
+  // fabric past it.
+  for (size_t first = 0; first < values.size();) {
+    std::vector<FatPtr> batch;
+    uint64_t bytes = 0;
+    for (;
+         first < values.size() && (batch.empty() || bytes + values[first].size <= kValueBatchBytes);
+         ++first) {
+      bytes += values[first].size;
+      batch.push_back(values[first]);
+    }
+    absl::StatusOr<std::vector<ObjBuf*>> objects = co_await TxReadAll(tx, std::move(batch));
+    if (!objects.ok()) co_return Retryable(objects.status());
+    for (ObjBuf* object : *objects) {
+      absl::StatusOr<std::pair<absl::string_view, absl::string_view>> pair =
+          ParseValueObject(object->data());
+      if (!pair.ok()) co_return pair.status();
+      keys.emplace_back(pair->first);
+    }
   }
   co_return absl::OkStatus();
 }

@@ -47,9 +47,9 @@ class ScanBudget {
   uint64_t bytes_ = 0;
 };
 
-// The keys of out-of-line pairs: their value objects (kv/layout.h's format) read in `tx`
-// together, each key appended to `keys`. A value freed meanwhile is the conflict it is
-// (Aborted, Retryable).
+// The keys of out-of-line pairs: their value objects (kv/layout.h's format) read in `tx`,
+// 64 KiB of them at a time (one round trip each), each key appended to `keys`. A value
+// freed meanwhile is the conflict it is (Aborted, Retryable).
 Task<absl::Status> AppendValueObjectKeys(Tx& tx, std::vector<FatPtr> values,
                                          std::vector<std::string>& keys);
 
