@@ -2,7 +2,8 @@
 // (kv/table_key_scan.h) and the linear-probing one (kv/linear/linear_key_scan.h), on a
 // 3-node in-process cluster (shm and tcp):
 //   - a whole scan returns every key exactly once — inline and out-of-line pairs, in
-//     buckets and in overflow chains (hopscotch) — at every page size, from every node;
+//     buckets and in overflow chains (hopscotch) — at every page size, from every node,
+//     and with each page from another node;
 //   - an empty table, and a cursor past the end: one empty page, cursor 0;
 //   - while writers insert, overwrite and remove other keys (hopscotch: of the same
 //     buckets, H = 2 and few buckets — long chains, and every remove moves a chain's
@@ -124,6 +125,21 @@ TEST_P(KeyScanTest, AWholeScanReturnsEveryKeyOnce) {
         EXPECT_EQ(pages, 3);  // windows of 256 buckets (within a shard) or groups
       }
     }
+  }
+  // Every node has the same map: a scan may take each page from another node.
+  {
+    std::vector<std::string> got;
+    uint64_t cursor = 0;
+    int page_number = 0;
+    do {
+      absl::StatusOr<KeyPage> page = kv->ScanKeys(1 + page_number++ % 3, cursor, 10);
+      ASSERT_TRUE(page.ok()) << page.status();
+      got.insert(got.end(), page->keys.begin(), page->keys.end());
+      cursor = page->cursor;
+    } while (cursor != 0);
+    absl::flat_hash_map<std::string, int> counts = Counts(got);
+    EXPECT_EQ(got.size(), keys.size());
+    for (const std::string& k : keys) EXPECT_EQ(counts[k], 1) << absl::CHexEscape(k);
   }
   // A cursor past the end: an empty page that ends the scan.
   absl::StatusOr<KeyPage> past = kv->ScanKeys(2, uint64_t{1} << 40, 10);
