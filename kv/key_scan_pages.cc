@@ -66,4 +66,24 @@ Task<absl::StatusOr<KeyPage>> RetryScanPage(Context& ctx, uint32_t window, ScanA
                                                 kMaxScanAttempts, " times: ", conflict.message()));
 }
 
+Task<absl::StatusOr<KeyPage>> ScanAbout(uint64_t cursor, uint32_t count, uint32_t window,
+                                        uint64_t max_units, WindowScan scan_window) {
+  KeyPage page;
+  page.cursor = cursor;
+  uint64_t units = 0;
+  do {
+    absl::StatusOr<KeyPage> part = co_await scan_window(page.cursor, window);
+    if (!part.ok()) co_return part.status();
+    units += part->cursor == 0 ? window : part->cursor - page.cursor;
+    page.cursor = part->cursor;
+    for (std::string& key : part->keys) page.keys.push_back(std::move(key));
+    const uint64_t wanted = count > page.keys.size() ? count - page.keys.size() : 0;
+    const uint64_t next = page.keys.empty()
+                              ? uint64_t{window} * 2
+                              : (wanted * units + page.keys.size() - 1) / page.keys.size();
+    window = static_cast<uint32_t>(std::clamp<uint64_t>(next, 1, kMaxScanWindow));
+  } while (page.cursor != 0 && page.keys.size() < count && units < max_units);
+  co_return page;
+}
+
 }  // namespace farm::kv

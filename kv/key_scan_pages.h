@@ -67,6 +67,18 @@ using ScanAttempt = std::function<Task<absl::StatusOr<std::optional<KeyPage>>>(u
 // conflicts.
 Task<absl::StatusOr<KeyPage>> RetryScanPage(Context& ctx, uint32_t window, ScanAttempt attempt);
 
+// One window's page from `cursor` (a layout's RetryScanPage over its windows).
+using WindowScan = std::function<Task<absl::StatusOr<KeyPage>>(uint64_t cursor, uint32_t window)>;
+
+// A page of about `count` keys: windows from `cursor` on, each its own transaction, until
+// the page holds `count` keys, the scan ends, or `max_units` units were read (Redis's
+// dictScan reads at most 10 x count buckets a call; the last window may take a page past
+// it). The first window is `window` units;
+// each next one is sized by the keys a unit held so far (doubled while none did), at
+// most kMaxScanWindow. Each window's keys keep its guarantees, so the page's do.
+Task<absl::StatusOr<KeyPage>> ScanAbout(uint64_t cursor, uint32_t count, uint32_t window,
+                                        uint64_t max_units, WindowScan scan_window);
+
 }  // namespace farm::kv
 
 #endif  // FARM_KV_KEY_SCAN_PAGES_H_

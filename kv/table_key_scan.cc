@@ -134,18 +134,27 @@ Task<absl::StatusOr<std::optional<KeyPage>>> ReadPage(Context& ctx,
   co_return KeyPage{std::move(**keys), CursorOf(*map, at.shard, end)};
 }
 
+// One window's page from `cursor` (a position ScanKeyPage checked or a page answered).
+Task<absl::StatusOr<KeyPage>> ScanWindow(Context& ctx, std::shared_ptr<const ShardMap> map,
+                                         uint64_t cursor, uint32_t window) {
+  const std::optional<Position> at = PositionOf(*map, cursor);
+  if (!at.has_value()) co_return KeyPage{};
+  ScanAttempt attempt = [&ctx, map, at = *at](uint32_t w) { return ReadPage(ctx, map, at, w); };
+  co_return co_await RetryScanPage(ctx, window, std::move(attempt));
+}
+
 }  // namespace
 
 Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const ShardMap> map,
                                           uint64_t cursor, uint32_t count) {
-  const std::optional<Position> at = PositionOf(*map, cursor);
-  if (!at.has_value()) co_return KeyPage{};
-  // A named std::function: GCC 12 destroys twice a lambda converted in the co_await's
+  if (!PositionOf(*map, cursor).has_value()) co_return KeyPage{};
+  // Named std::functions: GCC 12 destroys twice a lambda converted in the co_await's
   // argument list (farm/api/coro.h).
-  ScanAttempt attempt = [&ctx, map, at = *at](uint32_t window) {
-    return ReadPage(ctx, map, at, window);
+  WindowScan scan_window = [&ctx, map](uint64_t from, uint32_t window) {
+    return ScanWindow(ctx, map, from, window);
   };
-  co_return co_await RetryScanPage(ctx, count / 2 + count % 2, std::move(attempt));
+  co_return co_await ScanAbout(cursor, count, count / 2 + count % 2, uint64_t{10} * count,
+                               std::move(scan_window));
 }
 
 }  // namespace farm::kv

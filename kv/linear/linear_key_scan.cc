@@ -70,15 +70,19 @@ Task<absl::StatusOr<KeyPage>> ScanKeyPage(Context& ctx, std::shared_ptr<const Pr
                                           uint64_t cursor, uint32_t count) {
   const uint64_t groups = map->slots() / map->slots_per_group();
   if (cursor >= groups) co_return KeyPage{};
-  const uint64_t slots = 2 * uint64_t{count};
-  const uint32_t window = static_cast<uint32_t>(std::min<uint64_t>(
-      (slots + map->slots_per_group() - 1) / map->slots_per_group(), kMaxScanWindow));
-  // A named std::function: GCC 12 destroys twice a lambda converted in the co_await's
+  const uint64_t g = map->slots_per_group();
+  const uint64_t window = std::min<uint64_t>((2 * uint64_t{count} + g - 1) / g, kMaxScanWindow);
+  // Named std::functions: GCC 12 destroys twice a lambda converted in the co_await's
   // argument list (farm/api/coro.h).
-  ScanAttempt attempt = [&ctx, map, cursor, groups](uint32_t w) {
-    return ReadPage(ctx, map, cursor, std::min<uint64_t>(groups, cursor + w));
+  WindowScan scan_window = [&ctx, map, groups](uint64_t from,
+                                               uint32_t w) -> Task<absl::StatusOr<KeyPage>> {
+    ScanAttempt attempt = [&ctx, map, from, groups](uint32_t n) {
+      return ReadPage(ctx, map, from, std::min<uint64_t>(groups, from + n));
+    };
+    return RetryScanPage(ctx, w, std::move(attempt));
   };
-  co_return co_await RetryScanPage(ctx, window, std::move(attempt));
+  co_return co_await ScanAbout(cursor, count, static_cast<uint32_t>(window),
+                               (10 * uint64_t{count} + g - 1) / g, std::move(scan_window));
 }
 
 }  // namespace farm::kv::linear
